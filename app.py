@@ -1,0 +1,213 @@
+"""calib dashboard, entry page: load data (upload files or a folder, or pick samples).
+
+Run with ``streamlit run app.py``. The other views are in ``pages/``; every page
+starts with :func:`ui.page_setup`, which restores the view from the URL.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from calib import view as views
+
+UPLOAD_TYPES = ["jsonl", "ndjson", "json", "gz", "eval", "csv", "parquet"]
+NORMALISATIONS = ("none", "char", "byte", "token")
+VARIANTS = ("acc", "acc_norm")
+
+
+def ingest_uploads(files: list[tuple[str, bytes]], *, folder: bool, folder_name: str = "") -> list[ui.Entry]:
+    """Turn uploaded files into loaded entries (one per file, or one for a folder).
+
+    Returns the entries added; load problems are kept on the entry (``entry.error``),
+    never raised.
+    """
+    if not files:
+        return []
+    if folder:
+        return [ui.add_entry(ui.new_upload_entry(files, folder=True, folder_name=folder_name))]
+    return [ui.add_entry(ui.new_upload_entry([f])) for f in files]
+
+
+def _folder_name(files: list) -> str:
+    """Name of an uploaded folder: the common first path part of its files, if any."""
+    parts = {f.name.replace("\\", "/").split("/")[0] for f in files if "/" in f.name.replace("\\", "/")}
+    return parts.pop() if len(parts) == 1 else "lm-eval folder"
+
+
+def upload_section(ctx: ui.Context) -> None:
+    round_ = st.session_state.get(ui.UPLOAD_COUNTER_KEY, 0)
+    disabled = ctx.access.read_only
+    c1, c2 = st.columns(2)
+    with c1:
+        files = st.file_uploader(
+            "Upload evaluation files (one file per model or judge)", type=UPLOAD_TYPES,
+            accept_multiple_files=True, key=f"upload_files_{round_}", disabled=disabled,
+            help="JSONL of stated confidences, option log-probs, lm-eval samples, Inspect .eval/.json logs, "
+                 "or a count table (CSV/Parquet with value, n, correct).",
+        )
+    with c2:
+        folder = st.file_uploader(
+            "Or upload an lm-eval output folder (read as one dataset, tasks as groups)",
+            accept_multiple_files="directory", key=f"upload_folder_{round_}", disabled=disabled,
+        )
+    added: list[ui.Entry] = []
+    if files:
+        added += ingest_uploads([(f.name, f.getvalue()) for f in files], folder=False)
+    if folder:
+        added += ingest_uploads([(f.name, f.getvalue()) for f in folder], folder=True,
+                                folder_name=_folder_name(folder))
+    if added:
+        # a fresh (empty) uploader next run: what was uploaded now lives in the list below
+        st.session_state[ui.UPLOAD_COUNTER_KEY] = round_ + 1
+        st.rerun()
+
+
+def sample_section(ctx: ui.Context) -> None:
+    samples = ui.available_samples()
+    if not samples:
+        st.caption("No sample files in sample_data/.")
+        return
+    st.multiselect(
+        "Or pick sample files (synthetic data, see sample_data/README.md)", samples,
+        **ui.bind("samples", "w_samples", to_widget=list, from_widget=tuple),
+        disabled=ctx.access.read_only,
+    )
+
+
+def _on_name(entry_id: str, key: str) -> None:
+    ui.rename_entry(entry_id, str(st.session_state[key]))
+
+
+def _on_override(entry_id: str, prefix: str) -> None:
+    s = st.session_state
+    ov = ui.Overrides(
+        confidence_key=s.get(f"{prefix}conf") or None,
+        outcome_key=s.get(f"{prefix}outcome") or None,
+        group_key=s.get(f"{prefix}group") or None,
+        scale=s.get(f"{prefix}scale", "auto"),
+        custom_scale=s.get(f"{prefix}custom", ""),
+        normalisation=s.get(f"{prefix}norm", "none"),
+        variant=s.get(f"{prefix}variant", "acc"),
+    )
+    ui.set_overrides(entry_id, ov)
+
+
+def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
+    ds = entry.dataset
+    prefix = f"ov{idx}_"
+    ov = entry.overrides
+    detected = dict(ds.report.fields) if ds is not None else {}
+    keys: list[str] = []
+    if entry.kind == "file":
+        keys = ui.field_names(entry.files[0][1])
+    elif entry.kind == "sample" and (ui.SAMPLE_DIR / entry.filename).is_file():
+        keys = ui.field_names((ui.SAMPLE_DIR / entry.filename).read_bytes()[:262144])
+    fmt = ds.report.format if ds is not None else ""
+    cb = {"on_change": _on_override, "args": (entry.id, prefix), "disabled": read_only}
+
+    def field_select(label: str, name: str, current: str | None, role: str) -> None:
+        opts = [""] + [k for k in keys if k]
+        if current and current not in opts:
+            opts.append(current)
+        st.session_state[f"{prefix}{name}"] = current or ""
+        auto = detected.get(role)
+        st.selectbox(
+            label, opts, key=f"{prefix}{name}",
+            format_func=lambda k, auto=auto: f"(detected: {auto})" if k == "" and auto else ("(auto)" if k == "" else k),
+            **cb,
+        )
+
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        field_select("Confidence field", "conf", ov.confidence_key, "confidence")
+    with c2:
+        field_select("Outcome field", "outcome", ov.outcome_key, "outcome")
+    with c3:
+        field_select("Group field", "group", ov.group_key, "group")
+    c4, c5, c6 = st.columns(3)
+    with c4:
+        st.session_state[f"{prefix}scale"] = ov.scale
+        st.selectbox("Scale", ui.SCALE_CHOICES, key=f"{prefix}scale", **cb,
+                     help="auto: detected from the values (see the load report).")
+    with c5:
+        if ov.scale == "custom":
+            st.session_state[f"{prefix}custom"] = ov.custom_scale
+            st.text_input("Custom scale LO,HI", key=f"{prefix}custom", placeholder="0,100", **cb)
+    with c6:
+        if fmt in ("logprobs", "lmeval"):
+            if fmt == "lmeval":
+                st.session_state[f"{prefix}variant"] = ov.variant
+                st.selectbox("lm-eval variant", VARIANTS, key=f"{prefix}variant", **cb)
+            else:
+                st.session_state[f"{prefix}norm"] = ov.normalisation
+                st.selectbox("Length normalisation", NORMALISATIONS, key=f"{prefix}norm", **cb)
+
+
+def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
+    with st.container(border=True):
+        c1, c2 = st.columns([4, 1])
+        with c1:
+            key = f"name_{idx}"
+            st.session_state[key] = entry.name
+            st.text_input("Model name", key=key, on_change=_on_name, args=(entry.id, key),
+                          max_chars=views.MAX_TEXT, disabled=read_only)
+            st.text(f"{'sample' if entry.kind == 'sample' else 'uploaded'} {entry.kind if entry.kind == 'folder' else 'file'}: "
+                    f"{entry.filename}")
+        with c2:
+            st.button("Remove", key=f"remove_{idx}", on_click=ui.remove_entry, args=(entry.id,),
+                      disabled=read_only)
+        if entry.error is not None:
+            ui.show_error(entry.error)
+        ds = entry.dataset
+        if ds is not None:
+            r = ds.report
+            m1, m2, m3, m4 = st.columns(4)
+            m1.metric("Rows kept", f"{r.kept:,}")
+            m2.metric("Lines dropped", f"{r.dropped:,}")
+            m3.metric("Format", r.format)
+            m4.metric("Distinct stated values", f"{ds.table.pooled_over_groups().cells:,}")
+            st.text(r.summary())
+            scale = ds.table.scale
+            st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
+            if r.fields:
+                st.dataframe(
+                    pd.DataFrame([{"role": k, "field": v or "(none)"} for k, v in r.fields.items()]),
+                    hide_index=True, width="content",
+                )
+            for note in r.notes:
+                st.text(note)
+            if r.dropped:
+                reasons, issues = ui.load_report_frames(ds)
+                st.markdown("**Dropped by reason**")
+                st.dataframe(reasons, hide_index=True, width="content")
+                st.markdown("**Lines that were not used** (first examples of each reason)")
+                st.dataframe(issues, hide_index=True)
+        with st.expander("Override detected fields and scale", expanded=entry.error is not None):
+            overrides_section(entry, idx, read_only)
+
+
+def main() -> None:
+    ctx = ui.page_setup("data")
+    st.title("Data")
+    st.caption(
+        "Upload what your evaluation wrote: a JSONL file with a stated confidence and an outcome per line, "
+        "option log-probs, lm-evaluation-harness samples, or Inspect AI logs. Each file is one model or judge. "
+        "Bad lines are reported below and never block the valid ones."
+    )
+    upload_section(ctx)
+    sample_section(ctx)
+    # the sample selection may have changed in this run's callback
+    ui.sync_samples(ui.get_view())
+    items = ui.entries()
+    if not items:
+        st.info("No data loaded yet. Upload a file or pick a sample above.")
+        return
+    st.subheader("Loaded")
+    for idx, entry in enumerate(items):
+        entry_section(entry, idx, ctx.access.read_only)
+    ui.link("overview", "Go to the overview", icon="➡️")
+
+
+main()

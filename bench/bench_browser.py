@@ -1,0 +1,309 @@
+"""Benchmark (not a test): the dashboard in a real browser (Debian's Chromium via Playwright).
+
+Prints, for the goals of issue 3 and issue 5:
+
+1. **Cold start to first paint** (goal < 4 s): from launching ``streamlit run app.py``
+   to the Data page's uploader visible in a freshly opened page (Chromium itself is
+   already running: its own start-up is not the app's). Repeated ``--cold`` times,
+   each with a new server process.
+2. **A 1,000,000-row dataset already loaded** (uploaded through the file input, then the
+   Routing page opened), the review threshold moved with the keyboard ``--moves`` times
+   (ArrowRight / ArrowLeft between 80 and 81, every move changes the numbers):
+
+   - *key press -> updated numbers* (goal < 300 ms): ``performance.now()`` in the page,
+     from the ``keydown`` event to the moment a ``MutationObserver`` sees the text of
+     "Sent to a person" change;
+   - *key press -> page settled*: to the first animation frame after the run's last
+     message (figures redrawn too);
+   - *server round trip*: from the rerun request leaving the browser to the
+     ``script_finished`` message arriving (WebSocket frames, decoded with Streamlit's own
+     protobuf classes): the server's time for the rerun plus loopback;
+   - *server time of the rerun* (goal < 50 ms): the threshold fragment's own duration,
+     measured in-process by ``bench/bench_dashboard.py`` (AppTest) when ``--server-side``
+     is given (it loads the same 1,000,000 rows once more).
+3. **Issue 5: a 57-subject lm-eval folder, 14,042 samples** (``bench_lmeval_folder.write_folder``)
+   uploaded through the folder input: time to the load report, and to the Overview's
+   numbers (audit with 2,000 bootstrap resamples and the per-subject table) after a
+   click on "Overview" (goal: upload -> audited under 5 s).
+
+Usage::
+
+    python bench/bench_browser.py [--rows 1000000] [--moves 40] [--cold 3] [--server-side]
+    python bench/bench_browser.py --only keys --rows 200000   # one part only
+
+Medians and 95th percentiles are printed; nothing is asserted about speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, Server, start_server  # noqa: E402
+
+VIEWPORT = {"width": 1400, "height": 900}
+METRIC = "[data-testid=stMetric]"
+
+#: Arms the measurement of one key press: the keydown time, and the time the text of the
+#: metric labelled ``label`` (in the main area) first differs from what it is now.
+ARM_JS = """([label]) => {
+  const find = () => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stMetric]')]
+      .find(e => e.innerText.startsWith(label));
+  const value = () => { const e = find(); return e ? e.querySelector('[data-testid=stMetricValue]').innerText : null; };
+  const start = value();
+  window.__bench = {t0: null, t1: null, start, now: null};
+  document.addEventListener('keydown', () => { window.__bench.t0 = performance.now(); },
+                            {capture: true, once: true});
+  const obs = new MutationObserver(() => {
+    const v = value();
+    if (v !== null && v !== start && window.__bench.t1 === null) {
+      window.__bench.t1 = performance.now(); window.__bench.now = v; obs.disconnect();
+    }
+  });
+  obs.observe(document.querySelector('[data-testid=stMain]'), {subtree: true, childList: true, characterData: true});
+  return start;
+}"""
+#: performance.now() at the first animation frame from now (what the user sees next).
+NEXT_FRAME_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))))"
+
+
+def make_jsonl(rows: int, seed: int = 0) -> bytes:
+    """A judge that states every integer from 50 to 100 (so each step of the threshold
+    moves items), right with probability 0.85 x stated."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(50, 101, size=rows)
+    right = rng.random(rows) < values / 100 * 0.85
+    tf = np.where(right, "true", "false")
+    ids = np.char.add("i", np.arange(rows).astype(str))
+    lines = [f'{{"id": "{i}", "confidence": {v}, "correct": {c}}}'
+             for i, v, c in zip(ids.tolist(), values.tolist(), tf.tolist(), strict=True)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def summary(xs: list[float], unit: str = "ms", scale: float = 1000.0) -> str:
+    a = np.asarray(xs) * scale
+    return (f"median {np.median(a):.0f} {unit}, p95 {np.percentile(a, 95):.0f} {unit}, "
+            f"min {a.min():.0f}, max {a.max():.0f} (n = {len(a)})")
+
+
+class Frames:
+    """WebSocket frames of a page's Streamlit connection, decoded, with arrival times."""
+
+    def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self._back, self._fwd = BackMsg, ForwardMsg
+        self.sent: list[tuple[float, str]] = []
+        self.received: list[tuple[float, str]] = []
+        page.on("websocket", self._attach)
+
+    def _attach(self, ws) -> None:  # type: ignore[no-untyped-def]
+        if "_stcore/stream" not in ws.url:
+            return
+        ws.on("framesent", self._on_sent)
+        ws.on("framereceived", self._on_received)
+
+    def _on_sent(self, payload: bytes | str) -> None:
+        t = time.perf_counter()
+        if isinstance(payload, bytes):
+            msg = self._back.FromString(payload)
+            self.sent.append((t, msg.WhichOneof("type") or ""))
+
+    def _on_received(self, payload: bytes | str) -> None:
+        t = time.perf_counter()
+        if isinstance(payload, bytes):
+            msg = self._fwd.FromString(payload)
+            self.received.append((t, msg.WhichOneof("type") or ""))
+
+    def finished_after(self, t: float) -> float | None:
+        return next((tr for tr, kind in self.received if tr >= t and kind == "script_finished"), None)
+
+    def rerun_after(self, t: float) -> float | None:
+        return next((ts for ts, kind in self.sent if ts >= t and kind == "rerun_script"), None)
+
+
+def wait_until(pred: Callable[[], object], timeout: float, step: float = 0.01) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = pred()
+        if out:
+            return out
+        time.sleep(step)
+    raise TimeoutError("condition not met")
+
+
+def metric_value(page, label: str, where: str = "[data-testid=stMain]") -> str:  # type: ignore[no-untyped-def]
+    loc = page.locator(f"{where} {METRIC}", has_text=label).first
+    return loc.locator("[data-testid=stMetricValue]").inner_text()
+
+
+def goto_page(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Switch page the way a person does (the sidebar navigation keeps the session)."""
+    page.locator("[data-testid=stSidebarNav] a", has_text=name).first.click()
+
+
+# ----------------------------------------------------------------------------- parts
+def bench_cold_start(browser, repeats: int) -> None:  # type: ignore[no-untyped-def]
+    print(f"\n== cold start to first paint ({repeats} fresh servers)")
+    totals, health, paint = [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            ctx = browser.new_context(viewport=VIEWPORT)
+            page = ctx.new_page()
+            t0 = time.perf_counter()
+            server = start_server(Path(tmp))
+            t1 = time.perf_counter()
+            try:
+                page.goto(server.url, wait_until="commit")
+                page.get_by_test_id("stFileUploaderDropzone").first.wait_for(state="visible", timeout=60_000)
+                page.evaluate(NEXT_FRAME_JS)
+                t2 = time.perf_counter()
+            finally:
+                ctx.close()
+                server.stop()
+            totals.append(t2 - t0)
+            health.append(t1 - t0)
+            paint.append(t2 - t1)
+    print(f"launch -> server healthy:           {summary(health, 's', 1)}".replace(" s,", " s,"))
+    print(f"healthy -> uploader painted:        {summary(paint, 's', 1)}")
+    print(f"launch -> first paint (goal < 4 s): {', '.join(f'{x:.2f} s' for x in totals)}; "
+          f"median {statistics.median(totals):.2f} s")
+
+
+def upload_file(page, path: Path, timeout_s: float = 600) -> float:  # type: ignore[no-untyped-def]
+    """Upload ``path`` through the Data page's file input; seconds to its load report."""
+    t = time.perf_counter()
+    page.locator(".st-key-upload_files_0, [class*=st-key-upload_files_]").first.get_by_test_id(
+        "stFileUploaderDropzoneInput").set_input_files(str(path))
+    page.locator(f"[data-testid=stMain] {METRIC}", has_text="Rows kept").first.wait_for(timeout=timeout_s * 1000)
+    return time.perf_counter() - t
+
+
+def bench_keys(browser, server: Server, rows: int, moves: int, tmp: Path) -> None:  # type: ignore[no-untyped-def]
+    print(f"\n== {rows:,} rows loaded: review threshold moved with the keyboard ({moves} moves)")
+    t = time.perf_counter()
+    path = tmp / f"judge_{rows}.jsonl"
+    path.write_bytes(make_jsonl(rows))
+    print(f"wrote {path.name}: {path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    frames = Frames(page)
+    page.goto(server.url)
+    page.get_by_test_id("stFileUploaderDropzone").first.wait_for()
+    t_up = upload_file(page, path)
+    print(f"upload -> load report shown: {t_up:.1f} s (Rows kept {metric_value(page, 'Rows kept')})")
+    t = time.perf_counter()
+    goto_page(page, "Routing")
+    page.locator(f"[data-testid=stMain] {METRIC}", has_text="Sent to a person").first.wait_for(timeout=600_000)
+    print(f"Routing page first shown (routing resamples drawn): {time.perf_counter() - t:.1f} s")
+    slider = page.get_by_role("slider", name="Review threshold")
+    slider.focus()
+    wait_until(lambda: frames.finished_after(0), 60)
+    page.wait_for_timeout(1000)
+    numbers, settled, roundtrip = [], [], []
+    for i in range(moves):
+        key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
+        page.evaluate(ARM_JS, ["Sent to a person"])
+        t_press = time.perf_counter()
+        page.keyboard.press(key)
+        page.wait_for_function("window.__bench.t1 !== null", timeout=60_000, polling="raf")
+        t_fin = wait_until(lambda t_press=t_press: frames.finished_after(t_press), 60)
+        t_frame = page.evaluate(NEXT_FRAME_JS)
+        b = page.evaluate("window.__bench")
+        numbers.append((b["t1"] - b["t0"]) / 1000)
+        settled.append((t_frame - b["t0"]) / 1000)
+        t_sent = frames.rerun_after(t_press)
+        if t_sent is not None:
+            roundtrip.append(t_fin - t_sent)
+        page.wait_for_timeout(150)  # a person's pause between presses
+    print(f"key press -> updated numbers (goal < 300 ms): {summary(numbers)}")
+    print(f"key press -> page settled (figures redrawn):  {summary(settled)}")
+    print(f"rerun request -> script finished (server):    {summary(roundtrip)}")
+    print(f"slider now at {slider.input_value()}; 'Sent to a person' = {metric_value(page, 'Sent to a person')}")
+    ctx.close()
+
+
+def bench_server_side(rows: int) -> None:
+    print(f"\n== server time of the rerun after a threshold change, {rows:,} rows (bench_dashboard.py, AppTest)")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_dashboard.py"), "--rows", str(rows)],
+                         cwd=ROOT, capture_output=True, text=True, check=False)
+    print(out.stdout.rstrip() or out.stderr[-2000:])
+
+
+def bench_lmeval(browser, server: Server, tmp: Path) -> None:  # type: ignore[no-untyped-def]
+    from bench_lmeval_folder import write_folder
+
+    folder = tmp / "mmlu_lmeval_out"
+    folder.mkdir()
+    n = write_folder(folder)
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    print(f"\n== issue 5: lm-eval folder, {len(list(folder.iterdir()))} files, {n:,} samples, {size / 1e6:.1f} MB")
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.goto(server.url)
+    page.get_by_test_id("stFileUploaderDropzone").first.wait_for()
+    t0 = time.perf_counter()
+    page.locator("[class*=st-key-upload_folder_]").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        str(folder))
+    page.locator(f"[data-testid=stMain] {METRIC}", has_text="Rows kept").first.wait_for(timeout=120_000)
+    t1 = time.perf_counter()
+    kept = metric_value(page, "Rows kept")
+    goto_page(page, "Overview")
+    page.locator(f"[data-testid=stMain] {METRIC}", has_text="Accuracy").first.wait_for(timeout=120_000)
+    t2 = time.perf_counter()
+    page.locator("[data-testid=stMain] h3", has_text="Per group").first.wait_for(timeout=120_000)
+    page.evaluate(NEXT_FRAME_JS)
+    t3 = time.perf_counter()
+    acc = metric_value(page, "Accuracy")
+    print(f"upload -> load report (Rows kept {kept}):        {t1 - t0:.2f} s")
+    print(f"click Overview -> headline numbers (Accuracy {acc}): {t2 - t1:.2f} s")
+    print(f"upload -> audited, per-subject table shown (goal < 5 s): {t3 - t0:.2f} s")
+    ctx.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--moves", type=int, default=40)
+    ap.add_argument("--cold", type=int, default=3, help="cold starts to time")
+    ap.add_argument("--server-side", action="store_true", help="also run bench_dashboard.py (AppTest)")
+    ap.add_argument("--only", choices=("cold", "keys", "lmeval"), help="run one part only")
+    args = ap.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw, tempfile.TemporaryDirectory() as tmp_:
+        tmp = Path(tmp_)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        if args.only in (None, "cold"):
+            bench_cold_start(browser, args.cold)
+        if args.only in (None, "keys", "lmeval"):
+            server = start_server(tmp)
+            try:
+                if args.only in (None, "lmeval"):
+                    bench_lmeval(browser, server, tmp)
+                if args.only in (None, "keys"):
+                    bench_keys(browser, server, args.rows, args.moves, tmp)
+            finally:
+                server.stop()
+        browser.close()
+    if args.server_side:
+        bench_server_side(args.rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,449 @@
+"""The calibration audit: every metric, its interval, the tests and a plain verdict.
+
+:func:`audit` is what ``calib audit`` and the dashboard's audit page run. It takes a
+count table, computes the point estimates of :mod:`calib.metrics`, bootstraps them
+all together (:mod:`calib.bootstrap`), runs the tests, and writes the verdict: a
+short list of sentences a person can act on ("a stated 95 meant 79%, and it meant
+it 878 times"; "the constant base rate beats the stated confidence on Brier").
+
+The verdict rests only on tests that see the failures LLM judges produce:
+calibration-in-the-large (sees "everything stated at 100"), the per-value
+goodness-of-fit test and Cox's likelihood-ratio test (see values in {0, 0.5, 1}
+and overconfidence symmetric around 0.5), and the paired Brier test against the
+constant base rate. Spiegelhalter's Z, blind in all three cases, is reported but
+never decides. The three calibration tests are combined by Bonferroni: the data is
+called miscalibrated when one of them has ``p < (1 - level) / 3``.
+
+:meth:`Audit.to_dict` is the JSON schema of ``calib audit --json`` (documented
+key by key in the README); it holds plain numbers, ``None`` for anything
+undefined, never NaN or infinity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from calib import metrics as m
+from calib.bootstrap import REPS, Bootstrap, bootstrap
+from calib.errors import CalibError
+from calib.loadreport import LoadReport
+from calib.scale import Scale
+from calib.table import CountTable
+
+#: Version of the JSON schema of :meth:`Audit.to_dict`.
+SCHEMA = "calib.audit/1"
+#: The tests the verdict's "miscalibrated" rests on.
+CALIBRATION_TESTS: tuple[str, ...] = ("calibration_in_the_large", "goodness_of_fit", "cox_lr")
+#: Per-value sentences: values holding at least this share of the answers (at most 3).
+VALUE_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Everything the audit of one table (one group, or all groups pooled) found.
+
+    Attributes
+    ----------
+    name:
+        Dataset name (file or model); for a per-group audit, the group.
+    group:
+        The group name for a per-group audit, ``None`` for the pooled audit.
+    metrics:
+        Point estimate of every metric of :data:`calib.metrics.BATCH_METRICS`
+        (``None`` where undefined).
+    ci:
+        Bootstrap percentile interval of each of them (``(None, None)`` without
+        resamples or where undefined in too many resamples).
+    per_value, bin_table:
+        Per distinct stated value, and per bin of the ECE's scheme.
+    tests:
+        :class:`~calib.metrics.Test` by name: ``calibration_in_the_large``,
+        ``goodness_of_fit``, ``cox_lr``, ``brier_vs_constant``, ``spiegelhalter``.
+    miscalibrated:
+        The verdict's decision (``None`` when no calibration test is defined).
+    verdict:
+        Plain-language findings, most important first.
+    notes:
+        What is undefined and why, and caveats.
+    groups:
+        One audit per group when the table has several (then this is the pooled one).
+    """
+
+    name: str
+    group: str | None
+    scale: Scale
+    pooled: bool
+    scheme: str
+    bins: int
+    reps: int
+    seed: int
+    level: float
+    below: float
+    n: int
+    correct: int
+    metrics: dict[str, float | None]
+    ci: dict[str, tuple[float | None, float | None]]
+    auroc_grid_bound: float
+    distinct_values: int
+    top_value: float | None
+    top_count: int
+    per_value: tuple[m.ValueRow, ...]
+    bin_table: tuple[m.BinRow, ...]
+    murphy: m.Murphy
+    corp: m.Corp
+    cox: m.Cox
+    smooth: m.SmoothEce
+    tests: dict[str, m.Test]
+    miscalibrated: bool | None
+    verdict: tuple[str, ...]
+    notes: tuple[str, ...]
+    groups: tuple[Audit, ...] = ()
+    load_report: LoadReport | None = field(default=None, repr=False)
+
+    def value(self, name: str) -> float | None:
+        """Point estimate of a metric by name."""
+        return self.metrics.get(name)
+
+    @property
+    def ece(self) -> float | None:
+        return self.metrics["ece"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``calib audit --json`` object (strict JSON: ``None`` for undefined).
+
+        Keys (probabilities and rates in [0, 1]; every ``*_ci`` is ``[lo, hi]``, the
+        bootstrap percentile interval at ``level``, ``[null, null]`` without it):
+
+        - ``schema`` ("calib.audit/1"), ``name``, ``group`` (null for the pooled audit),
+          ``n``, ``correct``;
+        - ``accuracy``, ``mean_confidence`` (mean stated probability), ``mean_stated``
+          (the same on the stated scale), ``overconfidence`` (mean stated - accuracy);
+        - ``brier``, ``brier_base_rate`` (the constant hit rate's Brier),
+          ``brier_skill`` (1 - brier / base), ``brier_diff`` (brier - base), ``log_loss``;
+        - ``auroc``, ``auroc_grid_bound`` (max change pooling can make);
+        - ``ece``, ``mce``, ``ece_l2_debiased`` over ``scheme``/``bins``;
+          ``smooth_ece`` and ``smooth_ece_sigma`` (its kernel width);
+        - ``spiegelhalter_z``, ``spiegelhalter_p``;
+        - ``murphy`` {reliability, resolution, uncertainty, within_cell}, ``murphy_ci``;
+          ``corp`` {mcb, dsc, unc}, ``corp_ci``;
+        - ``cox`` {intercept, slope, intercept_ci, slope_ci (Wald),
+          intercept_bootstrap_ci, slope_bootstrap_ci, lr_test, note};
+        - ``distinct_values``, ``top_value`` {value, n, share, share_ci},
+          ``share_below`` {value, share, share_ci};
+        - ``per_value``: [{value, prob, n, correct, share, hit_rate, hit_rate_ci
+          (Wilson), gap (prob - hit_rate), z, p_value}] (empty for a pooled table);
+          ``bin_table``: [{index, lo, hi, n, correct, mean_prob, hit_rate,
+          hit_rate_ci, gap}];
+        - ``tests``: {calibration_in_the_large, goodness_of_fit, cox_lr,
+          brier_vs_constant, spiegelhalter}: {name, statistic, df, p_value, log10_p,
+          note}; ``miscalibrated`` (the verdict's decision); ``verdict`` and ``notes``
+          (lists of sentences);
+        - ``scale`` {lo, hi, name, how}, ``pooled``, ``scheme``, ``bins``, ``reps``,
+          ``seed``, ``level``;
+        - ``groups``: one such object per group (without ``load_report``) when the
+          data has several; ``load_report`` (:meth:`LoadReport.to_dict`) when given.
+        """
+        mt, ci = self.metrics, self.ci
+        out: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "group": self.group, "n": self.n,
+                               "correct": self.correct}
+        for key in ("accuracy", "mean_confidence"):
+            out[key], out[f"{key}_ci"] = mt[key], list(ci[key])
+        mc = mt["mean_confidence"]
+        out["mean_stated"] = None if mc is None else float(self.scale.to_stated(mc))
+        for key in ("overconfidence", "brier", "brier_base_rate", "brier_skill", "brier_diff", "log_loss",
+                    "auroc", "ece", "mce", "ece_l2_debiased", "smooth_ece"):
+            out[key], out[f"{key}_ci"] = mt[key], list(ci[key])
+        out["auroc_grid_bound"] = self.auroc_grid_bound
+        out["smooth_ece_sigma"] = self.smooth.sigma
+        sp = self.tests["spiegelhalter"]
+        out["spiegelhalter_z"], out["spiegelhalter_p"] = sp.statistic, sp.p_value
+        out["murphy"] = self.murphy.to_dict()
+        out["murphy_ci"] = {k: list(ci[f"murphy_{k}"]) for k in ("reliability", "resolution", "uncertainty")}
+        out["corp"] = self.corp.to_dict()
+        out["corp_ci"] = {k: list(ci[f"corp_{k}"]) for k in ("mcb", "dsc", "unc")}
+        cox = self.cox.to_dict()
+        cox["intercept_bootstrap_ci"] = list(ci["cox_intercept"])
+        cox["slope_bootstrap_ci"] = list(ci["cox_slope"])
+        out["cox"] = cox
+        out["distinct_values"] = self.distinct_values
+        out["top_value"] = {"value": self.top_value, "n": self.top_count, "share": mt["share_top"],
+                            "share_ci": list(ci["share_top"])}
+        out["share_below"] = {"value": self.below, "share": mt["share_below"], "share_ci": list(ci["share_below"])}
+        out["per_value"] = [r.to_dict() for r in self.per_value]
+        out["bin_table"] = [r.to_dict() for r in self.bin_table]
+        out["tests"] = {k: t.to_dict() for k, t in self.tests.items()}
+        out["miscalibrated"] = self.miscalibrated
+        out["verdict"] = list(self.verdict)
+        out["notes"] = list(self.notes)
+        out["scale"] = self.scale.to_dict()
+        out["pooled"] = self.pooled
+        out.update(scheme=self.scheme, bins=self.bins, reps=self.reps, seed=self.seed, level=self.level)
+        if self.groups:
+            out["groups"] = [g.to_dict() for g in self.groups]
+        if self.load_report is not None:
+            out["load_report"] = self.load_report.to_dict()
+        return plain(out)
+
+
+def plain(x: Any) -> Any:
+    """``x`` with numpy scalars made Python numbers and NaN/inf made ``None``."""
+    if isinstance(x, dict):
+        return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        v = float(x)
+        return v if math.isfinite(v) else None
+    return x
+
+
+def audit(
+    table: CountTable,
+    *,
+    scheme: str = "auto",
+    bins: int = m.BINS,
+    reps: int = REPS,
+    seed: int = 0,
+    level: float = 0.95,
+    below: float | None = None,
+    name: str = "",
+    load_report: LoadReport | None = None,
+) -> Audit:
+    """Audit a count table.
+
+    Parameters
+    ----------
+    table:
+        The count table; with several groups, the result is the audit of all groups
+        pooled, with one audit per group in :attr:`Audit.groups`.
+    scheme, bins:
+        Binning of ECE, MCE, the debiased L2 error and the goodness-of-fit test
+        (see :func:`calib.metrics.resolve_scheme`).
+    reps, seed:
+        Bootstrap resamples (0 for none) and their seed; group ``i`` (0-based) is
+        resampled with seed ``seed + 1 + i``.
+    level:
+        Confidence level of every interval; ``1 - level`` is the tests' level.
+    below:
+        Threshold of "share below" on the stated scale (default: probability 0.8).
+    load_report:
+        Attached to the result (and its JSON) as is.
+
+    Raises
+    ------
+    CalibError
+        When the table has no answers, or an option is invalid.
+    """
+    if not 0 < level < 1:
+        raise CalibError(f"the confidence level must be between 0 and 1 (e.g. 0.95), got {level:g}")
+    if int(reps) != reps or reps < 0:
+        raise CalibError(f"the number of resamples must be a non-negative integer, got {reps!r}")
+    m.check_bins(bins)
+    if table.total == 0:
+        raise CalibError("nothing to audit: no answers were read (see the load report)")
+    groups: tuple[Audit, ...] = ()
+    if len(table.groups) > 1:
+        groups = tuple(
+            _audit_one(table.select(gi), scheme=scheme, bins=bins, reps=reps, seed=seed + 1 + gi, level=level,
+                       below=below, name=g, group=g)
+            for gi, g in enumerate(table.groups) if table.select(gi).total > 0
+        )
+    pooled = _audit_one(m.single(table), scheme=scheme, bins=bins, reps=reps, seed=seed, level=level,
+                        below=below, name=name, group=None)
+    from dataclasses import replace
+
+    return replace(pooled, groups=groups, load_report=load_report)
+
+
+def _audit_one(
+    t: CountTable, *, scheme: str, bins: int, reps: int, seed: int, level: float, below: float | None,
+    name: str, group: str | None,
+) -> Audit:
+    scheme = m.resolve_scheme(t, scheme)
+    below = m.default_below(t) if below is None else float(below)
+    plan = m.Plan.of(t, scheme, bins, below)
+    point = m.batch_metrics(m.CellStats.of(t), plan)
+    metrics = {k: m.finite_or_none(v) for k, v in point.items()}
+    boot: Bootstrap | None = bootstrap(t, plan=plan, reps=reps, seed=seed, level=level) if reps else None
+    ci = {k: (boot.ci(k) if boot else (None, None)) for k in m.BATCH_METRICS}
+    cox = m.cox(t, level)
+    tests = {
+        "calibration_in_the_large": m.calibration_in_the_large(t, seed=seed),
+        "goodness_of_fit": m.goodness_of_fit(t, scheme, bins, seed=seed),
+        "cox_lr": cox.test,
+        "brier_vs_constant": m.brier_vs_constant(t),
+        "spiegelhalter": m.spiegelhalter(t),
+    }
+    top_v, top_n, _share = m.most_common(t)
+    per_value = m.per_value(t, level) if not t.pooled else ()
+    alpha = 1 - level
+    decided = [tests[k].rejects(alpha / len(CALIBRATION_TESTS)) for k in CALIBRATION_TESTS]
+    miscal = None if all(d is None for d in decided) else any(bool(d) for d in decided)
+    a = Audit(
+        name=name, group=group, scale=t.scale, pooled=t.pooled, scheme=scheme, bins=int(bins), reps=int(reps),
+        seed=int(seed), level=float(level), below=below, n=t.total, correct=t.total_correct,
+        metrics=metrics, ci=ci, auroc_grid_bound=m.auroc_grid_bound(t), distinct_values=m.distinct_values(t),
+        top_value=top_v, top_count=top_n, per_value=per_value, bin_table=m.bin_table(t, scheme, bins, level),
+        murphy=m.Murphy(metrics["murphy_reliability"], metrics["murphy_resolution"], metrics["murphy_uncertainty"],
+                        m.murphy(t).within_cell),
+        corp=m.Corp(metrics["corp_mcb"], metrics["corp_dsc"], metrics["corp_unc"]),
+        cox=cox, smooth=plan.smooth, tests=tests, miscalibrated=miscal,
+        verdict=(), notes=(),
+    )
+    from dataclasses import replace
+
+    return replace(a, verdict=tuple(_verdict(a)), notes=tuple(_notes(a, t)))
+
+
+# ------------------------------------------------------------------ wording
+def stated(a: Audit, p: float) -> str:
+    """A probability written on the stated scale, 3 significant digits
+    (``94.6`` on 0-100, ``0.946`` on 0-1)."""
+    return f"{float(a.scale.to_stated(p)):.3g}"
+
+
+def fmt_value(v: float) -> str:
+    """A stated value as people write it: ``95``, ``87.5``, ``0.95``."""
+    return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
+
+
+def fmt_p(p: float | None, log10_p: float | None = None) -> str:
+    """A p-value for reading: ``p=0.032``, ``p=3e-12``, ``p<1e-300``."""
+    if p is None:
+        return "p undefined"
+    if log10_p is not None and log10_p < -300:
+        return "p<1e-300"
+    if p >= 0.001:
+        return f"p={p:.3f}"
+    return f"p={p:.0e}"
+
+
+def _pct(x: float | None, digits: int = 0) -> str:
+    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _ci_pct(ci: tuple[float | None, float | None], digits: int = 0) -> str:
+    lo, hi = ci
+    return "" if lo is None or hi is None else f" [{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
+
+
+def _ci_num(ci: tuple[float | None, float | None], digits: int = 3) -> str:
+    lo, hi = ci
+    return "" if lo is None or hi is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _test_p(t: m.Test) -> str:
+    return fmt_p(t.p_value, t.log10_p)
+
+
+def _verdict(a: Audit) -> list[str]:
+    mt, ci, level = a.metrics, a.ci, a.level
+    alpha = 1 - level
+    out: list[str] = []
+    acc, mc, gap = mt["accuracy"], mt["mean_confidence"], mt["overconfidence"]
+    assert acc is not None and mc is not None and gap is not None
+    side = "overconfident" if gap > 0 else "underconfident"
+    out.append(
+        f"{a.n:,} answers, {_pct(acc, 1)} right{_ci_pct(ci['accuracy'], 1)}; mean stated confidence "
+        f"{stated(a, mc)} on the {a.scale.name} scale, {abs(100 * gap):.1f} points {side} on average."
+    )
+    # how the scale was used
+    if not a.pooled and a.top_value is not None:
+        below = mt["share_below"] or 0.0
+        out.append(
+            f"It used {a.distinct_values} distinct value{'s' if a.distinct_values != 1 else ''} of the scale; "
+            f"the most common, {fmt_value(a.top_value)}, on {_pct(mt['share_top'])} of answers; "
+            f"{_pct(below, 1)} of answers were below {fmt_value(a.below)}."
+        )
+        shown = sorted((r for r in a.per_value if r.share >= VALUE_SHARE), key=lambda r: -r.n)[:3]
+        for r in shown:
+            out.append(
+                f"A stated {fmt_value(r.value)} meant {_pct(r.hit_rate)} [{100 * r.lo:.0f}, {100 * r.hi:.0f}], "
+                f"and it meant it {r.n:,} time{'s' if r.n != 1 else ''}."
+            )
+    # calibration
+    tests = a.tests
+    named = {"calibration_in_the_large": "calibration-in-the-large", "goodness_of_fit": "per-value goodness of fit"
+             if a.scheme == "values" else f"goodness of fit on {a.bins} {a.scheme} bins",
+             "cox_lr": "Cox recalibration test"}
+    evidence = ", ".join(f"{named[k]} {_test_p(tests[k])}" for k in CALIBRATION_TESTS if tests[k].p_value is not None)
+    ece_txt = f"ECE {mt['ece']:.3f}{_ci_num(ci['ece'])}" if mt["ece"] is not None else "ECE undefined"
+    if a.miscalibrated:
+        how: list[str] = []
+        if tests["calibration_in_the_large"].rejects(alpha / 3):
+            how.append(f"{side} by {abs(100 * gap):.1f} points on average")
+        slope = a.cox.slope
+        if slope is not None and tests["cox_lr"].rejects(alpha / 3):
+            lo, hi = a.cox.slope_ci
+            if hi is not None and hi < 1:
+                how.append(f"the stated values are too spread out for what they predict (Cox slope {slope:.2f} "
+                           f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")
+            elif lo is not None and lo > 1:
+                how.append(f"the stated values are too bunched for what they predict (Cox slope {slope:.2f} "
+                           f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")
+        if not how:
+            how.append("some stated values are far from their hit rates")
+        out.append(f"Miscalibrated: {'; '.join(how)}. {ece_txt} ({evidence}).")
+    elif a.miscalibrated is False:
+        out.append(f"No evidence of miscalibration at the {100 * level:g}% level: {ece_txt} ({evidence}).")
+    # against the constant
+    bt = tests["brier_vs_constant"]
+    bs, base = mt["brier"], mt["brier_base_rate"]
+    if bs is not None and base is not None:
+        nums = f"Brier {bs:.3f} vs {base:.3f}"
+        const = f"the constant base rate ({_pct(acc)} for every answer)"
+        if bt.p_value is None:
+            out.append(f"The stated confidence and {const} cannot be compared: {bt.note} ({nums}).")
+        elif bt.rejects(alpha) and (bt.statistic or 0) > 0:
+            out.append(f"{const[0].upper()}{const[1:]} beats the stated confidence: {nums} ({_test_p(bt)}).")
+        elif bt.rejects(alpha):
+            out.append(f"The stated confidence beats {const}: {nums} ({_test_p(bt)}).")
+        else:
+            out.append(f"The stated confidence does no better than {const}: {nums} ({_test_p(bt)}).")
+    # ranking
+    auc = mt["auroc"]
+    lo, hi = ci["auroc"]
+    if auc is None:
+        out.append("Whether the number ranks answers cannot be told: every answer is "
+                   + ("right." if a.correct == a.n else "wrong."))
+    elif a.distinct_values == 1:
+        out.append("The number cannot rank answers: it is the same for all of them.")
+    elif lo is not None and lo > 0.5:
+        out.append(f"The number ranks answers: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}] (0.5 is no ranking).")
+    elif hi is not None and hi < 0.5:
+        out.append(f"The number ranks answers the wrong way round: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}].")
+    else:
+        out.append(f"The number does not rank answers better than chance: AUROC {auc:.2f}{_ci_num(ci['auroc'], 2)}.")
+    return out
+
+
+def _notes(a: Audit, t: CountTable) -> list[str]:
+    out: list[str] = []
+    if a.correct in (0, a.n):
+        out.append(f"One class only (every answer {'right' if a.correct == a.n else 'wrong'}): AUROC, the Brier "
+                   "skill score and the Cox fit are undefined; the tests still compare stated and actual.")
+    if a.distinct_values == 1:
+        out.append("One distinct stated value: nothing can be ranked, and the Cox slope is not identifiable.")
+    sp = a.tests["spiegelhalter"]
+    if a.miscalibrated and (sp.p_value is None or sp.p_value >= (1 - a.level)):
+        out.append(f"Spiegelhalter's Z ({_test_p(sp)}) misses this miscalibration; it is blind when answers are "
+                   "all stated at the ends, at 0/0.5/1, or overconfident symmetrically around 0.5.")
+    if a.pooled:
+        out.append(f"Continuous confidences pooled on a 0.001 grid ({t.cells:,} cells): exact sums keep accuracy, "
+                   f"Brier and log loss exact; AUROC may differ from the row-level value by at most "
+                   f"{a.auroc_grid_bound:.2g}.")
+    if a.scheme == "values" and a.pooled:
+        out.append("Per-value bins on pooled cells hold few answers each: the ECE is biased upward.")
+    e, (lo, _hi) = a.metrics["ece"], a.ci["ece"]
+    if e is not None and lo is not None and e < lo:
+        out.append("The ECE lies below its bootstrap interval: with little miscalibration the binned error is "
+                   "biased upward and resampling adds the same bias again; read the interval as an upper range.")
+    return out

@@ -1,0 +1,116 @@
+"""Bootstrap resampling of the count table, and percentile intervals for every metric.
+
+A row-level nonparametric bootstrap draws N rows with replacement. Since a row is
+fully described by its (cell, right/wrong) pair, the number of draws falling in
+each of the 2C sub-cells is Multinomial(N, counts / N): drawing those counts is
+the same bootstrap, exactly, at a cost that grows with the number of cells, not
+rows (Efron & Tibshirani 1993, ch. 6).
+
+All resamples are evaluated at once: the metric kernels of :mod:`calib.metrics`
+work on arrays of shape ``(reps, cells)``, so 2,000 resamples cost a few
+vectorised passes, not 2,000 Python-level audits. Intervals are percentile
+intervals (Efron & Tibshirani 1993, ch. 13).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from calib.metrics import BATCH_METRICS, CellStats, Plan, batch_metrics, single
+from calib.table import CountTable
+
+#: Default number of bootstrap resamples.
+REPS = 2000
+#: Resamples x cells evaluated per chunk (bounds memory on pooled tables).
+CHUNK_CELLS = 400_000
+#: An interval is reported only when the metric is defined in this share of resamples.
+MIN_DEFINED = 0.9
+
+
+def resample_counts(table: CountTable, reps: int = REPS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``reps`` bootstrap resamples of the table's rows.
+
+    Returns
+    -------
+    n, correct:
+        int64 arrays of shape ``(reps, cells)``: rows and right answers per cell in
+        each resample.
+    """
+    k = table.correct
+    w = table.n - k
+    counts = np.concatenate([k, w]).astype(np.float64)
+    total = int(counts.sum())
+    if total == 0:
+        z = np.zeros((reps, table.cells), dtype=np.int64)
+        return z, z.copy()
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(total, counts / total, size=reps)
+    c = table.cells
+    k_b = draws[:, :c]
+    return k_b + draws[:, c:], k_b
+
+
+def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
+    """The ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of the defined samples.
+
+    ``(None, None)`` when the metric is undefined (NaN) in more than
+    ``1 - MIN_DEFINED`` of the resamples (e.g. AUROC when many resamples hold one
+    class only): an interval over the rest would be conditional on an accident."""
+    s = np.asarray(samples, dtype=np.float64)
+    ok = s[np.isfinite(s)]
+    if s.size == 0 or ok.size < MIN_DEFINED * s.size:
+        return None, None
+    lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrap samples of every metric of :data:`calib.metrics.BATCH_METRICS`.
+
+    ``samples[name]`` has shape ``(reps,)``, NaN in resamples where the metric is
+    undefined."""
+
+    reps: int
+    seed: int
+    level: float
+    samples: dict[str, np.ndarray] = field(repr=False)
+
+    def ci(self, name: str) -> tuple[float | None, float | None]:
+        """Percentile interval of one metric at :attr:`level`."""
+        return percentile_interval(self.samples[name], self.level)
+
+    def intervals(self) -> dict[str, tuple[float | None, float | None]]:
+        return {name: self.ci(name) for name in self.samples}
+
+
+def bootstrap(
+    table: CountTable,
+    *,
+    plan: Plan | None = None,
+    scheme: str = "auto",
+    bins: int = 10,
+    below: float | None = None,
+    reps: int = REPS,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Bootstrap:
+    """Resample ``table`` ``reps`` times (seeded) and evaluate every metric on each.
+
+    Metrics are computed as in the point estimate (same bins scheme, same
+    ``below`` threshold; equal-mass bins are re-cut in every resample, since the
+    cut is part of the estimator). ``plan`` may be passed when already built.
+    """
+    t = single(table)
+    plan = plan or Plan.of(t, scheme, bins, below)
+    n, k = resample_counts(t, reps, seed)
+    chunk = max(1, CHUNK_CELLS // max(t.cells, 1))
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in BATCH_METRICS}
+    for start in range(0, reps, chunk):
+        stats = CellStats.resampled(t, n[start:start + chunk], k[start:start + chunk])
+        for name, values in batch_metrics(stats, plan).items():
+            parts[name].append(values)
+    samples = {name: np.concatenate(v) if v else np.zeros(0) for name, v in parts.items()}
+    return Bootstrap(reps=reps, seed=seed, level=level, samples=samples)

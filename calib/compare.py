@@ -1,0 +1,249 @@
+"""Several models side by side: one row per dataset, in the layout of the blog post.
+
+| Model | Right | Mean stated | Said 90 or more | Right when it did | Calibration error | Brier vs constant |
+
+Each row is computed from that dataset's count table with the metrics of
+:mod:`calib.metrics` (so the figures equal those of ``calib audit`` on each file);
+the calibration error carries a percentile bootstrap interval
+(:func:`calib.bootstrap.resample_counts`, seeded, each model with the same seed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from calib import metrics
+from calib.bootstrap import REPS, percentile_interval, resample_counts
+from calib.dataset import Dataset
+from calib.errors import CalibError
+from calib.table import CountTable
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One model's line of the comparison.
+
+    Attributes
+    ----------
+    model:
+        Dataset name.
+    n:
+        Answers.
+    accuracy:
+        Share right.
+    mean_stated:
+        Mean stated confidence on the model's own stated scale (88.5 on 0-100).
+    mean_confidence:
+        The same as a probability.
+    scale:
+        Name of the stated scale.
+    at_stated:
+        The stated value the "at or above" columns use (90 on 0-100).
+    share_at:
+        Share of answers stated at or above :attr:`at_stated`.
+    right_when_at:
+        Accuracy among those answers (``None`` when there are none).
+    ece, ece_lo, ece_hi:
+        Calibration error (ECE, scheme :attr:`ece_scheme`) with its bootstrap interval.
+    brier, brier_constant:
+        Brier score of the stated confidence and of the constant forecast (the
+        model's own hit rate).
+    constant_wins:
+        True when the constant has the lower (better) Brier score.
+    brier_p_value:
+        Two-sided p-value of the paired test of the two (:func:`calib.metrics.brier_vs_constant`).
+    ece_scheme:
+        ``values``, ``width`` or ``mass``.
+    """
+
+    model: str
+    n: int
+    accuracy: float | None
+    mean_stated: float | None
+    mean_confidence: float | None
+    scale: str
+    at_stated: float
+    share_at: float | None
+    right_when_at: float | None
+    ece: float | None
+    ece_lo: float | None
+    ece_hi: float | None
+    brier: float | None
+    brier_constant: float | None
+    constant_wins: bool | None
+    brier_p_value: float | None
+    ece_scheme: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "n": self.n, "accuracy": self.accuracy, "mean_stated": self.mean_stated,
+            "mean_confidence": self.mean_confidence, "scale": self.scale, "at_stated": self.at_stated,
+            "share_at": self.share_at, "right_when_at": self.right_when_at, "ece": self.ece,
+            "ece_ci": [self.ece_lo, self.ece_hi], "brier": self.brier, "brier_constant": self.brier_constant,
+            "constant_wins": self.constant_wins, "brier_p_value": self.brier_p_value,
+            "ece_scheme": self.ece_scheme,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The comparison table (:func:`compare`)."""
+
+    rows: tuple[ModelRow, ...]
+    at: float
+    reps: int
+    seed: int
+    level: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "reps": self.reps, "seed": self.seed, "level": self.level,
+                "models": [r.to_dict() for r in self.rows]}
+
+    def to_frame(self) -> pd.DataFrame:
+        """Numbers, one row per model (columns as :class:`ModelRow`)."""
+        return pd.DataFrame([
+            {k: v for k, v in r.to_dict().items() if k != "ece_ci"} | {"ece_lo": r.ece_lo, "ece_hi": r.ece_hi}
+            for r in self.rows
+        ])
+
+    def to_table(self) -> pd.DataFrame:
+        """Formatted text in the blog's layout (one column per heading)."""
+        at_label = _at_label(self.rows, self.at)
+        out = []
+        for r in self.rows:
+            out.append({
+                "Model": r.model,
+                "Right": _pct(r.accuracy, 1),
+                "Mean stated": "–" if r.mean_stated is None else f"{r.mean_stated:.{_digits(r)}f}",
+                f"Said {at_label} or more": "–" if r.share_at is None else f"{_pct(r.share_at, 0)} of answers",
+                "Right when it did": _pct(r.right_when_at, 1),
+                "Calibration error": _with_ci(r.ece, r.ece_lo, r.ece_hi),
+                "Brier vs constant": _brier_text(r),
+            })
+        return pd.DataFrame(out)
+
+    def to_markdown(self) -> str:
+        """The formatted table as Markdown (user text escaped for table cells)."""
+        df = self.to_table()
+        head = "| " + " | ".join(df.columns) + " |"
+        sep = "|" + "|".join("---" for _ in df.columns) + "|"
+        lines = [head, sep]
+        for _, row in df.iterrows():
+            lines.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |")
+        return "\n".join(lines)
+
+
+def _pct(x: float | None, digits: int) -> str:
+    return "–" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _digits(r: ModelRow) -> int:
+    return 1 if r.scale not in ("0-1",) else 3
+
+
+def _with_ci(x: float | None, lo: float | None, hi: float | None) -> str:
+    if x is None:
+        return "–"
+    if lo is None or hi is None:
+        return f"{x:.2f}"
+    return f"{x:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _brier_text(r: ModelRow) -> str:
+    if r.brier is None or r.brier_constant is None:
+        return "–"
+    who = "constant wins" if r.constant_wins else "stated wins"
+    return f"{r.brier:.3f} vs {r.brier_constant:.3f} ({who})"
+
+
+def _at_label(rows: Sequence[ModelRow], at: float) -> str:
+    labels = {f"{r.at_stated:g}" for r in rows}
+    return labels.pop() if len(labels) == 1 else f"{100 * at:g}%"
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def _ece_ci(table: CountTable, scheme: str, bins: int, reps: int, seed: int, level: float) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of the ECE with the kernels of :mod:`calib.metrics`.
+
+    The same resamples (:func:`calib.bootstrap.resample_counts` of the group-pooled
+    table, same seed) and kernels as :func:`calib.bootstrap.bootstrap`, so the
+    interval equals the audit's ``ece_ci``; only the ECE is evaluated per resample."""
+    if reps <= 0 or table.total == 0:
+        return None, None
+    t = metrics.single(table)
+    n_b, k_b = resample_counts(t, reps, seed)
+    s = metrics.CellStats.resampled(t, n_b, k_b)
+    fixed = None if scheme == "mass" else metrics.bin_index(t, scheme, bins)
+    ids, nbins = metrics.bin_ids_batch(s, scheme, fixed, bins)
+    return percentile_interval(metrics.binned_errors_batch(s, ids, nbins)[0], level)
+
+
+def model_row(
+    name: str, table: CountTable, *, at: float = 0.9, scheme: str = "auto", bins: int = metrics.BINS,
+    reps: int = REPS, seed: int = 0, level: float = 0.95,
+) -> ModelRow:
+    """One model's figures (see :class:`ModelRow`); groups are pooled."""
+    t = metrics.single(table)
+    s = t.scale
+    at_stated = float(s.to_stated(at))
+    # 0.9 * 100 is 90.00000000000001 in floating point: compare with a tolerance
+    tol = 1e-9 * (s.hi - s.lo)
+    m = t.value >= at_stated - tol
+    n_at = int(t.n[m].sum())
+    mc = metrics.mean_confidence(t)
+    scheme = metrics.resolve_scheme(t, scheme)
+    e = metrics.ece(t, scheme, bins)
+    lo, hi = _ece_ci(t, scheme, bins, reps, seed, level) if e is not None else (None, None)
+    bs, base = metrics.brier(t), metrics.brier_base_rate(t)
+    test = metrics.brier_vs_constant(t)
+    return ModelRow(
+        model=name, n=t.total, accuracy=metrics.accuracy(t),
+        mean_stated=None if mc is None else float(s.to_stated(mc)), mean_confidence=mc, scale=s.name,
+        at_stated=round(at_stated, 9), share_at=n_at / t.total if t.total else None,
+        right_when_at=int(t.correct[m].sum()) / n_at if n_at else None,
+        ece=e, ece_lo=lo, ece_hi=hi, brier=bs, brier_constant=base,
+        constant_wins=None if bs is None or base is None else bool(base < bs),
+        brier_p_value=_num(test.p_value), ece_scheme=scheme,
+    )
+
+
+def compare(
+    datasets: Sequence[Dataset] | Mapping[str, CountTable | Dataset], *, at: float = 0.9,
+    scheme: str = "auto", bins: int = metrics.BINS, reps: int = REPS, seed: int = 0, level: float = 0.95,
+) -> Comparison:
+    """One row per model.
+
+    Parameters
+    ----------
+    datasets:
+        Datasets (named by :attr:`Dataset.name`) or a mapping name -> table/dataset.
+    at:
+        The probability the "said at or above" columns use (0.9: a stated 90 on
+        0-100, 0.9 on 0-1, 9.1 on 1-10).
+    scheme, bins:
+        ECE binning (``"auto"``: per value for at most 101 distinct values, else
+        equal width), resolved per model.
+    reps, seed, level:
+        Bootstrap of the ECE interval (0: none).
+    """
+    if not 0 <= at <= 1:
+        raise CalibError(f"'at' is a probability between 0 and 1, got {at!r}")
+    items: list[tuple[str, CountTable]]
+    if isinstance(datasets, Mapping):
+        items = [(str(k), v.table if isinstance(v, Dataset) else v) for k, v in datasets.items()]
+    else:
+        items = [(d.name, d.table) for d in datasets]
+    if not items:
+        raise CalibError("nothing to compare: give at least one file")
+    rows = tuple(
+        model_row(name, t, at=at, scheme=scheme, bins=bins, reps=reps, seed=seed, level=level) for name, t in items
+    )
+    return Comparison(rows=rows, at=float(at), reps=int(reps), seed=int(seed), level=float(level))

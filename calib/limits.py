@@ -1,0 +1,347 @@
+"""Limits that keep one upload, or one session, from taking a shared server down.
+
+A hosted dashboard serves many people from one Python process (Streamlit runs every
+browser session as a thread of the same process), so a single careless or hostile
+input must be refused before it costs the others their memory or their CPU. The
+limits below act in layers, cheapest first:
+
+1. **Upload size** — ``server.maxUploadSize`` (MB), enforced by the Streamlit server
+   before the bytes reach Python. Its knob is Streamlit's own environment variable
+   ``STREAMLIT_SERVER_MAX_UPLOAD_SIZE`` (default 200, set in ``.streamlit/config.toml``);
+   :attr:`Limits.max_upload_mb` reads the same variable so that the library refuses
+   what the server would (for paths that do not pass through the upload widget).
+2. **Decompressed size** — a ``.gz`` input is inflated with a cap
+   (:func:`calib.loading.gunzip_capped`), so a gzip bomb (10 GB of zeros packed into
+   10 MB) is refused after at most ``max_decompressed_mb`` of output.
+3. **Rows and line length** — :attr:`LoadOptions.max_rows` and
+   :attr:`LoadOptions.max_line_chars`; readers refuse inputs over them by name.
+4. **Memory per session and in total** — :class:`MemoryLedger` books the estimated
+   in-memory size of every dataset a session holds (:func:`estimated_bytes`) and
+   refuses a dataset that would push the session over its budget, or the server over
+   its total, with a message that says what to do.
+5. **Heavy work at once** — :class:`HeavyGate`, a process-wide semaphore around
+   parsing and resampling, so that at most ``heavy_jobs`` of them run at the same time
+   and the peak memory of parsing is bounded by ``heavy_jobs`` times one input.
+
+Every value comes from an environment variable with a documented default
+(:meth:`Limits.from_env`); a value that does not parse is refused with a message that
+names the variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import threading
+import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from calib.errors import CalibError
+from calib.loading import MAX_LINE_CHARS, MAX_ROWS, LoadOptions
+
+MB = 1024 * 1024
+
+#: Environment variables read by :meth:`Limits.from_env`, with their defaults.
+ENV_DEFAULTS: dict[str, str] = {
+    "STREAMLIT_SERVER_MAX_UPLOAD_SIZE": "200",
+    "CALIB_MAX_DECOMPRESSED_MB": "1024",
+    "CALIB_MAX_ROWS": str(MAX_ROWS),
+    "CALIB_MAX_LINE_CHARS": str(MAX_LINE_CHARS),
+    "CALIB_SESSION_MEMORY_MB": "1024",
+    "CALIB_TOTAL_MEMORY_MB": "4096",
+    "CALIB_HEAVY_JOBS": "2",
+    "CALIB_HEAVY_WAIT_SECONDS": "30",
+}
+
+
+def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+    """Read an integer setting; a bad value is a :class:`CalibError` naming the variable."""
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        raise CalibError(f"{name}={raw!r} is not a whole number (default {default})") from None
+    if value < minimum:
+        raise CalibError(f"{name}={raw!r} must be at least {minimum} (default {default})")
+    return value
+
+
+def env_float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
+    """Read a number setting; a bad value is a :class:`CalibError` naming the variable."""
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise CalibError(f"{name}={raw!r} is not a number (default {default:g})") from None
+    if not np.isfinite(value) or value < minimum:
+        raise CalibError(f"{name}={raw!r} must be a finite number of at least {minimum:g} (default {default:g})")
+    return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The configured limits of one server process.
+
+    Attributes
+    ----------
+    max_upload_mb:
+        Largest upload, MB (``STREAMLIT_SERVER_MAX_UPLOAD_SIZE``, default 200). The
+        Streamlit server enforces it; the library checks it again in :meth:`check_upload`.
+    max_decompressed_mb:
+        Largest decompressed size of one ``.gz`` input, MB (``CALIB_MAX_DECOMPRESSED_MB``,
+        default 1024). Below the loader's own default of 2 GiB because the inflated
+        bytes are held in memory while they are parsed.
+    max_rows:
+        Most rows of one input (``CALIB_MAX_ROWS``, default :data:`calib.loading.MAX_ROWS`).
+    max_line_chars:
+        Longest line / field of one input, characters (``CALIB_MAX_LINE_CHARS``,
+        default :data:`calib.loading.MAX_LINE_CHARS`).
+    session_memory_mb:
+        Estimated memory one browser session may hold in datasets, MB
+        (``CALIB_SESSION_MEMORY_MB``, default 1024; 0 = no per-session budget).
+    total_memory_mb:
+        Estimated memory all sessions of the process may hold together, MB
+        (``CALIB_TOTAL_MEMORY_MB``, default 4096; 0 = no total budget). Set it to about
+        two thirds of the container's memory.
+    heavy_jobs:
+        Heavy computations (parsing an upload, bootstrap, cross-fitted maps) that may
+        run at once in the process (``CALIB_HEAVY_JOBS``, default 2).
+    heavy_wait_s:
+        How long a heavy computation waits for a free slot before it is refused with
+        "the server is busy" (``CALIB_HEAVY_WAIT_SECONDS``, default 30).
+    """
+
+    max_upload_mb: int = 200
+    max_decompressed_mb: int = 1024
+    max_rows: int = MAX_ROWS
+    max_line_chars: int = MAX_LINE_CHARS
+    session_memory_mb: int = 1024
+    total_memory_mb: int = 4096
+    heavy_jobs: int = 2
+    heavy_wait_s: float = 30.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, *, max_upload_mb: int | None = None) -> Limits:
+        """Limits from environment variables (see :data:`ENV_DEFAULTS`).
+
+        Parameters
+        ----------
+        env:
+            The environment (default ``os.environ``).
+        max_upload_mb:
+            The server's effective ``server.maxUploadSize`` when the caller knows it
+            (the dashboard passes ``st.get_option("server.maxUploadSize")``, which also
+            sees ``config.toml``); overrides the environment variable.
+        """
+        env = os.environ if env is None else env
+        d = cls()
+        upload = env_int(env, "STREAMLIT_SERVER_MAX_UPLOAD_SIZE", d.max_upload_mb, minimum=1)
+        return cls(
+            max_upload_mb=int(max_upload_mb) if max_upload_mb is not None else upload,
+            max_decompressed_mb=env_int(env, "CALIB_MAX_DECOMPRESSED_MB", d.max_decompressed_mb, minimum=1),
+            max_rows=env_int(env, "CALIB_MAX_ROWS", d.max_rows, minimum=1),
+            max_line_chars=env_int(env, "CALIB_MAX_LINE_CHARS", d.max_line_chars, minimum=80),
+            session_memory_mb=env_int(env, "CALIB_SESSION_MEMORY_MB", d.session_memory_mb),
+            total_memory_mb=env_int(env, "CALIB_TOTAL_MEMORY_MB", d.total_memory_mb),
+            heavy_jobs=env_int(env, "CALIB_HEAVY_JOBS", d.heavy_jobs, minimum=1),
+            heavy_wait_s=env_float(env, "CALIB_HEAVY_WAIT_SECONDS", d.heavy_wait_s),
+        )
+
+    def load_options(self, options: LoadOptions | None = None) -> LoadOptions:
+        """``options`` (default: all auto-detected) with this server's caps applied.
+
+        The caps replace whatever ``options`` held: they are the server's, not the
+        user's, and a stored share is reloaded under today's caps."""
+        return dataclasses.replace(
+            options or LoadOptions(),
+            max_rows=self.max_rows,
+            max_line_chars=self.max_line_chars,
+            max_decompressed_bytes=self.max_decompressed_mb * MB,
+        )
+
+    def check_upload(self, name: str, nbytes: int) -> None:
+        """Refuse an input larger than the upload cap, naming it and the cap."""
+        if nbytes > self.max_upload_mb * MB:
+            raise CalibError(
+                f"{name}: {nbytes / MB:,.1f} MB is more than this server accepts "
+                f"({self.max_upload_mb} MB per file); compress it (.gz) or upload a count table"
+            )
+
+
+# ------------------------------------------------------------------------ memory
+def estimated_bytes(obj: object, *, _seen: set[int] | None = None) -> int:
+    """Estimated resident size of a loaded object (a :class:`~calib.dataset.Dataset`,
+    its table and rows), in bytes.
+
+    numpy arrays count their buffer (``nbytes``); arrays of Python objects (ids,
+    question text) add the mean ``sys.getsizeof`` of up to 1,000 evenly spaced
+    elements times their number; dataclasses, tuples, lists and dicts are walked.
+    Shared objects are counted once. An estimate, meant for budgets, not accounting.
+    """
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or obj is None:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        size = int(obj.nbytes)
+        if obj.dtype == object and obj.size:
+            flat = obj.ravel()
+            step = max(1, flat.size // 1000)
+            sample = flat[::step]
+            size += int(sum(sys.getsizeof(x) for x in sample) / sample.size * flat.size)
+        return size
+    if isinstance(obj, (bytes, bytearray, str, int, float, bool)):
+        return sys.getsizeof(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sys.getsizeof(obj) + sum(
+            estimated_bytes(getattr(obj, f.name), _seen=seen) for f in dataclasses.fields(obj)
+        )
+    if isinstance(obj, (tuple, list, set, frozenset)):
+        return sys.getsizeof(obj) + sum(estimated_bytes(x, _seen=seen) for x in obj)
+    if isinstance(obj, dict):
+        return sys.getsizeof(obj) + sum(
+            estimated_bytes(k, _seen=seen) + estimated_bytes(v, _seen=seen) for k, v in obj.items()
+        )
+    return sys.getsizeof(obj)
+
+
+class MemoryLedger:
+    """Book-keeping of the memory that sessions hold, with a per-session and a total budget.
+
+    A session books each dataset it keeps (:meth:`SessionBudget.reserve`); a booking
+    that would exceed the session's budget or the process total is refused with a
+    :class:`CalibError`, and nothing is booked. Bookings are released explicitly
+    (a file removed from the session) or when the session's :class:`SessionBudget`
+    is garbage collected, which is what happens when Streamlit drops a closed
+    session's state: the dashboard keeps the budget in ``st.session_state``.
+
+    Thread-safe: Streamlit sessions are threads of one process.
+    """
+
+    def __init__(self, session_bytes: int, total_bytes: int) -> None:
+        self.session_bytes = int(session_bytes)
+        self.total_bytes = int(total_bytes)
+        self._lock = threading.Lock()
+        self._books: dict[int, dict[str, int]] = {}
+        self._next = 0
+
+    @classmethod
+    def from_limits(cls, limits: Limits) -> MemoryLedger:
+        return cls(limits.session_memory_mb * MB, limits.total_memory_mb * MB)
+
+    def open_session(self) -> SessionBudget:
+        """A new session's budget; its bookings are released when it is collected."""
+        with self._lock:
+            self._next += 1
+            sid = self._next
+            self._books[sid] = {}
+        budget = SessionBudget(self, sid)
+        # weakref.finalize holds no reference to the budget, so dropping the session
+        # state frees the bookings without any Streamlit session-end hook.
+        weakref.finalize(budget, self._drop, sid)
+        return budget
+
+    def used(self, session: int | None = None) -> int:
+        """Bytes booked by one session (its id) or by all."""
+        with self._lock:
+            if session is not None:
+                return sum(self._books.get(session, {}).values())
+            return sum(sum(b.values()) for b in self._books.values())
+
+    def _reserve(self, sid: int, key: str, nbytes: int, what: str) -> None:
+        nbytes = max(0, int(nbytes))
+        with self._lock:
+            book = self._books.setdefault(sid, {})
+            mine = sum(v for k, v in book.items() if k != key) + nbytes
+            everyone = sum(sum(b.values()) for b in self._books.values()) - book.get(key, 0) + nbytes
+            if self.session_bytes and mine > self.session_bytes:
+                raise CalibError(
+                    f"{what}: needs about {nbytes / MB:,.0f} MB in memory and this session would then hold "
+                    f"{mine / MB:,.0f} MB, over its budget of {self.session_bytes / MB:,.0f} MB; "
+                    "remove a file from this session, or upload a count table instead of rows"
+                )
+            if self.total_bytes and everyone > self.total_bytes:
+                raise CalibError(
+                    f"{what}: the server is holding too much data for its other users right now "
+                    f"({everyone / MB:,.0f} MB would exceed {self.total_bytes / MB:,.0f} MB); "
+                    "try again later or upload a count table instead of rows"
+                )
+            book[key] = nbytes
+
+    def _release(self, sid: int, key: str | None) -> None:
+        with self._lock:
+            book = self._books.get(sid)
+            if book is None:
+                return
+            if key is None:
+                book.clear()
+            else:
+                book.pop(key, None)
+
+    def _drop(self, sid: int) -> None:
+        with self._lock:
+            self._books.pop(sid, None)
+
+
+class SessionBudget:
+    """One session's handle on a :class:`MemoryLedger` (keep it in the session state)."""
+
+    def __init__(self, ledger: MemoryLedger, sid: int) -> None:
+        self._ledger = ledger
+        self.id = sid
+
+    def reserve(self, key: str, nbytes: int, what: str) -> None:
+        """Book ``nbytes`` under ``key`` (replacing an earlier booking of the same key),
+        or raise :class:`CalibError` naming ``what`` when a budget would be exceeded."""
+        self._ledger._reserve(self.id, key, nbytes, what)
+
+    def release(self, key: str | None = None) -> None:
+        """Release one booking (or all of this session's bookings)."""
+        self._ledger._release(self.id, key)
+
+    @property
+    def used(self) -> int:
+        return self._ledger.used(self.id)
+
+
+# ------------------------------------------------------------------ heavy work
+class HeavyGate:
+    """A process-wide limit on heavy computations running at once.
+
+    ``with gate.slot("bootstrap of judge.jsonl"): ...`` waits up to ``wait_s`` seconds
+    for one of ``slots`` places and raises :class:`CalibError` ("the server is busy")
+    when none frees up, so a burst of sessions queues instead of running N parses in
+    parallel and multiplying the peak memory by N.
+    """
+
+    def __init__(self, slots: int, wait_s: float) -> None:
+        if slots < 1:
+            raise CalibError(f"heavy-work slots must be at least 1, got {slots}")
+        self.slots = int(slots)
+        self.wait_s = float(wait_s)
+        self._sem = threading.BoundedSemaphore(self.slots)
+
+    @classmethod
+    def from_limits(cls, limits: Limits) -> HeavyGate:
+        return cls(limits.heavy_jobs, limits.heavy_wait_s)
+
+    @contextmanager
+    def slot(self, what: str) -> Iterator[None]:
+        if not self._sem.acquire(timeout=self.wait_s):
+            raise CalibError(
+                f"{what}: the server is busy with other people's computations "
+                f"(waited {self.wait_s:g} s for one of {self.slots} slots); try again in a moment"
+            )
+        try:
+            yield
+        finally:
+            self._sem.release()

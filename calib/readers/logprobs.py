@@ -1,0 +1,514 @@
+"""Reader for option log-prob JSONL: one multiple-choice item per line.
+
+Each line holds per-option scores and the gold option::
+
+    {"id": "q017", "logprobs": [-1.2, -0.3, -2.5, -3.1], "gold": 1}
+    {"id": "q018", "option_probs": {"A": 0.1, "B": 0.7, "C": 0.2}, "answer": "B"}
+
+Scores (the first of these fields present, or ``options.confidence_key``):
+
+- log domain: ``logprobs``, ``choice_logprobs``, ``option_logprobs``, ``logits``;
+  all values <= 0 are read as log-probabilities, any positive value means
+  unnormalised logits (softmax normalises both the same way);
+- probabilities: ``probs``, ``option_probs``, ``choice_probs``; rows that do not sum
+  to 1 are renormalised over the options (``p_k / sum_j p_j``). A log-domain field
+  whose every row lies in [0, 1] and sums to 1 holds probabilities, and is read so.
+
+Scores are a list (columns labelled A, B, C...) or a ``{letter: value}`` dict. The
+gold option is ``gold``, ``answer``, ``target`` or ``label`` (or
+``options.outcome_key``): a 0-based index or a letter.
+
+Prediction is the argmax, confidence the top softmax probability (Guo et al. 2017;
+see :mod:`calib.options`), correctness ``prediction == gold``. Length normalisation
+(``options.normalisation``) divides each option's log-probability by its length:
+``char`` / ``byte`` need the choice texts (``choices``, ``choice_texts``,
+``options`` or ``option_texts``; one leading space, the delimiter between prompt
+and continuation, is not counted, as in lm-evaluation-harness' ``acc_norm``),
+``token`` needs token counts (``token_counts``, ``choice_lengths``,
+``option_token_counts``, ``num_tokens``).
+
+This module also holds the line machinery the other log readers share
+(:class:`IssueCollector`, :class:`JsonLines`, :func:`get_path`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from calib.errors import CalibError
+from calib.loading import LoadOptions, Source
+from calib.loadreport import IssueLog, LineIssue, LoadReport, preview_of
+from calib.options import (
+    NORMALISATIONS,
+    TOP_LABEL_SCALE,
+    length_normalise,
+    option_letters,
+    pad_rows,
+    to_judgments,
+)
+from calib.rows import Judgments, OptionScores
+
+LOG_KEYS = ("logprobs", "choice_logprobs", "option_logprobs", "logits")
+PROB_KEYS = ("probs", "option_probs", "choice_probs")
+GOLD_KEYS = ("gold", "answer", "target", "label")
+TEXT_KEYS = ("choices", "choice_texts", "options", "option_texts")
+TOKEN_KEYS = ("token_counts", "choice_lengths", "option_token_counts", "num_tokens")
+ID_KEYS = ("id", "item_id", "question_id", "doc_id", "qid")
+GROUP_KEYS = ("subject", "task", "group", "category")
+QUESTION_KEYS = ("question", "prompt", "input", "query")
+#: Rows whose probabilities sum this far from 1 are counted as renormalised.
+SUM_TOLERANCE = 1e-6
+#: Longest per-row text kept for the review queue.
+TEXT_CHARS = 200
+
+
+# --------------------------------------------------------------------------- shared
+class IssueCollector:
+    """Collects bad lines for one source; in strict mode the first one raises."""
+
+    def __init__(self, source: str, strict: bool) -> None:
+        self.source = source
+        self.strict = strict
+        self.log = IssueLog()
+
+    def bad(
+        self, line: int, field: str | None, reason: str, detail: str, *,
+        preview: str = "", sample_id: str | None = None,
+    ) -> None:
+        issue = LineIssue(
+            line=line, field=field, reason=reason, detail=detail, preview=preview_of(preview),
+            source=self.source, sample_id=sample_id,
+        )
+        if self.strict:
+            raise CalibError(issue.message() + " (strict mode stops at the first bad line)")
+        self.log.add(issue)
+
+    @property
+    def dropped(self) -> int:
+        return self.log.total
+
+
+class JsonLines:
+    """Iterate ``(line_number, object)`` over a JSONL source.
+
+    Counts every line (:attr:`lines_read`, :attr:`blank`) and reports lines that are
+    too long, not UTF-8, not JSON (a last line cut off without its newline is
+    reported as truncated) or not a JSON object.
+    """
+
+    def __init__(self, source: Source, options: LoadOptions, issues: IssueCollector) -> None:
+        self.source = source
+        self.options = options
+        self.issues = issues
+        self.lines_read = 0
+        self.blank = 0
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        data = self.source.data
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        parts = data.split(b"\n")
+        ends_with_newline = data.endswith(b"\n")
+        if ends_with_newline:
+            parts.pop()
+        last = len(parts)
+        for no, raw in enumerate(parts, start=1):
+            self.lines_read += 1
+            if self.lines_read > self.options.max_rows:
+                raise CalibError(
+                    f"{self.source.name}: more than {self.options.max_rows:,} lines; refused "
+                    "(raise max_rows if this file is genuine)"
+                )
+            raw = raw.rstrip(b"\r")
+            if not raw.strip():
+                self.blank += 1
+                continue
+            if len(raw) > self.options.max_line_chars:
+                self.issues.bad(
+                    no, None, "line too long",
+                    f"line is {len(raw):,} bytes, over the {self.options.max_line_chars:,} limit",
+                    preview=raw[:200].decode("utf-8", "replace"),
+                )
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self.issues.bad(no, None, "not UTF-8", f"bytes that are not UTF-8 at column {exc.start + 1}",
+                                preview=raw.decode("utf-8", "replace"))
+                continue
+            try:
+                obj = json.loads(text)
+            except ValueError as exc:
+                if no == last and not ends_with_newline:
+                    self.issues.bad(no, None, "truncated line",
+                                    f"the last line is cut off (file truncated?): {_json_msg(exc)}", preview=text)
+                else:
+                    self.issues.bad(no, None, "invalid JSON", f"not valid JSON: {_json_msg(exc)}", preview=text)
+                continue
+            if not isinstance(obj, dict):
+                self.issues.bad(no, None, "not a JSON object",
+                                f"expected a JSON object {{...}}, got {type(obj).__name__}", preview=text)
+                continue
+            yield no, obj
+
+
+def _json_msg(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    return str(exc)
+
+
+_MISSING = object()
+
+
+def get_path(obj: Any, path: str) -> Any:
+    """``obj["a"]["b"]`` for ``path="a.b"`` (a key containing the dot wins); a
+    sentinel when absent."""
+    if isinstance(obj, dict) and path in obj:
+        return obj[path]
+    cur = obj
+    for part in path.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]
+        else:
+            return _MISSING
+    return cur
+
+
+def get_or(obj: Any, path: str, default: Any = None) -> Any:
+    """:func:`get_path` with ``default`` for an absent path."""
+    v = get_path(obj, path)
+    return default if v is _MISSING else v
+
+
+def is_missing(value: Any) -> bool:
+    return value is _MISSING
+
+
+def first_key(obj: dict[str, Any], override: str | None, candidates: tuple[str, ...]) -> str | None:
+    """The override when given, else the first candidate present in ``obj``."""
+    if override:
+        return override
+    for k in candidates:
+        if k in obj:
+            return k
+    return None
+
+
+def short_text(value: Any) -> str:
+    """A one-line, length-capped text for the review queue (never HTML)."""
+    if value is None or is_missing(value):
+        return ""
+    t = " ".join(str(value).split())
+    return t if len(t) <= TEXT_CHARS else t[: TEXT_CHARS - 1] + "…"
+
+
+def as_number(value: Any) -> float | None:
+    """A finite-or-infinite float from a JSON number or numeric string; ``None`` if not."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+# --------------------------------------------------------------------------- reader
+class _Row:
+    __slots__ = ("line", "keys", "values", "gold", "lengths", "item_id", "group", "text")
+
+    def __init__(self, line: int, keys: list[str] | None, values: list[float], gold: Any,
+                 lengths: list[float] | None, item_id: str, group: str, text: str) -> None:
+        self.line, self.keys, self.values, self.gold = line, keys, values, gold
+        self.lengths, self.item_id, self.group, self.text = lengths, item_id, group, text
+
+
+def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
+    """Read option log-prob JSONL into top-label judgments with their option scores."""
+    norm = options.normalisation
+    if norm not in NORMALISATIONS:
+        raise CalibError(f"unknown normalisation {norm!r}; choose one of {', '.join(NORMALISATIONS)}")
+    issues = IssueCollector(source.name, options.strict)
+    lines = JsonLines(source, options, issues)
+    score_key: str | None = options.confidence_key
+    gold_key = id_key = group_key = text_key = len_key = None
+    keys_fixed = False
+    rows: list[_Row] = []
+    for no, obj in lines:
+        if not keys_fixed:
+            score_key = first_key(obj, options.confidence_key, LOG_KEYS + PROB_KEYS)
+            if score_key is None:
+                issues.bad(no, None, "no option scores",
+                           f"no option scores: none of {', '.join(LOG_KEYS + PROB_KEYS)} is present",
+                           preview=json.dumps(obj)[:200])
+                continue
+            gold_key = first_key(obj, options.outcome_key, GOLD_KEYS)
+            id_key = first_key(obj, options.id_key, ID_KEYS)
+            group_key = first_key(obj, options.group_key, GROUP_KEYS)
+            text_key = first_key(obj, None, QUESTION_KEYS)
+            len_key = _length_key(obj, norm, source.name)
+            keys_fixed = True
+        row = _parse_row(no, obj, score_key, gold_key, len_key, norm, issues)
+        if row is None:
+            continue
+        row.item_id = "" if id_key is None else _as_id(get_path(obj, id_key))
+        row.group = "" if group_key is None else _as_id(get_path(obj, group_key))
+        row.text = "" if text_key is None else short_text(obj.get(text_key))
+        rows.append(row)
+
+    if score_key is None or not keys_fixed:
+        raise CalibError(
+            f"{source.name}: no line has option scores; expected one of "
+            f"{', '.join(LOG_KEYS + PROB_KEYS)} (or name the field with confidence_key)"
+        )
+    is_prob_key = score_key in PROB_KEYS
+    kind, kind_note = _score_kind(rows, score_key, is_prob_key)
+    letters = _letters(rows)
+    col = {letter: j for j, letter in enumerate(letters)}
+    logits_rows: list[np.ndarray] = []
+    gold: list[int] = []
+    kept: list[_Row] = []
+    renormalised = 0
+    for r in rows:
+        vals = np.asarray(r.values, dtype=np.float64)
+        if kind == "prob":
+            if np.any(vals < 0) or np.any(vals > 1) or not np.all(np.isfinite(vals)):
+                bad = next(v for v in vals if not (0 <= v <= 1))
+                issues.bad(r.line, score_key, "probability outside 0-1",
+                           f"option probability {bad:g} is outside 0-1")
+                continue
+            total = float(vals.sum())
+            if total <= 0:
+                issues.bad(r.line, score_key, "all probabilities zero", "every option probability is 0")
+                continue
+            if abs(total - 1.0) > SUM_TOLERANCE:
+                renormalised += 1
+            with np.errstate(divide="ignore"):
+                vals = np.log(vals)
+        row_keys = r.keys if r.keys is not None else list(letters[: len(vals)])
+        full = np.full(len(letters), -np.inf)
+        full[[col[k] for k in row_keys]] = vals
+        g = _gold_index(r, row_keys, col, gold_key, issues)
+        if g is None:
+            continue
+        if r.lengths is not None:
+            lens = np.full(len(letters), np.nan)
+            lens[[col[k] for k in row_keys]] = r.lengths
+            full = length_normalise(full, lens)
+        logits_rows.append(full)
+        gold.append(g)
+        kept.append(r)
+
+    if not kept:
+        reasons = ", ".join(f"{n} {k}" for k, n in sorted(issues.log.counts.items())) or "no data lines"
+        raise CalibError(f"{source.name}: no usable line ({reasons}); first problem: "
+                         + (issues.log.issues()[0].message() if issues.log.kept else "the file is empty"))
+    opts = OptionScores(
+        logits=pad_rows(logits_rows, len(letters)), gold=np.asarray(gold, dtype=np.int64),
+        letters=letters, normalisation=norm,
+    )
+    rows_out = to_judgments(
+        opts,
+        line=np.array([r.line for r in kept]),
+        item_id=np.array([r.item_id for r in kept], dtype=str),
+        group=np.array([r.group for r in kept], dtype=str) if group_key else None,
+        text=np.array([r.text for r in kept], dtype=str) if text_key else None,
+    )
+    notes = [kind_note]
+    if renormalised:
+        notes.append(f"{renormalised:,} row(s) of probabilities did not sum to 1: renormalised over the options")
+    notes.append(_norm_note(norm, len_key))
+    notes.append("prediction = the option with the highest score (first on ties); "
+                 "confidence = its softmax probability over the options (0-1)")
+    report = LoadReport(
+        source=source.name, format="logprobs", lines_read=lines.lines_read, blank=lines.blank,
+        kept=len(kept), dropped=issues.dropped, dropped_by_reason=dict(issues.log.counts),
+        issues=issues.log.issues(),
+        fields={"scores": score_key, "gold": gold_key, "id": id_key, "group": group_key,
+                "lengths": len_key, "text": text_key},
+        scale=TOP_LABEL_SCALE.to_dict(), notes=tuple(notes),
+    )
+    return rows_out, report
+
+
+def _length_key(obj: dict[str, Any], norm: str, name: str) -> str | None:
+    if norm == "none":
+        return None
+    cands = TOKEN_KEYS if norm == "token" else TEXT_KEYS
+    key = first_key(obj, None, cands)
+    if key is None:
+        what = "token counts" if norm == "token" else "the choice texts"
+        raise CalibError(
+            f"{name}: normalisation {norm!r} needs {what} per option (a field named "
+            f"{' / '.join(cands)}); the first line has none"
+        )
+    return key
+
+
+def _parse_row(no: int, obj: dict[str, Any], score_key: str | None, gold_key: str | None,
+               len_key: str | None, norm: str, issues: IssueCollector) -> _Row | None:
+    assert score_key is not None
+    raw = get_path(obj, score_key)
+    if is_missing(raw) or raw is None:
+        issues.bad(no, score_key, "no option scores", f"field {score_key!r} is missing")
+        return None
+    keys: list[str] | None
+    if isinstance(raw, dict):
+        keys = [str(k) for k in raw]
+        items = list(raw.values())
+    elif isinstance(raw, list):
+        keys, items = None, raw
+    else:
+        issues.bad(no, score_key, "scores not a list",
+                   f"{score_key!r} must be a list or a {{letter: value}} object, got {type(raw).__name__}")
+        return None
+    if len(items) < 2:
+        issues.bad(no, score_key, "fewer than 2 options", f"{score_key!r} has {len(items)} option(s); need 2 or more")
+        return None
+    values: list[float] = []
+    for j, v in enumerate(items):
+        x = as_number(v)
+        label = keys[j] if keys else option_letters(len(items))[j]
+        if x is None or math.isnan(x) or x == math.inf:
+            issues.bad(no, score_key, "score not a number", f"score of option {label} is {v!r}, not a number")
+            return None
+        values.append(x)
+    if all(math.isinf(x) for x in values):
+        issues.bad(no, score_key, "score not a number", "every option score is -inf")
+        return None
+    if gold_key is None:
+        issues.bad(no, None, "no gold option", f"no gold option: none of {', '.join(GOLD_KEYS)} is present")
+        return None
+    gold = get_path(obj, gold_key)
+    if is_missing(gold) or gold is None:
+        issues.bad(no, gold_key, "no gold option", f"field {gold_key!r} is missing")
+        return None
+    lengths: list[float] | None = None
+    if len_key is not None:
+        lengths = _lengths(no, obj.get(len_key), keys, len(values), len_key, norm, issues)
+        if lengths is None:
+            return None
+    return _Row(no, keys, values, gold, lengths, "", "", "")
+
+
+def _lengths(no: int, raw: Any, keys: list[str] | None, k: int, key: str, norm: str,
+             issues: IssueCollector) -> list[float] | None:
+    if isinstance(raw, dict) and keys is not None:
+        if not all(kk in raw for kk in keys):
+            missing = next(kk for kk in keys if kk not in raw)
+            issues.bad(no, key, "no option length", f"{key!r} has nothing for option {missing}")
+            return None
+        items = [raw[kk] for kk in keys]
+    elif isinstance(raw, list) and len(raw) == k:
+        items = list(raw)
+    else:
+        issues.bad(no, key, "no option length",
+                   f"{key!r} must give one entry per option ({k}), got {preview_of(json.dumps(raw))[:80]}")
+        return None
+    out: list[float] = []
+    for j, v in enumerate(items):
+        if norm == "token":
+            x = as_number(v)
+            if x is None or not x > 0 or math.isinf(x):
+                issues.bad(no, key, "bad option length", f"token count of option {j + 1} is {v!r}; need a number > 0")
+                return None
+            out.append(x)
+        else:
+            if not isinstance(v, str):
+                issues.bad(no, key, "bad option length", f"choice text of option {j + 1} is not a string")
+                return None
+            t = v[1:] if v.startswith(" ") else v
+            n = len(t) if norm == "char" else len(t.encode("utf-8"))
+            if n == 0:
+                issues.bad(no, key, "empty choice text", f"choice text of option {j + 1} is empty; cannot divide by its length")
+                return None
+            out.append(float(n))
+    return out
+
+
+def _score_kind(rows: list[_Row], key: str, is_prob_key: bool) -> tuple[str, str]:
+    """Decide whether the scores are probabilities or log-domain, and say why."""
+    if is_prob_key:
+        return "prob", f"scores: field {key!r} read as probabilities"
+    if not rows:
+        return "log", f"scores: field {key!r} read as log-probabilities"
+    as_prob = all(
+        all(0.0 <= v <= 1.0 for v in r.values) and abs(sum(r.values) - 1.0) <= SUM_TOLERANCE for r in rows
+    )
+    if as_prob:
+        return "prob", (f"scores: field {key!r} holds probabilities (every row lies in 0-1 and sums to 1), "
+                        "so it was read as probabilities, not log-probabilities")
+    if all(v <= 0 for r in rows for v in r.values):
+        return "log", f"scores: field {key!r} read as log-probabilities (every value <= 0)"
+    return "log", (f"scores: field {key!r} read as unnormalised logits (some values > 0); "
+                   "the softmax over the options normalises them")
+
+
+def _letters(rows: list[_Row]) -> tuple[str, ...]:
+    """Column labels: A, B... for list scores; the dict keys (sorted when they are all
+    single letters, else in order of first appearance) for dict scores."""
+    k_list = max((len(r.values) for r in rows if r.keys is None), default=0)
+    seen: dict[str, None] = {}
+    for r in rows:
+        if r.keys is not None:
+            for k in r.keys:
+                seen.setdefault(k, None)
+    base = list(option_letters(k_list)) if k_list else []
+    extra = [k for k in seen if k not in base]
+    if extra and all(len(k) == 1 and k.isalpha() for k in list(seen) + base):
+        return tuple(sorted(set(base) | set(seen)))
+    return tuple(base + extra)
+
+
+def _gold_index(r: _Row, row_keys: list[str], col: dict[str, int], gold_key: str | None,
+                issues: IssueCollector) -> int | None:
+    g = r.gold
+    if isinstance(g, bool):
+        issues.bad(r.line, gold_key, "bad gold option", f"gold {g!r} is neither an option index nor a letter")
+        return None
+    if isinstance(g, float) and g.is_integer():
+        g = int(g)
+    if isinstance(g, str) and g.strip().lstrip("-").isdigit() and g.strip() not in row_keys:
+        g = int(g.strip())
+    if isinstance(g, int):
+        if not 0 <= g < len(row_keys):
+            issues.bad(r.line, gold_key, "gold out of range",
+                       f"gold index {g} is outside 0-{len(row_keys) - 1} (indices are 0-based)")
+            return None
+        return col[row_keys[g]]
+    if isinstance(g, str):
+        s = g.strip()
+        for cand in (s, s.upper()):
+            if cand in row_keys:
+                return col[cand]
+        issues.bad(r.line, gold_key, "gold not an option",
+                   f"gold {g!r} is not one of the options {', '.join(row_keys)}")
+        return None
+    issues.bad(r.line, gold_key, "bad gold option", f"gold {g!r} is neither an option index nor a letter")
+    return None
+
+
+def _norm_note(norm: str, key: str | None) -> str:
+    if norm == "none":
+        return "normalisation: none (raw scores)"
+    what = {"char": "characters", "byte": "UTF-8 bytes", "token": "tokens"}[norm]
+    extra = " (one leading space, the prompt/continuation delimiter, not counted)" if norm in ("char", "byte") else ""
+    return (f"normalisation: {norm} - each option's log-probability divided by the number of {what} "
+            f"of its {'text' if norm != 'token' else 'continuation'} (field {key!r}){extra}")
+
+
+def _as_id(value: Any) -> str:
+    if value is None or is_missing(value):
+        return ""
+    return str(value)

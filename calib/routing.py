@@ -1,0 +1,473 @@
+"""Routing at a review threshold: who goes to a person, what is accepted unseen.
+
+A judge's stated confidence (or a recalibrated probability) is compared with a
+threshold. The rule, everywhere in calib:
+
+- one threshold ``t``: an item with score ``< t`` goes to a person; ``>= t`` is
+  accepted unseen. A threshold equal to a stated value accepts that value.
+- two thresholds ``lower < upper``: ``< lower`` goes to a person, ``>= upper`` is
+  accepted unseen, and ``lower <= score < upper`` is a *middle band* reported on
+  its own (what happens to it is the user's policy: a second look, a cheaper
+  check). It counts neither as reviewed nor as accepted; costs leave it out.
+
+The score is the stated value (on its scale) or, given a map, the calibrated
+probability of that value (in [0, 1]).
+
+Speed
+-----
+:func:`basis` sorts the cells by score once and keeps cumulative counts, so a
+threshold is a binary search and a few subtractions, independent of the number
+of rows (microseconds; ``bench/bench_models.py``). For intervals, :func:`basis`
+takes ``reps`` and draws the bootstrap (:func:`calib.bootstrap.resample_counts`)
+once, keeping cumulative counts per resample of shape ``(reps, cells + 1)``; each
+threshold is then one column lookup per resample and a percentile. A dashboard
+caches the basis and moves the threshold freely.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calib import metrics
+from calib.bootstrap import percentile_interval, resample_counts
+from calib.errors import CalibError
+from calib.maps import CalibrationMap, cell_prob
+from calib.rows import Judgments
+from calib.scale import Scale
+from calib.table import CountTable
+
+#: What a threshold is set on.
+ON: tuple[str, ...] = ("stated", "calibrated")
+
+
+@dataclass(frozen=True, eq=False)
+class Basis:
+    """Cells sorted by score with cumulative counts (and, optionally, per resample).
+
+    Attributes
+    ----------
+    score:
+        Distinct scores, increasing (stated values, or calibrated probabilities).
+    n, correct:
+        Rows and right answers per score.
+    cum_n, cum_k:
+        ``cum_n[i]`` = rows with score below ``score[i]`` (length ``cells + 1``;
+        ``cum_n[-1]`` is all rows); same for right answers.
+    boot_n, boot_k:
+        The same cumulative counts per bootstrap resample, shape ``(reps, cells + 1)``,
+        or ``None`` when built without intervals.
+    on:
+        ``"stated"`` or ``"calibrated"``.
+    scale:
+        The stated scale of the data.
+    method:
+        The map's method when ``on == "calibrated"``.
+    reps, seed:
+        How the bootstrap was drawn (``reps = 0``: none).
+    """
+
+    score: np.ndarray
+    n: np.ndarray
+    correct: np.ndarray
+    cum_n: np.ndarray
+    cum_k: np.ndarray
+    boot_n: np.ndarray | None
+    boot_k: np.ndarray | None
+    on: str
+    scale: Scale
+    method: str | None
+    reps: int
+    seed: int
+
+    @property
+    def total(self) -> int:
+        return int(self.cum_n[-1])
+
+    @property
+    def total_correct(self) -> int:
+        return int(self.cum_k[-1])
+
+
+def basis(
+    table: CountTable, *, calibration: CalibrationMap | None = None, reps: int = 0, seed: int = 0
+) -> Basis:
+    """Prepare a table for routing (groups pooled: one policy for every item).
+
+    Parameters
+    ----------
+    table:
+        The data.
+    calibration:
+        A map: thresholds are then on its calibrated probability. Cells it sends to
+        the same probability are merged (a threshold cannot separate them).
+    reps, seed:
+        Bootstrap resamples drawn once for the intervals of every later threshold
+        (0: no intervals).
+    """
+    t = metrics.single(table)
+    if calibration is not None:
+        calibration.check_scale(t.scale)
+        raw = np.asarray(calibration.apply_prob(cell_prob(t)), dtype=np.float64)
+        on, method = "calibrated", calibration.method
+    else:
+        raw, on, method = t.value.astype(np.float64), "stated", None
+    score, inv = np.unique(raw, return_inverse=True)
+    inv = inv.ravel()
+    c = score.size
+    n = np.bincount(inv, weights=t.n, minlength=c).astype(np.int64)
+    k = np.bincount(inv, weights=t.correct, minlength=c).astype(np.int64)
+    cum_n = np.concatenate([[0], np.cumsum(n)])
+    cum_k = np.concatenate([[0], np.cumsum(k)])
+    boot_n = boot_k = None
+    if reps > 0 and c > 0:
+        nb, kb = resample_counts(t, reps, seed)
+        order = np.argsort(inv, kind="stable")
+        starts = np.flatnonzero(np.r_[True, inv[order][1:] != inv[order][:-1]])
+        dtype = np.int32 if t.total < 2**31 else np.int64
+        boot_n = np.zeros((reps, c + 1), dtype=dtype)
+        boot_k = np.zeros((reps, c + 1), dtype=dtype)
+        np.cumsum(np.add.reduceat(nb[:, order], starts, axis=1), axis=1, out=boot_n[:, 1:])
+        np.cumsum(np.add.reduceat(kb[:, order], starts, axis=1), axis=1, out=boot_k[:, 1:])
+    return Basis(score, n, k, cum_n, cum_k, boot_n, boot_k, on, t.scale, method, int(reps), int(seed))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval (``None`` ends when not computed or undefined)."""
+
+    lo: float | None
+    hi: float | None
+
+    def to_list(self) -> list[float | None]:
+        return [self.lo, self.hi]
+
+
+def _fin(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class Routing:
+    """What a threshold does to the data.
+
+    Attributes
+    ----------
+    lower, upper:
+        The thresholds (``upper`` is ``None`` with one threshold).
+    on:
+        ``"stated"`` or ``"calibrated"``.
+    total:
+        Items.
+    to_person, middle, accepted:
+        Items below ``lower``; in ``[lower, upper)``; at or above ``upper`` (or ``lower``).
+    accepted_correct:
+        Right answers among the accepted.
+    accuracy_accepted:
+        ``accepted_correct / accepted`` (``None`` when nothing is accepted).
+    errors_slipping:
+        Wrong answers accepted unseen.
+    errors_caught:
+        Wrong answers sent to a person.
+    reviewed_needlessly:
+        Right answers sent to a person.
+    middle_correct:
+        Right answers in the middle band.
+    coverage, risk:
+        Share of items accepted, and share of the accepted that are wrong.
+    cost_review, cost_miss, cost_total:
+        Cost of one review and of one error accepted unseen, and
+        ``cost_review * to_person + cost_miss * errors_slipping`` (``None`` when no
+        cost was given).
+    ci:
+        Percentile bootstrap intervals by field name (``to_person``, ``accepted``,
+        ``accuracy_accepted``, ``errors_slipping``, ``errors_caught``, ``coverage``,
+        ``risk``, ``cost_total``); empty without a bootstrap.
+    level:
+        Interval level.
+    """
+
+    lower: float
+    upper: float | None
+    on: str
+    total: int
+    to_person: int
+    middle: int
+    accepted: int
+    accepted_correct: int
+    accuracy_accepted: float | None
+    errors_slipping: int
+    errors_caught: int
+    reviewed_needlessly: int
+    middle_correct: int
+    coverage: float | None
+    risk: float | None
+    cost_review: float | None
+    cost_miss: float | None
+    cost_total: float | None
+    ci: dict[str, Interval]
+    level: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "lower": self.lower, "upper": self.upper, "on": self.on, "total": self.total,
+            "to_person": self.to_person, "middle": self.middle, "accepted": self.accepted,
+            "accepted_correct": self.accepted_correct, "accuracy_accepted": self.accuracy_accepted,
+            "errors_slipping": self.errors_slipping, "errors_caught": self.errors_caught,
+            "reviewed_needlessly": self.reviewed_needlessly, "middle_correct": self.middle_correct,
+            "coverage": self.coverage, "risk": self.risk, "cost_review": self.cost_review,
+            "cost_miss": self.cost_miss, "cost_total": self.cost_total, "level": self.level,
+        }
+        out["ci"] = {k: v.to_list() for k, v in self.ci.items()}
+        return out
+
+
+def _check_threshold(x: float, name: str) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise CalibError(f"the {name} threshold must be a number, got {x!r}") from None
+    if not math.isfinite(v):
+        raise CalibError(f"the {name} threshold must be a finite number, got {x!r}")
+    return v
+
+
+def _cost(c: float | None, name: str) -> float | None:
+    if c is None:
+        return None
+    v = float(c)
+    if not math.isfinite(v) or v < 0:
+        raise CalibError(f"the cost per {name} must be a non-negative number, got {c!r}")
+    return v
+
+
+def _div(a: float, b: float) -> float | None:
+    return a / b if b > 0 else None
+
+
+def route(
+    b: Basis, lower: float, upper: float | None = None, *, cost_review: float | None = None,
+    cost_miss: float | None = None, level: float = 0.95,
+) -> Routing:
+    """Evaluate a threshold (or a pair) on a prepared :class:`Basis`.
+
+    Counts come from the cumulative sums: ``to_person = cum_n[i_lo]`` with
+    ``i_lo`` the first score ``>= lower`` (binary search), ``accepted = N -
+    cum_n[i_hi]``; the same index into the per-resample cumulative counts gives
+    every resample's figures at once, hence the percentile intervals.
+    """
+    lower = _check_threshold(lower, "lower")
+    if upper is not None:
+        upper = _check_threshold(upper, "upper")
+        if upper < lower:
+            raise CalibError(f"the upper threshold ({upper:g}) must not be below the lower one ({lower:g})")
+    cr, cm = _cost(cost_review, "review"), _cost(cost_miss, "missed error")
+    i_lo = int(np.searchsorted(b.score, lower, side="left"))
+    i_hi = i_lo if upper is None else int(np.searchsorted(b.score, upper, side="left"))
+    N, K = b.total, b.total_correct
+    person, person_k = int(b.cum_n[i_lo]), int(b.cum_k[i_lo])
+    acc_n, acc_k = N - int(b.cum_n[i_hi]), K - int(b.cum_k[i_hi])
+    mid_n, mid_k = int(b.cum_n[i_hi] - b.cum_n[i_lo]), int(b.cum_k[i_hi] - b.cum_k[i_lo])
+    slip = acc_n - acc_k
+    caught = person - person_k
+    accuracy = _div(acc_k, acc_n)
+    total_cost = None
+    if cr is not None or cm is not None:
+        total_cost = (cr or 0.0) * person + (cm or 0.0) * slip
+    ci: dict[str, Interval] = {}
+    if b.boot_n is not None and b.boot_k is not None:
+        bn, bk = b.boot_n, b.boot_k
+        tot_n, tot_k = bn[:, -1].astype(np.float64), bk[:, -1].astype(np.float64)
+        p_n, p_k = bn[:, i_lo].astype(np.float64), bk[:, i_lo].astype(np.float64)
+        a_n = tot_n - bn[:, i_hi]
+        a_k = tot_k - bk[:, i_hi]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = {
+                "to_person": p_n, "accepted": a_n, "accuracy_accepted": np.where(a_n > 0, a_k / a_n, np.nan),
+                "errors_slipping": a_n - a_k, "errors_caught": p_n - p_k,
+                "coverage": np.where(tot_n > 0, a_n / tot_n, np.nan),
+                "risk": np.where(a_n > 0, 1 - a_k / a_n, np.nan),
+            }
+        if total_cost is not None:
+            draws["cost_total"] = (cr or 0.0) * p_n + (cm or 0.0) * (a_n - a_k)
+        ci = {name: _interval(x, level) for name, x in draws.items()}
+    return Routing(
+        lower=lower, upper=upper, on=b.on, total=N, to_person=person, middle=mid_n, accepted=acc_n,
+        accepted_correct=acc_k, accuracy_accepted=accuracy, errors_slipping=slip, errors_caught=caught,
+        reviewed_needlessly=person_k, middle_correct=mid_k, coverage=_div(acc_n, N),
+        risk=None if accuracy is None else 1 - accuracy, cost_review=cr, cost_miss=cm,
+        cost_total=total_cost, ci=ci, level=level,
+    )
+
+
+def _interval(x: np.ndarray, level: float) -> Interval:
+    return Interval(*percentile_interval(x, level))
+
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """Every threshold at once: the risk-coverage curve (Geifman & El-Yaniv 2017).
+
+    One entry per distinct score ``t`` (accept ``score >= t``), increasing, so
+    ``coverage`` falls from 1 at the lowest threshold. ``risk`` is the error rate
+    among the accepted. The threshold above every score (accept nothing) is left out.
+
+    Attributes
+    ----------
+    threshold, accepted, errors_slipping, to_person, errors_caught, coverage, risk:
+        Per threshold.
+    risk_upper:
+        Wilson upper bound of ``risk`` at ``level`` (a conservative reading).
+    cost_total:
+        Per threshold, when costs were given.
+    """
+
+    threshold: np.ndarray
+    accepted: np.ndarray
+    errors_slipping: np.ndarray
+    to_person: np.ndarray
+    errors_caught: np.ndarray
+    coverage: np.ndarray
+    risk: np.ndarray
+    risk_upper: np.ndarray
+    cost_total: np.ndarray | None
+    on: str
+    level: float
+
+    def to_frame(self) -> pd.DataFrame:
+        df = pd.DataFrame({
+            "threshold": self.threshold, "accepted": self.accepted, "errors_slipping": self.errors_slipping,
+            "to_person": self.to_person, "errors_caught": self.errors_caught, "coverage": self.coverage,
+            "risk": self.risk, "risk_upper": self.risk_upper,
+        })
+        if self.cost_total is not None:
+            df["cost_total"] = self.cost_total
+        return df
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"on": self.on, "level": self.level,
+                "rows": self.to_frame().replace({np.nan: None}).to_dict(orient="records")}
+
+
+def sweep(
+    b: Basis, *, cost_review: float | None = None, cost_miss: float | None = None, level: float = 0.95
+) -> Sweep:
+    """The risk-coverage curve over every distinct score (:class:`Sweep`)."""
+    cr, cm = _cost(cost_review, "review"), _cost(cost_miss, "missed error")
+    N, K = b.total, b.total_correct
+    cn, ck = b.cum_n[:-1], b.cum_k[:-1]
+    acc = N - cn
+    acc_k = K - ck
+    slip = acc - acc_k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = acc / N if N else np.full(acc.shape, np.nan)
+        risk = np.where(acc > 0, slip / np.maximum(acc, 1), np.nan)
+    _, risk_hi = metrics.wilson_interval(slip, acc, level)
+    cost = None
+    if cr is not None or cm is not None:
+        cost = (cr or 0.0) * cn + (cm or 0.0) * slip
+    return Sweep(
+        threshold=b.score.copy(), accepted=acc, errors_slipping=slip, to_person=cn.copy(),
+        errors_caught=cn - ck, coverage=np.asarray(cov, dtype=np.float64), risk=risk,
+        risk_upper=np.asarray(risk_hi, dtype=np.float64), cost_total=cost, on=b.on, level=level,
+    )
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """The lowest threshold whose accepted items keep the error rate at or under a target.
+
+    ``threshold`` is ``None`` when no threshold does; ``message`` says so in words.
+    ``bound`` is ``"point"`` (the observed error rate) or ``"wilson"`` (its Wilson
+    upper bound at ``level``, a conservative choice).
+    """
+
+    target: float
+    bound: str
+    threshold: float | None
+    coverage: float | None
+    risk: float | None
+    risk_upper: float | None
+    accepted: int
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "bound": self.bound, "threshold": self.threshold,
+            "coverage": self.coverage, "risk": self.risk, "risk_upper": self.risk_upper,
+            "accepted": self.accepted, "message": self.message,
+        }
+
+
+def lowest_threshold(b: Basis, target: float, *, bound: str = "point", level: float = 0.95) -> ThresholdChoice:
+    """The lowest threshold ``t`` (a distinct score) with error rate among the items
+    accepted (``score >= t``) at or under ``target``; the most items accepted unseen
+    for that error rate. The error rate is not monotone in ``t``: a lower ``t``
+    that misses the target can sit below one that meets it, and is skipped.
+    """
+    if not (0 <= float(target) <= 1):
+        raise CalibError(f"the target error rate must be between 0 and 1, got {target!r}")
+    if bound not in ("point", "wilson"):
+        raise CalibError(f"bound must be 'point' or 'wilson', got {bound!r}")
+    s = sweep(b, level=level)
+    r = s.risk if bound == "point" else s.risk_upper
+    ok = np.flatnonzero(np.isfinite(r) & (r <= target))
+    what = "error rate" if bound == "point" else f"upper {level:.0%} bound of the error rate"
+    if ok.size == 0:
+        best = np.nanmin(r) if np.isfinite(r).any() else math.nan
+        msg = (
+            f"no threshold keeps the {what} among accepted items at or under {target:.1%}"
+            + (f" (the lowest reached is {best:.1%})" if math.isfinite(best) else "")
+            + "; every item would have to go to a person"
+        )
+        return ThresholdChoice(float(target), bound, None, None, None, None, 0, msg)
+    i = int(ok[0])
+    t = float(s.threshold[i])
+    unit = "" if b.on == "stated" else " (calibrated probability)"
+    msg = (
+        f"accept items at or above {t:g}{unit}: {int(s.accepted[i])} of {b.total} "
+        f"({s.coverage[i]:.1%}) accepted unseen with an error rate of {s.risk[i]:.1%} "
+        f"(upper {level:.0%} bound {s.risk_upper[i]:.1%})"
+    )
+    return ThresholdChoice(
+        float(target), bound, t, _fin(float(s.coverage[i])), _fin(float(s.risk[i])),
+        _fin(float(s.risk_upper[i])), int(s.accepted[i]), msg,
+    )
+
+
+def review_queue(
+    rows: Judgments, lower: float, *, calibration: CalibrationMap | None = None
+) -> pd.DataFrame:
+    """The items a person must review: rows with score ``< lower``.
+
+    Columns ``line, id, stated, prob, correct, group, text``; ``prob`` is the
+    calibrated probability when a map is given (and the threshold is on it), else
+    the stated probability. Sorted by score (most doubtful first), then line.
+    Text columns are user data: show them only through escaping elements.
+    """
+    lower = _check_threshold(lower, "lower")
+    if calibration is not None:
+        prob = calibration.apply_rows(rows).prob
+        score = prob
+    else:
+        prob = np.asarray(rows.prob, dtype=np.float64)
+        score = np.asarray(rows.stated, dtype=np.float64)
+    m = score < lower
+    order = np.lexsort((np.asarray(rows.line)[m], score[m]))
+    n = int(m.sum())
+    df = pd.DataFrame({
+        "line": np.asarray(rows.line)[m][order],
+        "id": np.asarray(rows.item_id, dtype=object)[m][order] if len(rows.item_id) else np.full(n, "", dtype=object),
+        "stated": np.asarray(rows.stated, dtype=np.float64)[m][order],
+        "prob": prob[m][order],
+        "correct": np.asarray(rows.correct, dtype=bool)[m][order],
+        "group": (np.asarray(rows.group, dtype=object)[m][order] if rows.group is not None
+                  else np.full(n, "", dtype=object)),
+        "text": (np.asarray(rows.text, dtype=object)[m][order] if rows.text is not None
+                 else np.full(n, "", dtype=object)),
+    })
+    return df.reset_index(drop=True)

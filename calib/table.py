@@ -1,0 +1,394 @@
+"""The count table: sufficient statistics per (group, distinct stated value).
+
+Every metric, curve, bootstrap and map in :mod:`calib` is computed from a
+:class:`CountTable`, so after loading, cost grows with the number of distinct
+stated values, not with the number of rows.
+
+Exactness
+---------
+For stated confidences (a judge's 0-100 integers) each cell holds one distinct
+stated value and the table is exact: every statistic computed from it equals the
+row-level statistic.
+
+Continuous confidences (softmax probabilities from log-probs) have as many distinct
+values as rows. Above :data:`MAX_EXACT_CELLS` distinct values per group they are
+pooled on a grid of width :data:`GRID` = 0.001 in probability (cell ``i`` holds
+``|p - i/1000| <= 0.0005``). Each cell keeps the exact sums ``sum p``,
+``sum p*y``, ``sum p^2`` and the summed log loss, so these stay exact after
+pooling: n, accuracy, mean confidence, the calibration-in-the-large gap, Brier
+score, log loss. What pooling changes, and by how much at most:
+
+- binned ECE / reliability points: a row's bin is decided by its cell's grid point
+  (:func:`calib.metrics.width_bins`), so a row within 0.0005 of a bin edge may
+  land in the neighbouring bin (a cell at an edge goes, whole, to the bin the edge
+  closes).
+- AUROC: pairs of one right and one wrong answer inside the same cell count as
+  ties (1/2). :func:`calib.metrics.auroc_grid_bound` gives the largest possible
+  change for a given table.
+- bootstrap resamples draw whole cells, each right/wrong part at its cell mean:
+  resampled probabilities move by at most 0.0005.
+- isotonic (CORP) fits and maps act on cell means (at most 1,001 steps per group).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from calib.errors import CalibError
+from calib.rows import Judgments
+from calib.scale import Scale, detect_scale
+
+if TYPE_CHECKING:  # pandas is imported where used: it costs 0.3 s at start-up
+    import pandas as pd
+
+#: Width of the probability grid on which continuous confidences are pooled.
+GRID = 1e-3
+#: Up to this many distinct stated values per group, every value keeps its own cell.
+MAX_EXACT_CELLS = 101
+#: Log loss clips probabilities to [EPS, 1 - EPS] (a stated 100 that is wrong costs
+#: -log(1e-15) = 34.5 nats instead of infinity).
+EPS = 1e-15
+
+
+def nll(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-row negative log-likelihood, clipped: ``-log(clip(p) if y else 1 - clip(p))``."""
+    pc = np.clip(p, EPS, 1 - EPS)
+    return -np.where(y, np.log(pc), np.log1p(-pc))
+
+
+@dataclass(frozen=True)
+class CountTable:
+    """Sufficient statistics per cell, a cell being one (group, stated value).
+
+    All arrays have one entry per cell, sorted by (group, value).
+
+    Attributes
+    ----------
+    value:
+        Stated value of the cell on the stated scale (for pooled continuous cells,
+        the grid point ``scale.to_stated(i * GRID)``).
+    prob:
+        Mean probability of the rows in the cell (exactly ``scale.to_prob(value)``
+        for unpooled cells).
+    n, correct:
+        Rows and right answers in the cell (int64).
+    py_sum:
+        Sum of ``p`` over the right answers in the cell.
+    sq_sum:
+        Sum of ``p**2`` over the rows of the cell.
+    nll_sum:
+        Sum of the clipped log loss over the rows of the cell (see :data:`EPS`).
+    group:
+        Index into :attr:`groups` per cell (int64).
+    groups:
+        Group names; ``("",)`` when the data has no groups.
+    scale:
+        The stated scale.
+    pooled:
+        True when continuous values were pooled on the :data:`GRID`.
+    """
+
+    value: np.ndarray
+    prob: np.ndarray
+    n: np.ndarray
+    correct: np.ndarray
+    py_sum: np.ndarray
+    sq_sum: np.ndarray
+    nll_sum: np.ndarray
+    group: np.ndarray
+    groups: tuple[str, ...]
+    scale: Scale
+    pooled: bool = False
+
+    # ----------------------------------------------------------------- basics
+    @property
+    def cells(self) -> int:
+        return int(self.value.shape[0])
+
+    @property
+    def total(self) -> int:
+        """Number of rows summarised."""
+        return int(self.n.sum())
+
+    @property
+    def total_correct(self) -> int:
+        return int(self.correct.sum())
+
+    @property
+    def wrong(self) -> np.ndarray:
+        return self.n - self.correct
+
+    @property
+    def p_correct(self) -> np.ndarray:
+        """Mean probability of the right answers in each cell (cell mean where none)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(self.correct > 0, self.py_sum / np.maximum(self.correct, 1), self.prob)
+        return out
+
+    @property
+    def p_wrong(self) -> np.ndarray:
+        """Mean probability of the wrong answers in each cell (cell mean where none)."""
+        w = self.wrong
+        s = self.prob * self.n - self.py_sum
+        return np.where(w > 0, s / np.maximum(w, 1), self.prob)
+
+    def select(self, group: str | int) -> CountTable:
+        """The table of one group (by name or index), with a single group."""
+        gi = self.groups.index(group) if isinstance(group, str) else int(group)
+        m = self.group == gi
+        return replace(
+            self,
+            value=self.value[m], prob=self.prob[m], n=self.n[m], correct=self.correct[m],
+            py_sum=self.py_sum[m], sq_sum=self.sq_sum[m], nll_sum=self.nll_sum[m],
+            group=np.zeros(int(m.sum()), dtype=np.int64), groups=(self.groups[gi],),
+        )
+
+    def pooled_over_groups(self) -> CountTable:
+        """All groups merged into one (cells with the same stated value summed)."""
+        if len(self.groups) == 1:
+            return self
+        return _from_cells(
+            key_group=np.zeros(self.cells, dtype=np.int64), groups=("",), scale=self.scale,
+            pooled=self.pooled, value=self.value, n=self.n, correct=self.correct,
+            p_sum=self.prob * self.n, py_sum=self.py_sum, sq_sum=self.sq_sum, nll_sum=self.nll_sum,
+        )
+
+    def with_counts(self, n: np.ndarray, correct: np.ndarray) -> CountTable:
+        """Same cells, new counts (a bootstrap or held-out resample): right and wrong
+        parts of each cell keep their mean probability."""
+        n = np.asarray(n, dtype=np.int64)
+        k = np.asarray(correct, dtype=np.int64)
+        p1, p0 = self.p_correct, self.p_wrong
+        # second moments scale with the counts at each part's own mean
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m2 = np.where(self.n > 0, self.sq_sum / np.maximum(self.n, 1), self.prob**2)
+        prob = np.where(n > 0, (p1 * k + p0 * (n - k)) / np.maximum(n, 1), self.prob)
+        return replace(
+            self, n=n, correct=k, prob=prob, py_sum=p1 * k,
+            sq_sum=m2 * n,
+            nll_sum=k * nll(p1, np.ones_like(p1, dtype=bool)) + (n - k) * nll(p0, np.zeros_like(p0, dtype=bool)),
+        )
+
+    # ------------------------------------------------------------- interchange
+    def to_frame(self) -> pd.DataFrame:
+        """Columns ``value, n, correct`` (+ ``group`` when there are groups)."""
+        import pandas as pd
+
+        df = pd.DataFrame({"value": self.value, "n": self.n, "correct": self.correct})
+        if len(self.groups) > 1 or self.groups[0]:
+            df.insert(0, "group", [self.groups[g] for g in self.group])
+        return df
+
+
+def _from_cells(
+    *, key_group: np.ndarray, groups: tuple[str, ...], scale: Scale, pooled: bool,
+    value: np.ndarray, n: np.ndarray, correct: np.ndarray, p_sum: np.ndarray,
+    py_sum: np.ndarray, sq_sum: np.ndarray, nll_sum: np.ndarray,
+) -> CountTable:
+    """Sum per-row (or per-cell) statistics into cells keyed by (group, value)."""
+    order = np.lexsort((value, key_group))
+    g, v = key_group[order], value[order]
+    start = np.ones(v.shape[0], dtype=bool)
+    start[1:] = (g[1:] != g[:-1]) | (v[1:] != v[:-1])
+    idx = np.flatnonzero(start)
+
+    def sums(a: np.ndarray) -> np.ndarray:
+        a = a[order]
+        return np.add.reduceat(a, idx) if a.size else a
+
+    n_c = sums(np.asarray(n, dtype=np.int64))
+    p_c = sums(np.asarray(p_sum, dtype=np.float64))
+    keep = n_c > 0
+    if pooled:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            prob = np.where(n_c > 0, p_c / np.maximum(n_c, 1), scale.to_prob(v[idx]))
+    else:
+        # one stated value per cell: its probability exactly, not a sum divided back
+        prob = scale.to_prob(v[idx])
+    return CountTable(
+        value=v[idx][keep], prob=prob[keep], n=n_c[keep],
+        correct=sums(np.asarray(correct, dtype=np.int64))[keep],
+        py_sum=sums(np.asarray(py_sum, dtype=np.float64))[keep],
+        sq_sum=sums(np.asarray(sq_sum, dtype=np.float64))[keep],
+        nll_sum=sums(np.asarray(nll_sum, dtype=np.float64))[keep],
+        group=g[idx][keep], groups=groups, scale=scale, pooled=pooled,
+    )
+
+
+def _group_codes(group: np.ndarray | None, size: int) -> tuple[np.ndarray, tuple[str, ...]]:
+    if group is None:
+        return np.zeros(size, dtype=np.int64), ("",)
+    names, codes = np.unique(np.asarray(group, dtype=str), return_inverse=True)
+    return codes.astype(np.int64), tuple(str(x) for x in names)
+
+
+def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
+    """Reduce rows to a count table.
+
+    Parameters
+    ----------
+    rows:
+        Loaded judgments.
+    pool:
+        Pool values on the :data:`GRID`. ``None`` (default) pools only when some
+        group has more than :data:`MAX_EXACT_CELLS` distinct stated values.
+
+    Cells are summed with ``np.bincount`` on an integer cell key (one sort, for
+    the distinct stated values; none at all when pooling), ~0.1 s for a million
+    rows. In an unpooled cell every row has the same probability ``p``, so its sums
+    are written in closed form (``p k``, ``p^2 n``, ``k nll(p, 1) + w nll(p, 0)``).
+    """
+    codes, names = _group_codes(rows.group, len(rows))
+    stated = np.asarray(rows.stated, dtype=np.float64)
+    p = np.asarray(rows.prob, dtype=np.float64)
+    y = np.asarray(rows.correct, dtype=bool)
+    groups = len(names)
+    if stated.size == 0:
+        return _from_cells(
+            key_group=codes, groups=names, scale=rows.scale, pooled=bool(pool), value=stated, n=codes,
+            correct=codes, p_sum=p, py_sum=p, sq_sum=p, nll_sum=p,
+        )
+    uniq, inv = np.unique(stated, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    if pool is None:
+        pool = uniq.size > MAX_EXACT_CELLS and _distinct_per_group(codes, inv, uniq.size) > MAX_EXACT_CELLS
+    if pool:
+        slots = int(round(1 / GRID)) + 1
+        key = codes * slots + np.rint(np.clip(p, 0.0, 1.0) / GRID).astype(np.int64)
+        size = groups * slots
+
+        def tot(w: np.ndarray | None) -> np.ndarray:
+            return np.bincount(key, weights=w, minlength=size)
+
+        n = tot(None).astype(np.int64)
+        keep = np.flatnonzero(n)
+        ps = tot(p)[keep]
+        return CountTable(
+            value=rows.scale.to_stated((keep % slots) * GRID), prob=ps / n[keep], n=n[keep],
+            correct=np.bincount(key, weights=y, minlength=size)[keep].astype(np.int64),
+            py_sum=tot(np.where(y, p, 0.0))[keep], sq_sum=tot(p * p)[keep], nll_sum=tot(nll(p, y))[keep],
+            group=keep // slots, groups=names, scale=rows.scale, pooled=True,
+        )
+    if groups * uniq.size > 4 * stated.size + 4096:  # many groups, few rows each: sort instead
+        return _from_cells(
+            key_group=codes, groups=names, scale=rows.scale, pooled=False, value=stated,
+            n=np.ones(len(rows), dtype=np.int64), correct=y.astype(np.int64), p_sum=p,
+            py_sum=np.where(y, p, 0.0), sq_sum=p * p, nll_sum=nll(p, y),
+        )
+    key = codes * uniq.size + inv
+    size = groups * uniq.size
+    n = np.bincount(key, minlength=size).astype(np.int64)
+    keep = np.flatnonzero(n)
+    n = n[keep]
+    k = np.bincount(key, weights=y, minlength=size)[keep].astype(np.int64)
+    value = uniq[keep % uniq.size]
+    prob = rows.scale.to_prob(value)
+    ones = np.ones(prob.shape, dtype=bool)
+    return CountTable(
+        value=value, prob=prob, n=n, correct=k, py_sum=prob * k, sq_sum=prob * prob * n,
+        nll_sum=k * nll(prob, ones) + (n - k) * nll(prob, ~ones),
+        group=keep // uniq.size, groups=names, scale=rows.scale, pooled=False,
+    )
+
+
+def _distinct_per_group(codes: np.ndarray, inv: np.ndarray, distinct: int) -> int:
+    """Most distinct values in one group (``inv``: index of each row's value)."""
+    if inv.size == 0:
+        return 0
+    if int(codes.max()) == 0:
+        return distinct
+    pairs = np.unique(codes * distinct + inv)
+    return int(np.bincount(pairs // distinct).max())
+
+
+def from_counts(
+    value: np.ndarray, n: np.ndarray, correct: np.ndarray, *, scale: Scale | None = None,
+    group: np.ndarray | None = None,
+) -> CountTable:
+    """Build a table from aggregated counts (one row per stated value [and group]).
+
+    Rows with the same (group, value) are summed. Validates: counts are
+    non-negative integers, ``correct <= n``, values finite and on the scale.
+    """
+    value = np.asarray(value, dtype=np.float64)
+    n = np.asarray(n)
+    correct = np.asarray(correct)
+    for name, a in (("n", n), ("correct", correct)):
+        af = a.astype(np.float64)
+        bad = ~np.isfinite(af) | (af < 0) | (af != np.round(af))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CalibError(f"row {i + 1}: {name} must be a non-negative integer, got {a[i]}")
+    n = n.astype(np.int64)
+    correct = correct.astype(np.int64)
+    over = correct > n
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        raise CalibError(f"row {i + 1}: correct ({correct[i]}) is larger than n ({n[i]})")
+    if not np.isfinite(value).all():
+        i = int(np.flatnonzero(~np.isfinite(value))[0])
+        raise CalibError(f"row {i + 1}: value must be a finite number, got {value[i]}")
+    scale = scale or detect_scale(value)
+    outside = ~scale.contains(value)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise CalibError(
+            f"row {i + 1}: value {value[i]:g} is outside the {scale.name} scale [{scale.lo:g}, {scale.hi:g}]"
+        )
+    codes, names = _group_codes(group, value.size)
+    p = scale.to_prob(value)
+    return _from_cells(
+        key_group=codes, groups=names, scale=scale, pooled=False, value=value, n=n,
+        correct=correct, p_sum=p * n, py_sum=p * correct, sq_sum=p * p * n,
+        nll_sum=correct * nll(p, np.ones_like(p, dtype=bool)) + (n - correct) * nll(p, np.zeros_like(p, dtype=bool)),
+    )
+
+
+def read_counts(path: str | Path, *, scale: Scale | None = None, data: bytes | None = None) -> CountTable:
+    """Read a count table file (CSV, Parquet or JSON/JSONL) with columns
+    ``value, n, correct`` and optionally ``group``.
+
+    This is what a warehouse GROUP BY produces (see the README)."""
+    import io
+
+    name = str(path)
+    src: object = io.BytesIO(data) if data is not None else name
+    low = name.lower()
+    import pandas as pd
+
+    try:
+        if low.endswith(".parquet"):
+            df = pd.read_parquet(src)
+        elif low.endswith(".csv") or low.endswith(".csv.gz"):
+            df = pd.read_csv(src, compression="gzip" if low.endswith(".gz") else None)
+        elif low.endswith(".jsonl") or low.endswith(".ndjson"):
+            df = pd.read_json(src, lines=True)
+        elif low.endswith(".json"):
+            df = pd.read_json(src)
+        else:
+            raise CalibError(f"{name}: a count table must be .csv, .parquet, .json or .jsonl")
+    except CalibError:
+        raise
+    except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
+        raise CalibError(f"{name}: cannot read as a count table: {exc}") from None
+    cols = {c.lower(): c for c in df.columns}
+    missing = [c for c in ("value", "n", "correct") if c not in cols]
+    if missing:
+        raise CalibError(
+            f"{name}: a count table needs columns value, n, correct (+ optional group); "
+            f"missing {', '.join(missing)}; found {', '.join(map(str, df.columns))}"
+        )
+    group = df[cols["group"]].astype(str).to_numpy() if "group" in cols else None
+    try:
+        return from_counts(
+            df[cols["value"]].to_numpy(dtype=np.float64), df[cols["n"]].to_numpy(),
+            df[cols["correct"]].to_numpy(), scale=scale, group=group,
+        )
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, CalibError):
+            raise CalibError(f"{name}: {exc}") from None
+        raise CalibError(f"{name}: count table columns must be numbers: {exc}") from None

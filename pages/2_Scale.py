@@ -1,0 +1,103 @@
+"""How the scale was used: which stated values the model chose, and what each one meant."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from calib import figures
+from calib.errors import CalibError
+
+ctx = ui.page_setup("scale")
+st.title(ui.PAGE_TITLES["scale"])
+if not ctx.datasets:
+    ui.no_data()
+    st.stop()
+
+st.caption(
+    "A judge asked for a number from 0 to 100 rarely uses the whole range. The histogram shows which values "
+    "it chose; the second figure what each value meant: the share of those answers that were right, with its "
+    "Wilson interval. On the dashed line a value meant what it said."
+)
+
+focus = ctx.focus
+v = ctx.view
+try:
+    audits = {d.name: ui.audit_for(d, v) for d in ctx.datasets}
+except CalibError as exc:
+    ui.show_error(exc)
+    st.stop()
+lvl = f"{100 * v.level:g}%"
+
+
+def ci_help(c) -> str | None:
+    return None if not c or c[0] is None else f"{lvl} interval {ui.fmt_ci(c, 1, pct=True)}"
+
+
+# the focused model's headline numbers (stable labels for browser tests)
+fa = audits[focus.name]
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Distinct values used", f"{fa.distinct_values:,}")
+c2.metric("Most common value", "—" if fa.top_value is None else f"{fa.top_value:g}")
+c3.metric("Share at the most common value", ui.fmt_pct(fa.metrics["share_top"]), help=ci_help(fa.ci["share_top"]))
+c4.metric(f"Share stated below {fa.below:g}", ui.fmt_pct(fa.metrics["share_below"]),
+          help=ci_help(fa.ci["share_below"]))
+st.text(f"model: {focus.name}")
+
+if len(ctx.datasets) > 1:
+    rows = [{
+        "model": name, "answers": a.n, "distinct values": a.distinct_values, "most common value": a.top_value,
+        "answers at it": a.top_count,
+        "share at it (%)": None if a.metrics["share_top"] is None else 100 * a.metrics["share_top"],
+        "below": a.below,
+        "share below (%)": None if a.metrics["share_below"] is None else 100 * a.metrics["share_below"],
+    } for name, a in audits.items()]
+    st.dataframe(
+        pd.DataFrame(rows), hide_index=True,
+        column_config={
+            "share at it (%)": st.column_config.NumberColumn(format="%.1f"),
+            "share below (%)": st.column_config.NumberColumn(format="%.1f"),
+        },
+    )
+
+st.plotly_chart(
+    figures.stated_histogram([(d.name, d.table) for d in ctx.datasets], ctx.colors),
+    config=figures.CONFIG, key="fig_hist",
+)
+series = [(d.name, d.table.pooled_over_groups(), audits[d.name].per_value) for d in ctx.datasets
+          if audits[d.name].per_value]
+if series:
+    st.plotly_chart(figures.per_value(series, ctx.colors, level=v.level), config=figures.CONFIG,
+                    key="fig_per_value")
+
+st.subheader("Per stated value")
+st.text(f"model: {focus.name}")
+pv = fa.per_value
+if not pv:
+    st.caption("Continuous confidences (pooled on a 0.001 grid) have no per-value table: see the binned "
+               "reliability diagram.")
+st.dataframe(
+    pd.DataFrame(
+        [{"stated": r.value, "answers": r.n, "share (%)": 100 * r.share, "right": r.correct,
+          "hit rate (%)": 100 * r.hit_rate, "CI low (%)": 100 * r.lo, "CI high (%)": 100 * r.hi,
+          "stated minus hit rate (points)": 100 * r.gap} for r in pv]
+    ),
+    hide_index=True,
+    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in
+                   ("share (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "stated minus hit rate (points)")},
+)
+
+opts = focus.rows.options if focus.rows is not None else None
+if opts is not None:
+    from calib.options import letter_bias
+
+    st.subheader("Per option letter (letter bias)")
+    st.caption(
+        "Top-label calibration hides a model that prefers one letter. Predicted share far from gold share, "
+        "or a letter whose accuracy is far from its mean confidence, is letter bias."
+    )
+    lb = letter_bias(opts)
+    st.plotly_chart(figures.letter_bias(lb, ctx.colors.get(focus.name, figures.PALETTE[0])),
+                    config=figures.CONFIG, key="fig_letters")
+    st.dataframe(lb.to_frame(), hide_index=True)

@@ -1,0 +1,63 @@
+"""Report: the whole audit as one self-contained HTML file, and the metrics as JSON."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import ui
+from calib import figures, html_report, report
+from calib.errors import CalibError
+
+ctx = ui.page_setup("report")
+st.title(ui.PAGE_TITLES["report"])
+if not ctx.datasets:
+    ui.no_data()
+    st.stop()
+
+v = ctx.view
+st.caption(
+    "The HTML report holds every view of this audit for the loaded models, with the settings chosen here "
+    "(binning, resamples, map, threshold). Its figures stay interactive and it opens offline: plotly.js is "
+    "inside the file (about 5 MB). The JSON holds the metrics in the command line's schema (calib audit --json)."
+)
+
+try:
+    parts = ui.report_parts(ctx)
+except CalibError as exc:
+    ui.show_error(exc)
+    st.stop()
+
+settings = ui.settings_text(v)
+st.text(settings)
+names = ", ".join(d.name for d in ctx.datasets)
+st.text(f"models: {names}")
+
+
+def build_html() -> bytes:
+    return html_report.audit_report(
+        parts.models, comparison=parts.comparison, comparison_figures=parts.comparison_figures,
+        settings=settings, config=figures.CONFIG,
+    ).encode("utf-8")
+
+
+c1, c2 = st.columns(2)
+with c1:
+    st.download_button("Download the report (HTML)", data=build_html, mime="text/html",
+                       file_name="calib_audit.html", key="dl_html", type="primary")
+with c2:
+    # exactly what `calib audit FILE --json` prints for each file
+    focus_audit = next(a for a in parts.audits if a.name == ctx.focus.name)
+    st.download_button("Download the metrics (JSON)", data=report.to_json(focus_audit), mime="application/json",
+                       file_name=ui.safe_filename(ctx.focus.name, "_metrics.json"), key="dl_json",
+                       help="The focused model's audit in the schema of calib audit --json.")
+    if len(parts.audits) > 1:
+        st.download_button(
+            "Download every model's metrics (JSON lines)",
+            data="".join(report.to_json(a, indent=None) + "\n" for a in parts.audits),
+            mime="application/x-ndjson", file_name="calib_metrics.jsonl", key="dl_jsonl",
+        )
+
+with st.expander("What is in the report"):
+    for m in parts.models:
+        st.text(f"{m.name}: {len(m.headline)} headline figures, {len(m.figures)} figures, "
+                f"{len(m.tables)} tables, {len(m.sections)} extra sections")

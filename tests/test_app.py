@@ -1,0 +1,657 @@
+"""The dashboard's pages, driven headless with Streamlit's AppTest.
+
+Every page is run with no data (no exception, a pointer to the Data page), deep-linked
+(its first script run restores the view from the URL), and with data loaded through
+the real upload widget (``at.file_uploader[...].set_value``, supported by AppTest in
+Streamlit 1.67). Numbers the pages show are checked against the engine or against a
+per-row count written in the test.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+PAGES = sorted(glob.glob(str(ROOT / "pages" / "*.py")))
+TIMEOUT = 60
+
+COUNTS_CSV = b"value,n,correct\n80,100,56\n90,300,220\n100,600,450\n"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    """st.cache_data / cache_resource are process-wide: each test starts empty."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=TIMEOUT)
+
+
+def ok(at: AppTest) -> AppTest:
+    """The run raised nothing (an exception element is a traceback shown to the user)."""
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader[0].set_value((name, data, "application/octet-stream"))
+    return ok(at.run())
+
+
+# ----------------------------------------------------------------- no data
+@pytest.mark.parametrize("page", [APP, *PAGES], ids=lambda p: os.path.basename(p))
+def test_every_page_runs_with_no_data(page):
+    at = ok(AppTest.from_file(page, default_timeout=TIMEOUT).run())
+    assert any("No data loaded yet" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: os.path.basename(p))
+def test_page_switch_with_no_data(page):
+    at = ok(app().run())
+    ok(at.switch_page(os.path.relpath(page, ROOT)).run())
+    assert any("No data loaded yet" in i.value for i in at.info)
+
+
+# ----------------------------------------------------------------- Data page
+def test_upload_a_count_table_shows_its_load_report():
+    at = upload(ok(app().run()), "judge.csv", COUNTS_CSV)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows kept"] == "3"
+    assert metrics["Lines dropped"] == "0"
+    assert metrics["Format"] == "counts"
+    assert [t.value for t in at.text if t.value.startswith("uploaded")] == ["uploaded file: judge.csv"]
+    # the model is named after the file and selectable in the sidebar
+    assert at.sidebar.selectbox(key="w_model").value == "judge"
+    assert at.text_input(key="name_0").value == "judge"
+    # the uploader is emptied for the next upload: what was loaded lives in the list
+    assert not at.file_uploader[0].value
+
+
+def test_a_file_that_cannot_be_read_shows_its_message_not_a_traceback():
+    at = upload(ok(app().run()), "bad.csv", b"value,n\n1,2\n")
+    assert len(at.error) == 1
+    msg = at.error[0].value.replace("\\", "")
+    assert "bad.csv: a count table needs columns value, n, correct" in msg
+    assert "missing correct" in msg
+
+
+def unescaped_punctuation(md: str) -> list[str]:
+    """ASCII punctuation in a markdown body that is not backslash-escaped."""
+    out, i = [], 0
+    while i < len(md):
+        if md[i] == "\\" and i + 1 < len(md):
+            i += 2
+            continue
+        if md[i] in "!\"#$%&'()*+,-./:;<=>?@[]^_`{|}~":
+            out.append(md[i])
+        i += 1
+    return out
+
+
+def test_error_message_with_markup_in_the_file_name_is_escaped():
+    name = "![x](http://evil.example/a.png)<img src=x onerror=alert(1)>:red[x].csv"
+    at = upload(ok(app().run()), name, b"value,n\n1,2\n")
+    body = at.error[0].value
+    # every markdown/HTML metacharacter is backslash-escaped: no link, image, tag or directive survives
+    assert unescaped_punctuation(body) == []
+    assert "onerror" in body and "count table needs columns" in body
+
+
+def test_rename_and_remove():
+    at = upload(ok(app().run()), "judge.csv", COUNTS_CSV)
+    at.text_input(key="name_0").set_value("llama3.1:8b")
+    ok(at.run())
+    assert at.sidebar.selectbox(key="w_model").value == "llama3.1:8b"
+    assert at.query_params.get("model") == "llama3.1:8b"
+    at.button(key="remove_0").click()
+    ok(at.run())
+    assert any("No data loaded yet" in i.value for i in at.info)
+
+
+def test_two_uploads_with_the_same_name_are_told_apart():
+    at = upload(ok(app().run()), "judge.csv", COUNTS_CSV)
+    at = upload(at, "judge.csv", b"value,n,correct\n50,10,5\n")
+    assert at.sidebar.selectbox(key="w_model").options == ["judge", "judge (2)"]
+
+
+def test_scale_override_reloads_with_the_given_scale():
+    at = upload(ok(app().run()), "judge.csv", b"value,n,correct\n3,10,5\n4,10,7\n")
+    assert any("1-5" in t.value for t in at.text if t.value.startswith("scale:"))
+    at.selectbox(key="ov0_scale").set_value("1-10")
+    ok(at.run())
+    assert any(t.value.startswith("scale: 1-10") for t in at.text)
+
+
+# ----------------------------------------------------------------- URL state
+def test_sidebar_choice_goes_into_the_url_and_back():
+    at = upload(ok(app().run()), "judge.csv", COUNTS_CSV)
+    at.sidebar.selectbox(key="w_method").set_value("isotonic")
+    ok(at.run())
+    assert at.query_params.get("map") == "isotonic"
+    # a fresh session opened on that URL restores it
+    at2 = app()
+    at2.query_params.update(at.query_params)
+    ok(at2.run())
+    assert at2.sidebar.selectbox(key="w_method").value == "isotonic"
+
+
+def test_bad_link_values_fall_back_and_are_named():
+    at = app()
+    at.query_params.update({"map": "<script>alert(1)</script>", "bins": "-4"})
+    ok(at.run())
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any("'map'" in w for w in warnings) and any("'bins'" in w for w in warnings)
+    assert all("<script>" not in w for w in warnings)
+    assert at.sidebar.selectbox(key="w_method").value == "none"
+    assert "map" not in at.query_params and "bins" not in at.query_params
+
+
+def test_foreign_query_parameters_are_kept():
+    at = app()
+    at.query_params.update({"share": "tok", "map": "platt"})
+    ok(at.run())
+    assert at.query_params.get("share") == "tok" and at.query_params.get("map") == "platt"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: os.path.basename(p))
+def test_deep_link_to_a_page_restores_the_view_on_its_first_run(page):
+    at = app()
+    at.query_params.update({"map": "platt", "scoring": "kfold", "folds": "7"})
+    at.switch_page(os.path.relpath(page, ROOT))
+    ok(at.run())
+    assert at.sidebar.selectbox(key="w_method").value == "platt"
+    assert at.session_state["calib_view"].folds == 7
+    assert at.query_params.get("folds") == "7"
+
+
+# ----------------------------------------------------------------- Routing
+SAMPLES = ROOT / "sample_data"
+JUDGE = "judge_a_synthetic.jsonl"
+
+
+def judge_rows(name: str = JUDGE) -> list[tuple[float, bool]]:
+    """(confidence, correct) per line, read here with json, independently of calib."""
+    import json
+
+    out = []
+    for line in (SAMPLES / name).read_text().splitlines():
+        if line.strip():
+            o = json.loads(line)
+            out.append((float(o["confidence"]), bool(o["correct"])))
+    return out
+
+
+def expected_routing(rows, lo: float, hi: float | None = None) -> dict[str, str]:
+    hi_ = lo if hi is None else hi
+    person = [c for s, c in rows if s < lo]
+    accepted = [c for s, c in rows if s >= hi_]
+    out = {
+        "Sent to a person": f"{len(person):,}",
+        "Accepted unseen": f"{len(accepted):,}",
+        "Accuracy among accepted": f"{100 * sum(accepted) / len(accepted):.1f}%",
+        "Errors slipping through": f"{sum(1 for c in accepted if not c):,}",
+        "Errors caught": f"{sum(1 for c in person if not c):,}",
+    }
+    if hi is not None:
+        out["Middle band"] = f"{sum(1 for s, _ in rows if lo <= s < hi):,}"
+    return out
+
+
+def metrics_of(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.main.metric}
+
+
+def routing_page(params: dict[str, str]) -> AppTest:
+    at = app()
+    at.query_params.update({"sample": JUDGE, "reps": "200", **params})
+    at.switch_page("pages/5_Routing.py")
+    return ok(at.run())
+
+
+def test_routing_numbers_follow_the_slider():
+    rows = judge_rows()
+    at = routing_page({})
+    m = metrics_of(at)
+    # default threshold: 80 on the 0-100 scale
+    assert at.sidebar.slider(key="w_lo").value == 80.0
+    assert {k: m[k] for k in expected_routing(rows, 80)} == expected_routing(rows, 80)
+    at.sidebar.slider(key="w_lo").set_value(90.0)
+    ok(at.run())
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, 90)} == expected_routing(rows, 90)
+    assert at.query_params.get("lo") == "90"
+    # and 100: only the answers stated at 100 are accepted
+    at.sidebar.slider(key="w_lo").set_value(100.0)
+    ok(at.run())
+    assert {k: metrics_of(at)[k] for k in expected_routing(rows, 100)} == expected_routing(rows, 100)
+
+
+def test_routing_with_an_upper_threshold_counts_the_middle_band():
+    rows = judge_rows()
+    at = routing_page({"lo": "85"})
+    at.sidebar.checkbox(key="w_hi_on").check()
+    ok(at.run())
+    assert at.sidebar.slider(key="w_hi").value == 90.0
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, 85, 90)} == expected_routing(rows, 85, 90)
+    at.sidebar.slider(key="w_hi").set_value(100.0)
+    ok(at.run())
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, 85, 100)} == expected_routing(rows, 85, 100)
+    assert at.query_params.get("hi") == "100"
+
+
+def test_routing_deep_link_restores_thresholds_and_costs():
+    rows = judge_rows()
+    at = routing_page({"lo": "90", "hi": "100", "cost_review": "2", "cost_miss": "10"})
+    assert at.sidebar.slider(key="w_lo").value == 90.0 and at.sidebar.slider(key="w_hi").value == 100.0
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, 90, 100)} == expected_routing(rows, 90, 100)
+    person = sum(1 for s, _ in rows if s < 90)
+    slipping = sum(1 for s, c in rows if s >= 100 and not c)
+    assert m["Total cost"] == f"{2 * person + 10 * slipping:,.2f}"
+
+
+def test_routing_on_the_sidebar_of_other_pages():
+    rows = judge_rows()
+    at = app()
+    at.query_params.update({"sample": JUDGE, "reps": "0", "lo": "95"})
+    at.switch_page("pages/2_Scale.py")
+    ok(at.run())
+    side = {m.label: m.value for m in at.sidebar.metric}
+    assert {k: side[k] for k in expected_routing(rows, 95)} == expected_routing(rows, 95)
+
+
+def test_review_queue_is_the_rows_below_the_threshold():
+    import io
+
+    import pandas as pd
+
+    import ui
+    from calib.loading import load
+
+    rows = judge_rows()
+    at = routing_page({"lo": "90"})
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert f"Download the review queue (CSV, {sum(1 for s, _ in rows if s < 90):,} items)" in labels
+    # the file the button serves
+    ds = load(SAMPLES / JUDGE)
+    df = pd.read_csv(io.StringIO(ui.review_queue_csv(ds.rows, 90.0).decode()))
+    assert len(df) == sum(1 for s, _ in rows if s < 90)
+    assert (df["stated"] < 90).all()
+    ids = [f"item-{i + 1:04d}" for i, (s, _) in enumerate(rows) if s < 90]
+    assert sorted(df["id"]) == sorted(ids)
+
+
+def test_review_queue_csv_defuses_spreadsheet_formulas():
+    import io
+
+    import pandas as pd
+
+    import ui
+    from calib.loading import load
+
+    data = (b'{"id": "=HYPERLINK(\\"http://x\\")", "confidence": 10, "correct": false}\n'
+            b'{"id": "@SUM(A1)", "confidence": 20, "correct": true}\n'
+            b'{"id": "plain", "confidence": 90, "correct": true}\n')
+    ds = load("q.jsonl", data)
+    df = pd.read_csv(io.StringIO(ui.review_queue_csv(ds.rows, 50.0).decode()))
+    assert list(df["id"]) == ["'=HYPERLINK(\"http://x\")", "'@SUM(A1)"]
+
+
+# ----------------------------------------------------------------- every page with every kind of data
+def per_row_summary(rows):
+    """Headline numbers computed here from (confidence 0-100, correct) pairs."""
+    from sklearn.metrics import roc_auc_score
+
+    n = len(rows)
+    p = [s / 100 for s, _ in rows]
+    y = [1.0 if c else 0.0 for _, c in rows]
+    acc = sum(y) / n
+    by_value: dict[float, list[float]] = {}
+    for pi, yi in zip(p, y, strict=True):
+        by_value.setdefault(pi, []).append(yi)
+    ece = sum(len(v) / n * abs(k - sum(v) / len(v)) for k, v in by_value.items())
+    return {
+        "Accuracy": f"{100 * acc:.1f}%",
+        "Mean stated confidence": f"{100 * sum(p) / n:.1f}%",
+        "Brier score": f"{sum((a - b) ** 2 for a, b in zip(p, y, strict=True)) / n:.4f}",
+        "Brier of the constant": f"{acc * (1 - acc):.4f}",
+        "AUROC": f"{roc_auc_score(y, p):.3f}",
+        "ECE": f"{ece:.3f}",
+    }
+
+
+def test_overview_headline_numbers_equal_a_per_row_computation():
+    rows = judge_rows("judge_c_synthetic.jsonl")
+    at = app()
+    at.query_params.update({"sample": "judge_c_synthetic.jsonl", "reps": "200"})
+    at.switch_page("pages/1_Overview.py")
+    m = metrics_of(ok(at.run()))
+    want = per_row_summary(rows)
+    assert {k: m[k] for k in want} == want
+    # the constant beats this judge's stated confidence (the post's finding)
+    assert m["Better forecast"] == "the constant"
+
+
+def test_overview_compares_several_models_in_the_posts_layout():
+    at = app()
+    at.query_params.update({"sample": "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl", "reps": "200"})
+    at.switch_page("pages/1_Overview.py")
+    ok(at.run())
+    df = at.dataframe[0].value
+    assert list(df["Model"]) == ["judge_a_synthetic", "judge_b_synthetic"]
+    for name, col in (("judge_a_synthetic.jsonl", 0), ("judge_b_synthetic.jsonl", 1)):
+        rows = judge_rows(name)
+        acc = sum(c for _, c in rows) / len(rows)
+        hi = [c for s, c in rows if s >= 90]
+        assert df["Right"][col] == f"{100 * acc:.1f}%"
+        assert df["Right when it did"][col] == f"{100 * sum(hi) / len(hi):.1f}%"
+
+
+def test_scale_page_counts_the_values_used():
+    from collections import Counter
+
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = app()
+    at.query_params.update({"sample": "judge_b_synthetic.jsonl", "reps": "0"})
+    at.switch_page("pages/2_Scale.py")
+    m = metrics_of(ok(at.run()))
+    counts = Counter(s for s, _ in rows)
+    value, n = counts.most_common(1)[0]
+    assert m["Distinct values used"] == str(len(counts))
+    assert m["Most common value"] == f"{value:g}"
+    assert m["Share at the most common value"] == f"{100 * n / len(rows):.1f}%"
+    assert m["Share stated below 80"] == f"{100 * sum(1 for s, _ in rows if s < 80) / len(rows):.1f}%"
+
+
+def test_reliability_controls_go_into_the_url_and_ece_follows_the_bins():
+    rows = judge_rows()
+    at = app()
+    at.query_params.update({"sample": JUDGE, "reps": "0"})
+    at.switch_page("pages/3_Reliability.py")
+    ok(at.run())
+    assert metrics_of(at)["ECE"] == per_row_summary(rows)["ECE"]
+    at.selectbox(key="w_scheme").set_value("width")
+    ok(at.run())
+    at.slider(key="w_bins").set_value(4)
+    ok(at.run())
+    assert at.query_params.get("scheme") == "width" and at.query_params.get("bins") == "4"
+    # 4 equal-width bins of [0, 1], right-closed: every value of this judge (80..100) is in the last
+    n = len(rows)
+    acc = sum(c for _, c in rows) / n
+    mean = sum(s / 100 for s, _ in rows) / n
+    assert metrics_of(at)["ECE"] == f"{abs(mean - acc):.3f}"
+    for scheme in ("mass", "corp"):
+        at.selectbox(key="w_scheme").set_value(scheme)
+        ok(at.run())
+
+
+def test_recalibration_scores_on_the_even_rows():
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = app()
+    at.query_params.update({"sample": "judge_b_synthetic.jsonl", "reps": "200", "map": "platt"})
+    at.switch_page("pages/4_Recalibration.py")
+    m = metrics_of(ok(at.run()))
+    even = rows[1::2]  # the 2nd, 4th... line: what an odd/even split scores on
+    brier = sum((s / 100 - c) ** 2 for s, c in even) / len(even)
+    assert m["Brier before"] == f"{brier:.4f}"
+    assert float(m["Brier after"]) < brier
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the map (JSON, for calib apply)" in labels
+
+
+def test_recalibration_says_when_the_map_is_useless():
+    at = app()
+    at.query_params.update({"sample": "logprobs_strong_overconfident_synthetic.jsonl", "reps": "0",
+                            "map": "isotonic", "scoring": "insample"})
+    at.switch_page("pages/4_Recalibration.py")
+    ok(at.run())
+    assert any("useless" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("sample", [
+    "judge_a_synthetic.jsonl", "logprobs_weak_calibrated_synthetic.jsonl", "lmeval_calib_mc",
+])
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: os.path.basename(p))
+def test_every_page_runs_on_every_kind_of_sample(sample, page):
+    if not (SAMPLES / sample).exists():
+        pytest.fail(f"sample_data/{sample} is missing")
+    at = app()
+    at.query_params.update({"sample": sample, "reps": "50", "map": "platt"})
+    at.switch_page(os.path.relpath(page, ROOT))
+    ok(at.run())
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_upload_an_lm_eval_folder_as_one_dataset():
+    folder = ROOT / "tests" / "data" / "lm-eval-0.4.13-dummy"
+    files = [(f"lm-eval-0.4.13-dummy/{p.name}", p.read_bytes(), "application/json") for p in sorted(folder.iterdir())]
+    at = ok(app().run())
+    at.file_uploader(key="upload_folder_0").set_value(files)
+    ok(at.run())
+    m = {x.label: x.value for x in at.metric}
+    assert m["Format"] == "lmeval"
+    assert at.sidebar.selectbox(key="w_model").options == ["lm-eval-0.4.13-dummy"]
+    # the per-row count of the two samples files
+    n = sum(1 for p in folder.glob("samples_*.jsonl") for line in p.read_text().splitlines() if line.strip())
+    assert m["Rows kept"] == f"{n:,}"
+
+
+def test_upload_an_inspect_log():
+    log = next((ROOT / "tests" / "data" / "inspect-0.3.285").glob("*calib-mc-json*.eval"))
+    at = upload(ok(app().run()), log.name, log.read_bytes())
+    m = {x.label: x.value for x in at.metric}
+    assert m["Format"] == "inspect"
+    # sample q039 answered without a confidence: it is in the load report, by sample id
+    issues = [df.value for df in at.dataframe if "sample" in df.value.columns]
+    assert issues and "q039" in set(issues[0]["sample"])
+
+
+# ----------------------------------------------------------------- more state and overrides
+def test_share_style_link_opens_the_page_it_names():
+    at = app()
+    at.query_params.update({"page": "routing", "sample": JUDGE, "reps": "0", "lo": "90"})
+    ok(at.run())
+    assert [t.value for t in at.title] == ["Routing"]
+    rows = judge_rows()
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, 90)} == expected_routing(rows, 90)
+
+
+def test_thresholds_on_the_recalibrated_probability():
+    import numpy as np
+
+    from calib import maps
+    from calib.loading import load
+
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = app()
+    at.query_params.update({"sample": "judge_b_synthetic.jsonl", "reps": "0", "map": "isotonic",
+                            "scoring": "insample"})
+    at.switch_page("pages/5_Routing.py")
+    ok(at.run())
+    at.sidebar.selectbox(key="w_on").set_value("calibrated")
+    ok(at.run())
+    assert at.query_params.get("on") == "calibrated"
+    # the slider is now on [0, 1], back at its default 0.8
+    assert at.sidebar.slider(key="w_lo").value == pytest.approx(0.8)
+    at.sidebar.slider(key="w_lo").set_value(0.75)
+    ok(at.run())
+    # the map as the engine fits it; the routing counted here, row by row
+    cmap = maps.fit(load(SAMPLES / "judge_b_synthetic.jsonl"), "isotonic", scoring="insample", reps=0).map
+    q = cmap.apply(np.array([s for s, _ in rows]))
+    calibrated = [(qi, c) for qi, (_, c) in zip(q, rows, strict=True)]
+    person = [c for qi, c in calibrated if qi < 0.75]
+    accepted = [c for qi, c in calibrated if qi >= 0.75]
+    m = metrics_of(at)
+    assert m["Sent to a person"] == f"{len(person):,}"
+    assert m["Accepted unseen"] == f"{len(accepted):,}"
+    assert m["Errors slipping through"] == f"{sum(1 for c in accepted if not c):,}"
+
+
+def test_threshold_on_is_stated_without_a_map():
+    at = routing_page({"on": "calibrated"})
+    assert at.sidebar.selectbox(key="w_on").disabled
+    assert at.sidebar.selectbox(key="w_on").value == "stated"
+
+
+def test_scoring_on_a_second_file():
+    at = app()
+    at.query_params.update({"sample": "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl", "reps": "0",
+                            "map": "platt", "scoring": "file", "model": "judge_a_synthetic"})
+    at.switch_page("pages/4_Recalibration.py")
+    ok(at.run())
+    assert at.sidebar.selectbox(key="w_eval").value == "judge_b_synthetic"
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    brier = sum((s / 100 - c) ** 2 for s, c in rows) / len(rows)
+    assert metrics_of(at)["Brier before"] == f"{brier:.4f}"
+    assert at.query_params.get("eval") == "judge_b_synthetic"
+
+
+def test_letter_bias_for_option_log_probs():
+    at = app()
+    at.query_params.update({"sample": "logprobs_strong_calibrated_synthetic.jsonl", "reps": "0"})
+    at.switch_page("pages/2_Scale.py")
+    ok(at.run())
+    frames = [d.value for d in at.dataframe if "letter" in d.value.columns]
+    assert frames, "no per-letter table"
+    df = frames[0]
+    import json
+
+    preds, golds = [], []
+    for line in (SAMPLES / "logprobs_strong_calibrated_synthetic.jsonl").read_text().splitlines():
+        o = json.loads(line)
+        preds.append(max(range(len(o["logits"])), key=lambda k: o["logits"][k]))
+        golds.append(o["gold"])
+    assert list(df["predicted"]) == [preds.count(k) for k in range(4)]
+    assert list(df["gold"]) == [golds.count(k) for k in range(4)]
+
+
+def test_confidence_field_override():
+    data = b"".join(
+        b'{"id": "%d", "confidence": %d, "p_alt": %.2f, "correct": %s}\n'
+        % (i, 90, 0.1 + 0.8 * (i % 2), b"true" if i % 2 else b"false")
+        for i in range(40)
+    )
+    at = upload(ok(app().run()), "two.jsonl", data)
+    assert {m.label: m.value for m in at.metric}["Distinct stated values"] == "1"
+    assert "p_alt" in at.selectbox(key="ov0_conf").options
+    at.selectbox(key="ov0_conf").set_value("p_alt")
+    ok(at.run())
+    assert {m.label: m.value for m in at.metric}["Distinct stated values"] == "2"
+    assert any(t.value.startswith("scale: 0-1") for t in at.text)
+
+
+def test_read_only_sessions_cannot_change_the_data(monkeypatch):
+    import ui
+
+    at = upload(ok(app().run()), "judge.csv", COUNTS_CSV)
+    monkeypatch.setattr(ui, "access", lambda: ui.Access(read_only=True))
+    ok(at.run())
+    assert all(u.disabled for u in at.file_uploader)
+    assert at.button(key="remove_0").disabled
+    assert at.text_input(key="name_0").disabled
+    # a reviewer can still move the threshold
+    ok(at.switch_page("pages/5_Routing.py").run())
+    assert not at.sidebar.slider(key="w_lo").disabled
+
+
+def test_a_closed_gate_shows_nothing(monkeypatch):
+    import ui
+
+    monkeypatch.setattr(ui, "access", lambda: ui.Access(allowed=False))
+    at = ok(app().run())
+    assert not at.file_uploader and not at.metric and not at.title
+
+
+@pytest.mark.parametrize(("name", "data", "message"), [
+    ("empty.jsonl", b"", "the file is empty"),
+    ("allbad.jsonl", b'{"confidence": "x", "correct": true}\nnot json\n', "allbad.jsonl"),
+])
+def test_unusable_files_give_a_message_and_every_page_still_runs(name, data, message):
+    at = upload(ok(app().run()), name, data)
+    assert any(message in e.value.replace("\\", "") for e in at.error)
+    for page in PAGES:
+        ok(at.switch_page(os.path.relpath(page, ROOT)).run())
+
+
+def test_degenerate_data_runs_on_every_page():
+    one_class = b"".join(b'{"confidence": %d, "correct": true}\n' % v for v in (80, 90, 100, 90))
+    one_value = b"".join(b'{"confidence": 90, "correct": %s}\n' % (b"true" if i % 3 else b"false") for i in range(30))
+    for name, data in (("one_class.jsonl", one_class), ("one_value.jsonl", one_value)):
+        at = upload(ok(app().run()), name, data)
+        at.query_params.update({"map": "platt", "reps": "50"})
+        for page in PAGES:
+            ok(at.switch_page(os.path.relpath(page, ROOT)).run())
+
+
+# ----------------------------------------------------------------- report and JSON
+def _report_script():
+    import streamlit as st
+
+    import ui
+    from calib import figures, html_report, report
+
+    ctx = ui.page_setup("report")
+    parts = ui.report_parts(ctx)
+    st.session_state["json"] = [report.to_json(a) for a in parts.audits]
+    st.session_state["html"] = html_report.audit_report(
+        parts.models, comparison=parts.comparison, comparison_figures=parts.comparison_figures,
+        settings=ui.settings_text(ctx.view), config=figures.CONFIG)
+
+
+def test_json_download_is_what_the_command_line_prints(capsys):
+    import json
+
+    from calib import cli
+
+    at = AppTest.from_function(_report_script, default_timeout=TIMEOUT)
+    at.query_params.update({"sample": "judge_b_synthetic.jsonl,judge_c_synthetic.jsonl", "reps": "300",
+                            "seed": "7", "scheme": "width", "bins": "5"})
+    ok(at.run())
+    dashboard = [json.loads(j) for j in at.session_state["json"]]
+    for name, got in zip(("judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl"), dashboard, strict=True):
+        assert cli.main(["audit", str(SAMPLES / name), "--json", "--reps", "300", "--seed", "7",
+                         "--scheme", "width", "--bins", "5"]) == 0
+        want = json.loads(capsys.readouterr().out)
+        # the load report names the file as the command line read it
+        got.pop("load_report"), want.pop("load_report")
+        assert got == want
+
+
+def test_html_report_holds_every_model_and_the_verdict():
+    at = AppTest.from_function(_report_script, default_timeout=TIMEOUT)
+    at.query_params.update({"sample": "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl", "reps": "100",
+                            "map": "platt", "lo": "90"})
+    ok(at.run())
+    doc = at.session_state["html"]
+    assert doc.startswith("<!DOCTYPE html>") and doc.count("calib-fig-") >= 8
+    assert "Models side by side" in doc and "judge_a_synthetic" in doc and "judge_b_synthetic" in doc
+    assert "A stated 95 meant 79%" in doc  # the verdict's sentence for judge_b
+    assert "Recalibration" in doc and "Routing at the review threshold" in doc
+    rows = judge_rows()
+    assert f"<dd>{sum(1 for s, _ in rows if s < 90):,}</dd>" in doc  # sent to a person at 90
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: os.path.basename(p))
+def test_page_file_run_on_its_own_with_a_link(page):
+    """A page script as the first (and only) script: the link alone rebuilds the view and the data."""
+    at = AppTest.from_file(page, default_timeout=TIMEOUT)
+    at.query_params.update({"sample": JUDGE, "reps": "50", "map": "platt", "lo": "90"})
+    ok(at.run())
+    assert not at.error
+    assert at.session_state["calib_view"].lo == 90.0
+    assert at.sidebar.selectbox(key="w_model").value == "judge_a_synthetic"

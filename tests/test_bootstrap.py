@@ -1,0 +1,104 @@
+"""The multinomial count-table bootstrap: exactness in distribution, seeding,
+percentile intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calib import bootstrap as b
+from calib import metrics as m
+from calib.rows import Judgments
+from calib.scale import Scale
+from calib.table import from_counts, from_judgments
+
+PCT = Scale(0.0, 100.0, "0-100")
+
+
+def judge(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    v = rng.choice([60, 70, 80, 85, 90, 95, 100], size=n, p=[.05, .05, .1, .1, .2, .4, .1]).astype(float)
+    return v, rng.random(n) < 0.1 + 0.7 * v / 100
+
+
+def table_of(v: np.ndarray, y: np.ndarray):  # type: ignore[no-untyped-def]
+    n = v.size
+    return from_judgments(Judgments(stated=v, prob=v / 100, correct=y, line=np.arange(n), item_id=np.full(n, ""),
+                                    scale=PCT))
+
+
+def test_resample_counts_shape_totals_and_seed() -> None:
+    t = table_of(*judge(0, 300))
+    n, k = b.resample_counts(t, 50, seed=4)
+    assert n.shape == k.shape == (50, t.cells) and n.dtype == np.int64
+    assert (n.sum(axis=1) == t.total).all() and (k <= n).all() and (k >= 0).all()
+    n2, k2 = b.resample_counts(t, 50, seed=4)
+    assert (n == n2).all() and (k == k2).all()
+    n3, _ = b.resample_counts(t, 50, seed=5)
+    assert not (n == n3).all()
+
+
+def test_cell_resampling_matches_a_row_level_bootstrap_in_distribution() -> None:
+    v, y = judge(1, 400)
+    t = table_of(v, y)
+    reps = 4000
+    n, k = b.resample_counts(t, reps, seed=0)
+    acc_cells = k.sum(axis=1) / t.total
+    stats = m.CellStats.resampled(t, n, k)
+    brier_cells = (stats.sq - 2 * stats.py + stats.k).sum(axis=1) / t.total
+    rng = np.random.default_rng(1)
+    idx = rng.integers(0, v.size, size=(reps, v.size))  # the textbook bootstrap, on rows
+    acc_rows = y[idx].mean(axis=1)
+    brier_rows = ((v[idx] / 100 - y[idx]) ** 2).mean(axis=1)
+    for a, r in ((acc_cells, acc_rows), (brier_cells, brier_rows)):
+        se = r.std() / np.sqrt(reps)
+        assert abs(a.mean() - r.mean()) < 4 * np.sqrt(2) * se
+        assert a.std() == pytest.approx(r.std(), rel=0.08)
+    # and the analytic bootstrap variance of a proportion, p (1 - p) / N
+    p = y.mean()
+    assert acc_cells.std() == pytest.approx(np.sqrt(p * (1 - p) / v.size), rel=0.08)
+
+
+def test_intervals_contain_the_point_estimate_on_typical_data() -> None:
+    t = table_of(*judge(2, 1500))
+    plan = m.Plan.of(t)
+    point = {k: float(v[0]) for k, v in m.batch_metrics(m.CellStats.of(t), plan).items()}
+    boot = b.bootstrap(t, plan=plan, reps=1000, seed=0)
+    for name in m.BATCH_METRICS:
+        lo, hi = boot.ci(name)
+        assert lo is not None and lo <= point[name] <= hi, name
+
+
+def test_bootstrap_is_seeded_and_chunking_does_not_change_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    t = table_of(*judge(3, 500))
+    a = b.bootstrap(t, reps=300, seed=9)
+    monkeypatch.setattr(b, "CHUNK_CELLS", 7 * 37)  # 37 resamples per chunk
+    c = b.bootstrap(t, reps=300, seed=9)
+    for name in m.BATCH_METRICS:
+        np.testing.assert_allclose(a.samples[name], c.samples[name], rtol=2e-5, atol=1e-12, err_msg=name)
+        assert a.samples[name].shape == (300,)
+
+
+def test_percentile_interval() -> None:
+    s = np.arange(1, 1001, dtype=float)
+    assert b.percentile_interval(s, 0.9) == pytest.approx((np.quantile(s, 0.05), np.quantile(s, 0.95)))
+    s[:50] = np.nan  # 5% undefined: interval over the rest
+    assert b.percentile_interval(s, 0.9)[0] == pytest.approx(np.quantile(s[50:], 0.05))
+    s[:200] = np.nan  # 20% undefined: no interval
+    assert b.percentile_interval(s, 0.9) == (None, None)
+    assert b.percentile_interval(np.zeros(0)) == (None, None)
+
+
+def test_undefined_metrics_give_no_interval() -> None:
+    # 2 wrong answers in 400: many resamples have no wrong answer, so AUROC is often undefined
+    t = from_counts(np.array([80.0, 90.0]), np.array([200, 200]), np.array([199, 199]), scale=PCT)
+    boot = b.bootstrap(t, reps=400, seed=0)
+    assert np.isnan(boot.samples["auroc"]).mean() > 0.1
+    assert boot.ci("auroc") == (None, None)
+    assert boot.ci("accuracy")[0] is not None
+
+
+def test_empty_table_resamples_to_zeros() -> None:
+    t = from_counts(np.array([50.0]), np.array([0]), np.array([0]), scale=PCT)
+    n, k = b.resample_counts(t, 5, seed=0)
+    assert n.sum() == 0 and k.sum() == 0

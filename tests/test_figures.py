@@ -1,0 +1,213 @@
+"""The Plotly figures (calib.figures) show exactly the engine's numbers.
+
+Each figure's traces are read back and compared with the curve, table or routing
+result it was built from, and with counts made in the test from the rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calib import curves, figures, maps, metrics, routing
+from calib.table import from_counts
+
+EVIL = '<b>bold</b><img src=x onerror=alert(1)><a href="http://evil.example">x</a>'
+
+
+def table_a():
+    # a judge that used four values of 0-100 (the post's llama shape)
+    return from_counts(np.array([80.0, 90, 95, 100]), np.array([440, 120, 300, 140]),
+                       np.array([246, 94, 222, 97]))
+
+
+def table_b():
+    return from_counts(np.array([85.0, 95, 100]), np.array([38, 878, 52]), np.array([22, 694, 48]))
+
+
+def traces(fig, name=None):
+    return [t for t in fig.data if name is None or t.name == name]
+
+
+def the_reference(fig):
+    refs = traces(fig, figures.REFERENCE_NAME)
+    assert len(refs) == 1, "exactly one y = x line"
+    return refs[0]
+
+
+# ----------------------------------------------------------------- palette
+def test_palette_is_stable_and_keyed_by_load_order():
+    a = figures.palette(["llama", "qwen", "aya"])
+    b = figures.palette(["llama", "qwen", "aya", "new"])
+    assert a == {k: b[k] for k in a}
+    assert len(set(a.values())) == 3
+    # nine models: the ninth reuses the first colour, the others are distinct
+    many = figures.palette([f"m{i}" for i in range(9)])
+    assert len(set(list(many.values())[:8])) == 8 and many["m8"] == many["m0"]
+
+
+def test_one_colour_per_model_across_figures():
+    ta, tb = table_a(), table_b()
+    colors = figures.palette(["a", "b"])
+    hist = figures.stated_histogram([("a", ta), ("b", tb)], colors)
+    pv = figures.per_value([("a", ta, metrics.per_value(ta)), ("b", tb, metrics.per_value(tb))], colors)
+    rel = figures.reliability([("a", curves.value_points(ta)), ("b", curves.value_points(tb))], colors)
+    for fig, attr in ((hist, "marker.color"), (pv, "marker.color"), (rel, "marker.color")):
+        got = {}
+        for t in fig.data:
+            if t.name in ("a", "b"):
+                got[t.name] = t.marker.color
+        assert got == colors, attr
+
+
+# ----------------------------------------------------------------- histogram
+def test_histogram_bars_are_the_share_of_answers_at_each_value():
+    t = table_a()
+    fig = figures.stated_histogram([("a", t)], figures.palette(["a"]))
+    (bar,) = traces(fig, "a")
+    assert list(bar.x) == [80, 90, 95, 100]
+    np.testing.assert_allclose(bar.y, 100 * np.array([440, 120, 300, 140]) / 1000)
+    # hover carries n and the hit rate
+    np.testing.assert_array_equal(np.asarray(bar.customdata)[:, 0], [440, 120, 300, 140])
+    np.testing.assert_allclose(np.asarray(bar.customdata)[:, 1], 100 * np.array([246, 94, 222, 97]) / t.n)
+    assert "0-100" in fig.layout.xaxis.title.text and "%" in fig.layout.yaxis.title.text
+
+
+# ----------------------------------------------------------------- per value / reliability
+def test_per_value_points_and_wilson_bars_equal_the_engine():
+    t = table_b()
+    rows = metrics.per_value(t)
+    fig = figures.per_value([("b", t, rows)], figures.palette(["b"]))
+    (pts,) = traces(fig, "b")
+    np.testing.assert_array_equal(pts.x, [85, 95, 100])
+    np.testing.assert_allclose(pts.y, 100 * np.array([22 / 38, 694 / 878, 48 / 52]))
+    lo, hi = metrics.wilson_interval(np.array([22, 694, 48]), np.array([38, 878, 52]))
+    np.testing.assert_allclose(np.asarray(pts.y) + np.asarray(pts.error_y.array), 100 * hi)
+    np.testing.assert_allclose(np.asarray(pts.y) - np.asarray(pts.error_y.arrayminus), 100 * lo)
+    # area grows with n: the 878 point is the biggest
+    assert np.argmax(pts.marker.size) == 1
+    ref = the_reference(fig)
+    assert list(ref.x) == [0, 100] and list(ref.y) == [0, 100]
+
+
+@pytest.mark.parametrize("view", ["values", "width", "mass", "corp"])
+def test_reliability_traces_equal_the_curve_data(view):
+    t = table_a()
+    c = curves.reliability(t, view, bins=5, reps=200, seed=1)
+    fig = figures.reliability([("a", c)], figures.palette(["a"]), thresholds=[80.0])
+    (main,) = traces(fig, "a")
+    if view == "values":
+        np.testing.assert_allclose(main.x, [80, 90, 95, 100])
+        np.testing.assert_allclose(main.y, 100 * np.array([246 / 440, 94 / 120, 222 / 300, 97 / 140]))
+    elif view in ("width", "mass"):
+        np.testing.assert_allclose(main.x, 100 * c.mean_prob)
+        np.testing.assert_allclose(main.y, 100 * c.hit_rate)
+        # bins are whole cells: every answer is in exactly one point
+        assert np.asarray(main.customdata)[:, 2].sum() == t.total
+    else:
+        np.testing.assert_allclose(main.x, [80, 90, 95, 100])
+        np.testing.assert_allclose(main.y, 100 * c.fitted)
+        bands = [tr for tr in fig.data if tr.fill == "toself"]
+        assert len(bands) == 2  # consistency and confidence
+        conf = next(b for b in bands if b.name.startswith("confidence"))
+        np.testing.assert_allclose(np.asarray(conf.y)[:4], 100 * c.confidence_hi)
+        np.testing.assert_allclose(np.asarray(conf.y)[4:], 100 * c.confidence_lo[::-1])
+    the_reference(fig)
+    # the threshold is a vertical line at 80%
+    (line,) = traces(fig, "review threshold")
+    assert list(line.x) == [80.0, 80.0] and list(line.y) == [0, 100]
+    assert fig.layout.xaxis.title.text == "stated confidence (%)"
+    assert fig.layout.yaxis.title.text == "share right (%)"
+
+
+def test_isotonic_fit_in_the_figure_is_monotone_and_matches_an_independent_pav():
+    from sklearn.isotonic import IsotonicRegression
+
+    t = table_a()
+    c = curves.isotonic_curve(t, reps=0)
+    fig = figures.reliability([("a", c)], figures.palette(["a"]))
+    (main,) = traces(fig, "a")
+    y = t.correct / t.n
+    iso = IsotonicRegression().fit(t.prob, y, sample_weight=t.n)
+    np.testing.assert_allclose(np.asarray(main.y) / 100, iso.predict(t.prob), atol=1e-12)
+
+
+def test_moving_the_threshold_changes_only_the_threshold_traces():
+    t = table_a()
+    c = curves.value_points(t)
+    fig = figures.reliability([("a", c)], figures.palette(["a"]), thresholds=[50.0, 60.0])
+    import json
+
+    def others(f):
+        return json.dumps([tr.to_plotly_json() for tr in f.data if tr.name not in figures.THRESHOLD_NAMES],
+                          default=lambda a: np.asarray(a).tolist())
+
+    before = others(fig)
+    figures.move_threshold_lines(fig, [85.0])
+    (lo,) = traces(fig, "review threshold")
+    (hi,) = traces(fig, "upper threshold")
+    assert list(lo.x) == [85.0, 85.0] and lo.visible is True and hi.visible is False
+    figures.move_threshold_lines(fig, [85.0, 95.0])
+    assert list(hi.x) == [95.0, 95.0] and hi.visible is True
+    assert others(fig) == before
+    # and it is the same figure as one built at those thresholds
+    fresh = figures.reliability([("a", c)], figures.palette(["a"]), thresholds=[85.0, 95.0])
+    assert [list(tr.x) for tr in fresh.data] == [list(tr.x) for tr in fig.data]
+
+    b = routing.basis(t)
+    rc = figures.risk_coverage("a", "#0072B2", routing.sweep(b))
+    r = routing.route(b, 95.0)
+    figures.move_marker(rc, r.coverage, r.risk, "<b>x</b>")
+    (mark,) = traces(rc, figures.CURRENT_NAME)
+    assert mark.x[0] == pytest.approx(100 * 440 / 1000) and mark.y[0] == pytest.approx(100 * (440 - 319) / 440)
+    assert mark.text[0] == "&lt;b&gt;x&lt;/b&gt;"
+
+
+# ----------------------------------------------------------------- user text
+def test_model_names_are_escaped_in_legend_and_hover():
+    t = table_a()
+    colors = figures.palette([EVIL])
+    figs = [
+        figures.stated_histogram([(EVIL, t)], colors),
+        figures.per_value([(EVIL, t, metrics.per_value(t))], colors),
+        figures.reliability([(EVIL, curves.isotonic_curve(t, reps=50))], colors),
+    ]
+    for fig in figs:
+        for tr in fig.data:
+            for text in (tr.name or "", getattr(tr, "hovertemplate", None) or ""):
+                assert "<b>bold" not in text and "<img" not in text and "<a " not in text
+        names = [tr.name for tr in fig.data if tr.name and "bold" in tr.name]
+        assert names and all("&lt;b&gt;bold&lt;/b&gt;" in n for n in names)
+
+
+# ----------------------------------------------------------------- recalibration / routing
+def test_map_figure_shows_the_map_table():
+    t = table_b()
+    fit = maps.fit(t, "platt", scoring="insample", reps=0)
+    grid = np.linspace(0, 100, 101)
+    fig = figures.recalibration_map("b", "#0072B2", scale_lo=0, scale_hi=100, curve_x=grid,
+                                    curve_y=fit.map.apply(grid), table=fit.table, method_label="Platt")
+    diamonds = traces(fig, "map at each stated value")[0]
+    np.testing.assert_allclose(diamonds.x, [r["stated"] for r in fit.table])
+    np.testing.assert_allclose(diamonds.y, [100 * r["prob"] for r in fit.table])
+    hits = traces(fig, "hit rate in the fitting data")[0]
+    np.testing.assert_allclose(hits.y, 100 * np.array([22 / 38, 694 / 878, 48 / 52]))
+    assert traces(fig, "no change (y = x)")
+
+
+def test_risk_coverage_points_are_the_sweep():
+    t = table_a()
+    b = routing.basis(t)
+    sw = routing.sweep(b)
+    r = routing.route(b, 90.0)
+    fig = figures.risk_coverage("a", "#0072B2", sw, coverage=r.coverage, risk=r.risk)
+    (curve,) = traces(fig, "a")
+    # accept at or above each stated value: counted here from the table
+    n, k = np.array([440, 120, 300, 140]), np.array([246, 94, 222, 97])
+    acc = np.array([n[i:].sum() for i in range(4)])
+    wrong = np.array([(n[i:] - k[i:]).sum() for i in range(4)])
+    np.testing.assert_allclose(curve.x, 100 * acc / 1000)
+    np.testing.assert_allclose(curve.y, 100 * wrong / acc)
+    (mark,) = traces(fig, "current threshold")
+    assert mark.x[0] == pytest.approx(100 * 560 / 1000)
+    assert mark.y[0] == pytest.approx(100 * (560 - 413) / 560)

@@ -1,0 +1,274 @@
+"""Loading stated-confidence JSONL: the bad-input corpus (issue 2, point 2) and the
+ways a file arrives (path, uploaded bytes, .gz).
+
+Expected values are written out by hand from the corpus files (see
+tests/data/bad/make_corpus.py, which documents each line), never taken from the
+reader: which ids must survive, which line fails for which reason.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calib.errors import CalibError
+from calib.loading import LoadOptions, Source, gunzip_capped, load, read_source, sniff_format
+from calib.readers import stated
+
+BAD = Path(__file__).parent / "data" / "bad"
+
+# file -> (ids that must be kept, in order; [(line, reason, field, words the message must contain)]; blank lines)
+CASES: dict[str, tuple[list[str], list[tuple[int, str, str | None, str]], int]] = {
+    "invalid_json.jsonl": (
+        ["a1", "a3", "a5"],
+        [(2, "invalid JSON", None, "not valid JSON"), (4, "invalid JSON", None, "not valid JSON")],
+        0,
+    ),
+    "not_object.jsonl": (
+        ["b1", "b4", "b7"],
+        [(2, "not a JSON object", None, "array"), (3, "not a JSON object", None, "string"),
+         (5, "not a JSON object", None, "null"), (6, "not a JSON object", None, "number")],
+        0,
+    ),
+    "missing_confidence.jsonl": (
+        ["c1", "c4", "c5"],
+        [(2, "missing confidence", "confidence", "no confidence value"),
+         (3, "missing confidence", "confidence", "no confidence value")],
+        0,
+    ),
+    "non_numeric.jsonl": (
+        ["d1", "d5", "d6"],
+        [(2, "non-numeric confidence", "confidence", '"very sure", not a number'),
+         (3, "non-numeric confidence", "confidence", "true, not a number"),
+         (4, "non-numeric confidence", "confidence", "[90], not a number")],
+        0,
+    ),
+    "outside_scale.jsonl": (
+        [f"e{i}" for i in range(1, 101)] + [f"e{i}" for i in range(102, 201)],
+        [(101, "outside the scale", "confidence", "150 is outside the 0-100 scale"),
+         (201, "outside the scale", "confidence", "-5 is outside the 0-100 scale")],
+        0,
+    ),
+    "unknown_outcome.jsonl": (
+        ["f1", "f3", "f5", "f6"],
+        [(2, "unknown outcome token", "correct", '"maybe", not an outcome'),
+         (4, "unknown outcome token", "correct", "2, not an outcome"),
+         (7, "missing outcome", "correct", "no correct value")],
+        0,
+    ),
+    "nan.jsonl": (
+        ["g1", "g3"],
+        # Python's json reads NaN (refused as not finite) but not -NaN (invalid JSON)
+        [(2, "NaN/Infinity", "confidence", "NaN, not a finite number"), (4, "invalid JSON", None, "not valid JSON")],
+        0,
+    ),
+    "infinity.jsonl": (
+        ["h1", "h3", "h6"],
+        [(2, "NaN/Infinity", "confidence", "Infinity, not a finite number"),
+         (4, "NaN/Infinity", "confidence", "-Infinity, not a finite number"),
+         (5, "NaN/Infinity", "confidence", "Infinity, not a finite number")],
+        0,
+    ),
+    "non_utf8.jsonl": (
+        ["i1", "i3", "i5"],
+        [(2, "not UTF-8", None, "not UTF-8 at column 12"), (4, "not UTF-8", None, "not UTF-8 at column 9")],
+        0,
+    ),
+    "truncated_last_line.jsonl": (
+        ["j1", "j2", "j3"],
+        [(4, "truncated line", None, "cut off")],
+        0,
+    ),
+    "blank_lines.jsonl": (["k1", "k5", "k8"], [], 6),
+    "bom.jsonl": (["l1", "l2", "l3"], [], 0),
+    "crlf.jsonl": (["m1", "m2", "m3", "m5"], [], 1),
+    "one_class.jsonl": (["n1", "n2", "n3", "n4"], [], 0),
+    "single_confidence.jsonl": (["o1", "o2", "o3", "o4"], [], 0),
+    "mixed.jsonl": (
+        ["p1", "p9", "p11"] + [f"q{i}" for i in range(13, 213)],
+        [(3, "invalid JSON", None, "not valid JSON"), (4, "not a JSON object", None, "array"),
+         (5, "missing confidence", "confidence", "no confidence value"),
+         (6, "non-numeric confidence", "confidence", '"sure", not a number'),
+         (7, "NaN/Infinity", "confidence", "NaN"), (8, "unknown outcome token", "correct", '"perhaps"'),
+         (10, "not UTF-8", None, "not UTF-8"), (12, "outside the scale", "confidence", "101 is outside"),
+         (213, "truncated line", None, "cut off")],
+        1,
+    ),
+}
+
+# lines in each file (counted by hand: the newline-terminated ones plus an unterminated last one)
+LINES = {
+    "invalid_json.jsonl": 5, "not_object.jsonl": 7, "missing_confidence.jsonl": 5, "non_numeric.jsonl": 6,
+    "outside_scale.jsonl": 201, "unknown_outcome.jsonl": 7, "nan.jsonl": 4, "infinity.jsonl": 6,
+    "non_utf8.jsonl": 5, "truncated_last_line.jsonl": 4, "blank_lines.jsonl": 9, "bom.jsonl": 3,
+    "crlf.jsonl": 5, "one_class.jsonl": 4, "single_confidence.jsonl": 4, "mixed.jsonl": 213,
+}
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "per-line"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_corpus_keeps_every_valid_row_and_names_each_bad_line(name: str, fast: bool) -> None:
+    keep, bad, blank = CASES[name]
+    path = BAD / name
+    rows, report = stated.read(read_source(path), LoadOptions(), fast=fast)
+    assert list(rows.item_id) == keep
+    assert report.kept == len(keep) == len(rows)
+    assert report.blank == blank
+    assert report.lines_read == LINES[name]
+    assert report.kept + report.dropped + report.blank == report.lines_read
+    assert report.dropped == len(bad)
+    got = [(i.line, i.reason, i.field) for i in report.issues]
+    assert got == [(line, reason, fld) for line, reason, fld, _ in bad]
+    for issue, (line, _reason, _fld, words) in zip(report.issues, bad, strict=True):
+        msg = issue.message()
+        assert msg.startswith(f"{name}:line {line}")
+        assert words in msg
+    by_reason: dict[str, int] = {}
+    for _line, reason, _fld, _w in bad:
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    assert report.dropped_by_reason == by_reason
+    # the kept lines are exactly the lines not reported and not blank
+    assert set(rows.line.tolist()).isdisjoint({line for line, *_ in bad})
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n][1]))
+def test_strict_stops_at_the_first_bad_line(name: str) -> None:
+    _keep, bad, _blank = CASES[name]
+    line, _reason, _fld, words = min(bad)
+    with pytest.raises(CalibError) as exc:
+        stated.read(read_source(BAD / name), LoadOptions(strict=True))
+    msg = str(exc.value)
+    assert msg.startswith(f"{name}:line {line}")
+    assert words in msg
+    assert "strict" in msg
+
+
+def test_kept_values_of_the_mixed_file() -> None:
+    rows, report = stated.read(read_source(BAD / "mixed.jsonl"), LoadOptions())
+    # line 11 wrote "85%": the number 85 on the file's 0-100 scale; "yes" is right
+    i = list(rows.item_id).index("p11")
+    assert rows.stated[i] == 85 and rows.prob[i] == pytest.approx(0.85) and rows.correct[i]
+    assert rows.line[:3].tolist() == [1, 9, 11]
+    expected = [95, 60, 85] + [50 + i % 50 for i in range(13, 213)]
+    assert rows.stated.tolist() == expected
+    assert rows.correct.tolist() == [True, False, True] + [bool(i % 4) for i in range(13, 213)]
+    assert report.scale is not None and report.scale["name"] == "0-100"
+
+
+def test_empty_file_is_refused_by_name() -> None:
+    with pytest.raises(CalibError, match=r"^empty\.jsonl: the file is empty$"):
+        load(BAD / "empty.jsonl")
+    with pytest.raises(CalibError, match=r"^only_blank\.jsonl: the file is empty \(only blank lines\)$"):
+        load(BAD / "only_blank.jsonl")
+
+
+def test_no_valid_row_names_the_commonest_reason() -> None:
+    with pytest.raises(CalibError) as exc:
+        load(BAD / "no_valid_rows.jsonl")
+    msg = str(exc.value)
+    assert msg.startswith("no_valid_rows.jsonl: no usable line: all 4 non-blank lines were dropped")
+    assert "commonest reason: NaN/Infinity (3 lines)" in msg
+    assert "line 1 [confidence]: confidence is NaN" in msg
+    # a named field that no line has: every line that parses as an object (212 less
+    # lines 3, 4, 10 and 213) is missing it
+    with pytest.raises(CalibError) as exc:
+        load(BAD / "mixed.jsonl", options=LoadOptions(confidence_key="stated"))
+    msg = str(exc.value)
+    assert msg.startswith("mixed.jsonl: no usable line: all 212 non-blank lines were dropped")
+    assert "commonest reason: missing confidence (208 lines)" in msg
+
+
+def test_no_confidence_or_outcome_field_says_what_was_looked_for() -> None:
+    with pytest.raises(CalibError) as exc:
+        load(BAD / "no_confidence_field.jsonl")
+    msg = str(exc.value)
+    assert msg.startswith("no_confidence_field.jsonl: no confidence field found in the first 2 objects")
+    assert "keys seen: id, correct, certain" in msg and "--confidence-key" in msg
+    with pytest.raises(CalibError) as exc:
+        load(BAD / "no_outcome_field.jsonl")
+    msg = str(exc.value)
+    assert msg.startswith("no_outcome_field.jsonl: no outcome field found in the first 2 objects")
+    assert "keys seen: id, confidence, verdict" in msg and "--outcome-key" in msg
+
+
+def test_one_class_and_single_value_load_with_a_note() -> None:
+    ds = load(BAD / "one_class.jsonl")
+    assert ds.table.total == 4 and ds.table.total_correct == 4
+    assert any(n.startswith("one class only: every kept answer is right") for n in ds.report.notes)
+    ds = load(BAD / "single_confidence.jsonl")
+    assert ds.table.cells == 1 and ds.table.value.tolist() == [90.0]
+    assert ds.table.n.tolist() == [4] and ds.table.correct.tolist() == [2]
+    assert "single distinct confidence: every kept line states 90" in ds.report.notes
+
+
+def test_line_too_long_is_reported_and_the_rest_kept() -> None:
+    long_line = b'{"id": "long", "confidence": 50, "correct": true, "pad": "' + b"x" * 500 + b'"}'
+    data = b'{"id": "a", "confidence": 60, "correct": true}\n' + long_line + b'\n{"id": "b", "confidence": 70, "correct": false}\n'
+    for fast in (True, False):
+        rows, report = stated.read(Source("long.jsonl", data), LoadOptions(max_line_chars=200), fast=fast)
+        assert list(rows.item_id) == ["a", "b"]
+        (issue,) = report.issues
+        assert (issue.line, issue.reason) == (2, "line too long")
+        assert f"line is {len(long_line):,} bytes, over the 200 limit" in issue.message()
+
+
+def test_too_many_lines_is_refused() -> None:
+    data = b"".join(b'{"confidence": 50, "correct": true}\n' for _ in range(11))
+    with pytest.raises(CalibError, match=r"^many\.jsonl: more than 10 lines \(11\); refused"):
+        load("many.jsonl", data, options=LoadOptions(max_rows=10))
+    assert load("ok.jsonl", data[: data.index(b"\n") + 1] * 10, options=LoadOptions(max_rows=10)).table.total == 10
+
+
+def test_uploaded_bytes_and_gzip_read_like_the_file() -> None:
+    path = BAD / "mixed.jsonl"
+    a = load(path)
+    b = load("upload.jsonl", path.read_bytes())
+    c = load("upload.jsonl.gz", gzip.compress(path.read_bytes()))
+    for other in (b, c):
+        assert np.array_equal(a.rows.stated, other.rows.stated)
+        assert np.array_equal(a.rows.correct, other.rows.correct)
+        assert np.array_equal(a.rows.item_id, other.rows.item_id)
+        assert [i.message().split(":", 1)[1] for i in a.report.issues] == [
+            i.message().split(":", 1)[1] for i in other.report.issues
+        ]
+    assert b.name == "upload" and c.name == "upload"
+    assert c.report.source == "upload.jsonl"
+
+
+def test_gzip_over_the_cap_is_refused() -> None:
+    bomb = gzip.compress(b"\n" * 100_000)
+    with pytest.raises(CalibError, match=r"decompresses to more than 1,000 bytes; refused"):
+        gunzip_capped(bomb, "bomb.jsonl.gz", 1000)
+    with pytest.raises(CalibError, match=r"bomb\.jsonl\.gz: decompresses to more than"):
+        load("bomb.jsonl.gz", bomb, options=LoadOptions(max_decompressed_bytes=1000))
+    with pytest.raises(CalibError, match=r"x\.jsonl\.gz: the gzip stream is truncated"):
+        load("x.jsonl.gz", gzip.compress(b'{"confidence": 1, "correct": true}\n')[:-12])
+
+
+def test_missing_file_and_folder_messages(tmp_path: Path) -> None:
+    with pytest.raises(CalibError, match=r"nope\.jsonl: no such file"):
+        load(tmp_path / "nope.jsonl")
+
+
+def test_sniffing_sends_stated_files_to_the_stated_reader() -> None:
+    for name in ("mixed.jsonl", "bom.jsonl", "crlf.jsonl", "nan.jsonl"):
+        src = read_source(BAD / name)
+        assert sniff_format(src.name, src.data) == "stated"
+    assert load(BAD / "crlf.jsonl").report.format == "stated"
+
+
+def test_dataset_table_counts_the_kept_rows() -> None:
+    ds = load(BAD / "mixed.jsonl")
+    values = [95, 60, 85] + [50 + i % 50 for i in range(13, 213)]
+    right = [True, False, True] + [bool(i % 4) for i in range(13, 213)]
+    expect: dict[float, list[int]] = {}
+    for v, y in zip(values, right, strict=True):
+        e = expect.setdefault(float(v), [0, 0])
+        e[0] += 1
+        e[1] += int(y)
+    assert ds.table.value.tolist() == sorted(expect)
+    assert ds.table.n.tolist() == [expect[v][0] for v in sorted(expect)]
+    assert ds.table.correct.tolist() == [expect[v][1] for v in sorted(expect)]
