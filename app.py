@@ -176,8 +176,9 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
                     pd.DataFrame([{"role": k, "field": v or "(none)"} for k, v in r.fields.items()]),
                     hide_index=True, width="content",
                 )
-            for note in r.notes:
-                st.text(note)
+            if r.notes:
+                # one block: a reader's notes are one report, not a page of paragraphs
+                st.text("\n".join(r.notes))
             if r.dropped:
                 reasons, issues = ui.load_report_frames(ds)
                 st.markdown("**Dropped by reason**")

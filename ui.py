@@ -327,13 +327,15 @@ def share_link(token: str) -> str:
 
 
 def _base_url() -> str:
+    """The app's address in the user's browser: ``st.context.url`` (no query) without
+    the page's own path segment (``/Routing/``); ``/`` when unknown (no browser)."""
     url = st.context.url
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return "/"
-    for page_file in PAGE_FILES.values():  # a page's path is not part of the app's address
-        stem = Path(page_file).stem.split("_", 1)[-1]
-        if page_file != "app.py" and url.rstrip("/").endswith("/" + stem):
-            url = url.rstrip("/")[: -len(stem)]
+    head, _, last = url.rstrip("/").rpartition("/")
+    page_paths = {Path(f).stem.split("_", 1)[-1].lower() for f in PAGE_FILES.values() if f != "app.py"}
+    if "//" in head and last.lower() in page_paths:
+        url = head
     return url if url.endswith("/") else url + "/"
 
 
@@ -1482,9 +1484,12 @@ def routing_metrics(r: Any, compact: bool = False) -> None:
         for label, value, help_ in items:
             st.metric(label, value, help=help_)
         return
-    cols = st.columns(len(items))
-    for c, (label, value, help_) in zip(cols, items, strict=True):
-        c.metric(label, value, help=help_)
+    # six in one row truncate their labels at laptop width: two rows of three then
+    per_row = 3 if len(items) > 5 else len(items)
+    for start in range(0, len(items), per_row):
+        row = items[start:start + per_row]
+        for c, (label, value, help_) in zip(st.columns(per_row), row, strict=False):
+            c.metric(label, value, help=help_)
 
 
 def threshold_panel(ctx: Context, detail: Callable[[Context, Dataset, Any, ThresholdAxis, Any, Any], None] | None = None) -> None:

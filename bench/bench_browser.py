@@ -98,41 +98,60 @@ def summary(xs: list[float], unit: str = "ms", scale: float = 1000.0) -> str:
             f"min {a.min():.0f}, max {a.max():.0f} (n = {len(a)})")
 
 
+#: Installed before the app's scripts: timestamps (``performance.now()``) and bytes of
+#: every binary WebSocket message, so the rerun request and the ``script_finished``
+#: message can be timed on the same clock as the key press.
+WS_TAP_JS = """(() => {
+  const Orig = window.WebSocket;
+  window.__ws = [];
+  const b64 = (buf) => {
+    const a = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    if (a.length > 65536) return null;
+    let s = ''; for (let i = 0; i < a.length; i++) s += String.fromCharCode(a[i]); return btoa(s);
+  };
+  class Tap extends Orig {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        if (typeof ev.data !== 'string') window.__ws.push([performance.now(), 'in', b64(ev.data)]);
+      });
+    }
+    send(data) {
+      if (typeof data !== 'string') window.__ws.push([performance.now(), 'out', b64(data)]);
+      return super.send(data);
+    }
+  }
+  window.WebSocket = Tap;
+})();"""
+
+
 class Frames:
-    """WebSocket frames of a page's Streamlit connection, decoded, with arrival times."""
+    """The Streamlit WebSocket messages of a page (see :data:`WS_TAP_JS`), decoded with
+    Streamlit's own protobuf classes."""
 
     def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
+        page.add_init_script(WS_TAP_JS)
+        self.page = page
+
+    def since(self, t0: float) -> list[tuple[float, str, str]]:
+        """``(time ms, direction, message type)`` of the messages at or after ``t0`` (ms)."""
+        import base64
+
         from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        self._back, self._fwd = BackMsg, ForwardMsg
-        self.sent: list[tuple[float, str]] = []
-        self.received: list[tuple[float, str]] = []
-        page.on("websocket", self._attach)
+        out = []
+        for t, way, data in self.page.evaluate("(t0) => window.__ws.filter(m => m[0] >= t0)", t0):
+            kind = "?"
+            if data is not None:
+                raw = base64.b64decode(data)
+                msg = (BackMsg if way == "out" else ForwardMsg).FromString(raw)
+                kind = msg.WhichOneof("type") or "?"
+            out.append((t, way, kind))
+        return out
 
-    def _attach(self, ws) -> None:  # type: ignore[no-untyped-def]
-        if "_stcore/stream" not in ws.url:
-            return
-        ws.on("framesent", self._on_sent)
-        ws.on("framereceived", self._on_received)
-
-    def _on_sent(self, payload: bytes | str) -> None:
-        t = time.perf_counter()
-        if isinstance(payload, bytes):
-            msg = self._back.FromString(payload)
-            self.sent.append((t, msg.WhichOneof("type") or ""))
-
-    def _on_received(self, payload: bytes | str) -> None:
-        t = time.perf_counter()
-        if isinstance(payload, bytes):
-            msg = self._fwd.FromString(payload)
-            self.received.append((t, msg.WhichOneof("type") or ""))
-
-    def finished_after(self, t: float) -> float | None:
-        return next((tr for tr, kind in self.received if tr >= t and kind == "script_finished"), None)
-
-    def rerun_after(self, t: float) -> float | None:
-        return next((ts for ts, kind in self.sent if ts >= t and kind == "rerun_script"), None)
+    def clear(self) -> None:
+        self.page.evaluate("() => { window.__ws.length = 0; }")
 
 
 def wait_until(pred: Callable[[], object], timeout: float, step: float = 0.01) -> object:
@@ -211,23 +230,23 @@ def bench_keys(browser, server: Server, rows: int, moves: int, tmp: Path) -> Non
     print(f"Routing page first shown (routing resamples drawn): {time.perf_counter() - t:.1f} s")
     slider = page.get_by_role("slider", name="Review threshold")
     slider.focus()
-    wait_until(lambda: frames.finished_after(0), 60)
     page.wait_for_timeout(1000)
     numbers, settled, roundtrip = [], [], []
     for i in range(moves):
         key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
+        frames.clear()
         page.evaluate(ARM_JS, ["Sent to a person"])
-        t_press = time.perf_counter()
         page.keyboard.press(key)
         page.wait_for_function("window.__bench.t1 !== null", timeout=60_000, polling="raf")
-        t_fin = wait_until(lambda t_press=t_press: frames.finished_after(t_press), 60)
-        t_frame = page.evaluate(NEXT_FRAME_JS)
         b = page.evaluate("window.__bench")
+        # the run is over when its script_finished message has arrived
+        done = wait_until(lambda b=b: [m for m in frames.since(b["t0"]) if m[2] == "script_finished"], 60)
+        t_frame = page.evaluate(NEXT_FRAME_JS)
+        sent = [m for m in frames.since(b["t0"]) if m[1] == "out" and m[2] == "rerun_script"]
         numbers.append((b["t1"] - b["t0"]) / 1000)
         settled.append((t_frame - b["t0"]) / 1000)
-        t_sent = frames.rerun_after(t_press)
-        if t_sent is not None:
-            roundtrip.append(t_fin - t_sent)
+        if sent:
+            roundtrip.append((done[0][0] - sent[0][0]) / 1000)
         page.wait_for_timeout(150)  # a person's pause between presses
     print(f"key press -> updated numbers (goal < 300 ms): {summary(numbers)}")
     print(f"key press -> page settled (figures redrawn):  {summary(settled)}")

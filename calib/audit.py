@@ -315,15 +315,17 @@ def fmt_value(v: float) -> str:
     return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
 
 
-def fmt_p(p: float | None, log10_p: float | None = None) -> str:
-    """A p-value for reading: ``p=0.032``, ``p=3e-12``, ``p<1e-300``."""
+def fmt_p(p: float | None, log10_p: float | None = None, *, bound: bool = False) -> str:
+    """A p-value for reading: ``p=0.032``, ``p=3e-12``, ``p<1e-300``; ``p<=2e-04``
+    when it is only an upper bound (a Monte Carlo test no draw reached)."""
     if p is None:
         return "p undefined"
     if log10_p is not None and log10_p < -300:
         return "p<1e-300"
+    sign = "<=" if bound else "="
     if p >= 0.001:
-        return f"p={p:.3f}"
-    return f"p={p:.0e}"
+        return f"p{sign}{p:.3f}"
+    return f"p{sign}{p:.0e}"
 
 
 def _pct(x: float | None, digits: int = 0) -> str:
@@ -341,7 +343,7 @@ def _ci_num(ci: tuple[float | None, float | None], digits: int = 3) -> str:
 
 
 def _test_p(t: m.Test) -> str:
-    return fmt_p(t.p_value, t.log10_p)
+    return fmt_p(t.p_value, t.log10_p, bound=t.p_bound)
 
 
 def _verdict(a: Audit) -> list[str]:

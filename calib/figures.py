@@ -70,8 +70,12 @@ def _layout(fig: go.Figure, *, title: str, x: str, y: str, height: int = HEIGHT 
         yaxis_title=y,
         height=height,
         margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        # below the plot: at half a laptop screen a legend on top runs into the title
-        legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0.0},
+        # below the plot: at half a laptop screen a legend on top runs into the title. Its
+        # offset is in plot heights, so it is set from the figure's height: 75 px below the
+        # axis, under the axis title whatever the height (a fixed -0.16 put the legend of a
+        # short figure on top of its x-axis title in the HTML report)
+        legend={"orientation": "h", "yanchor": "top", "y": -75 / max(height - 100, 150), "xanchor": "left",
+                "x": 0.0},
         hovermode="closest",
         # white background and light grid, set directly: a named template costs ~25 ms a
         # figure to copy, too much for a figure rebuilt on every threshold move (the
@@ -104,12 +108,27 @@ def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str,
     """
     fig = go.Figure()
     label = "stated confidence"
-    for name, table in tables:
-        t = table.pooled_over_groups()
+    pooled = [(name, table.pooled_over_groups()) for name, table in tables]
+    discrete = [(name, t) for name, t in pooled if not (t.pooled or t.cells > 101)]
+    # Bars sit on a numeric axis, so their width is set here, in the scale's units: the
+    # closest two values used (by any model) share it among the models, side by side.
+    # Left to Plotly, a model that used one value gets a bar one unit wide (0 to 1 on a
+    # 0-1 scale) and grouped bars drift off the value they stand for.
+    width, offsets = 0.0, {}
+    if discrete:
+        s0 = discrete[0][1].scale
+        span = float(s0.hi - s0.lo) or 1.0
+        # values a millionth of the scale apart (float noise of a softmax) count as one
+        values = np.unique(np.round((np.concatenate([t.value for _, t in discrete]) - s0.lo) / span, 6))
+        gap = span * float(np.min(np.diff(values))) if values.size > 1 else span
+        gap = min(max(gap, span / 100), span / 25)
+        width = 0.8 * gap / len(discrete)
+        offsets = {name: -0.4 * gap + i * width for i, (name, _) in enumerate(discrete)}
+    for name, t in pooled:
         label = scale_label(t)
         total = max(t.total, 1)
         share = 100.0 * t.n / total
-        if t.pooled or t.cells > 101:
+        if name not in offsets:
             # continuous confidences (log-probs): the browser sums the grid cells into
             # 50 equal-width bars; each cell's share is in the figure as it is
             s = t.scale
@@ -119,11 +138,11 @@ def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str,
                 opacity=0.75,
                 hovertemplate="stated %{x}<br>%{y:.1f}% of answers<extra>" + esc(name) + "</extra>",
             ))
-            fig.update_layout(barmode="overlay")
             continue
         fig.add_trace(
             go.Bar(
                 x=t.value, y=share, name=esc(name), marker_color=colors.get(name, PALETTE[0]),
+                width=width, offset=offsets[name],
                 customdata=np.stack([t.n, 100.0 * t.correct / np.maximum(t.n, 1)], axis=1),
                 hovertemplate=(
                     "stated %{x}<br>%{y:.1f}% of answers (n = %{customdata[0]:,})"
@@ -135,8 +154,8 @@ def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str,
         s = tables[0][1].scale
         fig.update_xaxes(range=[s.lo - 0.02 * (s.hi - s.lo), s.hi + 0.02 * (s.hi - s.lo)],
                          tick0=s.lo, dtick=(s.hi - s.lo) / 10)
-    if not any(isinstance(tr, go.Histogram) for tr in fig.data):
-        fig.update_layout(barmode="group", bargap=0.15)
+    # bars with an explicit offset are drawn as placed (overlay), histograms on top of each other
+    fig.update_layout(barmode="overlay")
     return _layout(fig, title="How the scale was used", x=label, y="share of answers (%)")
 
 
@@ -334,6 +353,76 @@ def reliability(
     fig.update_xaxes(range=[-2, 102])
     fig.update_yaxes(range=[-2, 102])
     return _layout(fig, title=title, x="stated confidence (%)", y="share right (%)")
+
+
+def reliability_one(
+    name: str, points: object, corp: object | None = None, *, title: str | None = None,
+    thresholds: Sequence[float] = (),
+) -> go.Figure:
+    """Reliability diagram of one dataset, on its own (what ``calib audit --plot`` writes).
+
+    ``points`` is a :class:`~calib.curves.ValuePoints` (one point per stated value)
+    or :class:`~calib.curves.BinnedPoints`, drawn in the first colour; ``corp``, when
+    given, is the :class:`~calib.curves.IsotonicCurve`, drawn underneath in the second
+    colour with its confidence and consistency bands. Laid out by :func:`reliability`;
+    the dataset's ``name`` goes in the title (escaped here, as is ``title``).
+    """
+    from calib import curves as _curves
+
+    label = "hit rate at each stated value" if isinstance(points, _curves.ValuePoints) else "hit rate per bin"
+    corp_label = "CORP isotonic curve"
+    series: list[tuple[str, object]] = [(corp_label, corp)] if corp is not None else []
+    series.append((label, points))
+    colors = {label: PALETTE[0], corp_label: PALETTE[1]}
+    return reliability(series, colors, thresholds=thresholds,
+                       title=esc(title) if title is not None else f"Reliability diagram: {esc(name)}")
+
+
+#: Image formats :func:`write_image` writes.
+IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
+#: Where Debian puts Chromium, tried when no browser is configured.
+CHROMIUM = "/usr/bin/chromium"
+
+
+def write_image(fig: go.Figure, path: str, fmt: str) -> None:
+    """Write a figure as a PNG or SVG image with kaleido.
+
+    Kaleido (>= 1.0) drives a Chrome or Chromium browser. It finds one on the
+    ``PATH`` or in ``BROWSER_PATH``; when neither names one, Debian's
+    :data:`CHROMIUM` is used if present.
+
+    Raises
+    ------
+    CalibError
+        When the image cannot be made (kaleido missing, no browser, the browser
+        failing to start), saying what is needed and that an ``.html`` file needs neither.
+    """
+    import os
+    import shutil
+
+    from calib.errors import CalibError
+
+    if fmt not in IMAGE_FORMATS:
+        raise CalibError(f"{path}: cannot write a {fmt!r} image; choose one of {', '.join(IMAGE_FORMATS)} or .html")
+    set_env = (
+        "BROWSER_PATH" not in os.environ
+        and not any(shutil.which(n) for n in ("google-chrome", "chrome", "chromium", "chromium-browser"))
+        and os.path.exists(CHROMIUM)
+    )
+    if set_env:
+        os.environ["BROWSER_PATH"] = CHROMIUM
+    try:
+        fig.write_image(path, format=fmt, width=900, scale=2 if fmt == "png" else 1)
+    except Exception as exc:  # kaleido raises plain RuntimeError/ValueError for every cause
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise CalibError(
+            f"{path}: cannot write a {fmt.upper()} image: PNG and SVG need the kaleido package and a "
+            f"Chrome or Chromium browser (set BROWSER_PATH to it); {reason}. An interactive .html "
+            "diagram needs neither: use a path ending in .html"
+        ) from None
+    finally:
+        if set_env:
+            os.environ.pop("BROWSER_PATH", None)
 
 
 def recalibration_map(

@@ -184,8 +184,12 @@ class CalibrationMap:
 
     # ---------------------------------------------------------------- apply
     def apply_prob(self, p: np.ndarray | float) -> np.ndarray:
-        """Calibrated probability for probabilities ``p = (s - lo) / (hi - lo)``."""
+        """Calibrated probability for probabilities ``p = (s - lo) / (hi - lo)`` (same shape;
+        a scalar gives a 0-d array)."""
         p = np.asarray(p, dtype=np.float64)
+        return self._apply_flat(p.reshape(-1)).reshape(p.shape)
+
+    def _apply_flat(self, p: np.ndarray) -> np.ndarray:
         m, prm = self.method, self.params
         if m == "base_rate":
             return np.full(p.shape, float(prm["p"]))

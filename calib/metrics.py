@@ -82,6 +82,9 @@ class Test:
         ``log10`` of the exact p-value (below -308 when the floor applies).
     note:
         Why the statistic is undefined, or what it cannot see.
+    p_bound:
+        True when ``p_value`` is only an upper bound: a Monte Carlo p-value whose
+        simulations never reached the observed statistic (the true p is smaller).
     """
 
     name: str
@@ -90,6 +93,7 @@ class Test:
     p_value: float | None
     log10_p: float | None
     note: str = ""
+    p_bound: bool = False
 
     def rejects(self, alpha: float) -> bool | None:
         """True when ``p < alpha``; ``None`` when the test is undefined."""
@@ -99,6 +103,7 @@ class Test:
         return {
             "name": self.name, "statistic": self.statistic, "df": self.df,
             "p_value": self.p_value, "log10_p": self.log10_p, "note": self.note,
+            "p_bound": self.p_bound,
         }
 
 
@@ -482,10 +487,13 @@ def _mc_test(name: str, stat: float, df: float | None, exceed: int, draws: int) 
     """Monte Carlo p-value ``(1 + #{simulated >= observed}) / (draws + 1)`` (Davison &
     Hinkley 1997, eq. 4.11): never 0, and exact in level."""
     pv = (1 + exceed) / (draws + 1)
-    return Test(name, float(stat), df, pv, math.log10(pv),
-                f"p-value by Monte Carlo ({draws:,} draws under perfect calibration): fewer than "
-                f"{MIN_EXPECTED:g} right or wrong answers expected somewhere, where the asymptotic "
-                "distribution is unreliable")
+    bound = exceed == 0
+    note = (f"p-value by Monte Carlo ({draws:,} draws under perfect calibration): fewer than "
+            f"{MIN_EXPECTED:g} right or wrong answers expected somewhere, where the asymptotic "
+            "distribution is unreliable")
+    if bound:
+        note += f"; no draw reached the observed statistic, so p <= {pv:.1g}"
+    return Test(name, float(stat), df, pv, math.log10(pv), note, p_bound=bound)
 
 
 def brier(table: CountTable) -> float | None:

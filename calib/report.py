@@ -94,7 +94,7 @@ def tests_block(a: Audit) -> list[str]:
             out.append(f"  {label:<{LABEL}}undefined: {t.note}")
             continue
         stat = f"z = {t.statistic:.2f}" if t.df is None else f"chi2 = {t.statistic:.1f}, df {t.df:g}"
-        out.append(f"  {label:<{LABEL}}{stat}, {fmt_p(t.p_value, t.log10_p)}")
+        out.append(f"  {label:<{LABEL}}{stat}, {fmt_p(t.p_value, t.log10_p, bound=t.p_bound)}")
     return out
 
 

@@ -41,7 +41,37 @@ def detail(ctx: ui.Context, ds, r, axis: ui.ThresholdAxis, b, cmap) -> None:
     st.text(where)
     ui.routing_metrics(r)
 
-    # intervals and costs
+    # figures: the threshold on the reliability diagram and on the risk-coverage curve
+    left, right = st.columns(2)
+    fig_key = (ui.cache_key(ds), b.on, ui.map_key(v) if cmap is not None else (), v.scheme, v.bins, v.level,
+               v.reps, v.seed, color)
+    with left:
+        def build_rel():
+            table = ds.table if cmap is None else cmap.apply_table(ds.table)
+            vv = ui.views.with_changes(v, scheme="auto" if v.scheme == "corp" else v.scheme)
+            curve = ui.curve_for(ds, vv, table, key_extra="" if cmap is None else f":map{ui.map_key(v)!r}")
+            title = "Reliability diagram" + (" after the map" if cmap is not None else "")
+            # built with both lines; moved (or hidden) on every threshold move
+            return figures.reliability([(ds.name, curve)], {ds.name: color}, thresholds=[50.0, 60.0], title=title)
+
+        xs = [axis.to_percent(r.lower, ds.table.scale)]
+        if r.upper is not None:
+            xs.append(axis.to_percent(r.upper, ds.table.scale))
+        rel = figures.move_threshold_lines(ui.session_figure(("rel", *fig_key), build_rel), xs)
+        st.plotly_chart(rel, config=figures.CONFIG, key="fig_route_rel")
+    with right:
+        def build_rc():
+            return figures.risk_coverage(ds.name, color, routing.sweep(b, level=r.level), unit=axis.unit)
+
+        # the marker's label names what the threshold does, not where it is: a move that routes
+        # no item differently leaves this figure unchanged, and Streamlit then neither re-sends
+        # nor redraws it (a redrawn Plotly chart is most of a threshold move's browser time)
+        rc = figures.move_marker(ui.session_figure(("rc", *fig_key), build_rc), r.coverage, r.risk,
+                                 f"review threshold: {r.accepted:,} of {r.total:,} accepted unseen")
+        st.plotly_chart(rc, config=figures.CONFIG, key="fig_route_rc")
+
+    # the numbers with their intervals, and costs (below the figures: at laptop height the
+    # numbers and the two figures they move are on screen together)
     rows = []
     for label, field, pct in (
         ("Sent to a person", "to_person", False), ("Accepted unseen", "accepted", False),
@@ -78,32 +108,6 @@ def detail(ctx: ui.Context, ds, r, axis: ui.ThresholdAxis, b, cmap) -> None:
                       f"{100 * r.level:g}% interval {iv.lo:,.2f} to {iv.hi:,.2f}")
         else:
             st.caption("Give a cost per review and per missed error to see the total.")
-
-    # figures: the threshold on the reliability diagram and on the risk-coverage curve
-    left, right = st.columns(2)
-    fig_key = (ui.cache_key(ds), b.on, ui.map_key(v) if cmap is not None else (), v.scheme, v.bins, v.level,
-               v.reps, v.seed, color)
-    with left:
-        def build_rel():
-            table = ds.table if cmap is None else cmap.apply_table(ds.table)
-            vv = ui.views.with_changes(v, scheme="auto" if v.scheme == "corp" else v.scheme)
-            curve = ui.curve_for(ds, vv, table, key_extra="" if cmap is None else f":map{ui.map_key(v)!r}")
-            title = "Reliability diagram" + (" after the map" if cmap is not None else "")
-            # built with both lines; moved (or hidden) on every threshold move
-            return figures.reliability([(ds.name, curve)], {ds.name: color}, thresholds=[50.0, 60.0], title=title)
-
-        xs = [axis.to_percent(r.lower, ds.table.scale)]
-        if r.upper is not None:
-            xs.append(axis.to_percent(r.upper, ds.table.scale))
-        rel = figures.move_threshold_lines(ui.session_figure(("rel", *fig_key), build_rel), xs)
-        st.plotly_chart(rel, config=figures.CONFIG, key="fig_route_rel")
-    with right:
-        def build_rc():
-            return figures.risk_coverage(ds.name, color, routing.sweep(b, level=r.level), unit=axis.unit)
-
-        rc = figures.move_marker(ui.session_figure(("rc", *fig_key), build_rc), r.coverage, r.risk,
-                                 f"review threshold {ui.fmt_threshold(r.lower, axis)}{axis.unit}")
-        st.plotly_chart(rc, config=figures.CONFIG, key="fig_route_rc")
 
     # the lowest threshold meeting a target error rate
     st.session_state["w_target"] = None if v.target is None else 100 * v.target

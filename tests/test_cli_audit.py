@@ -142,3 +142,152 @@ def test_python_dash_m_calib(counts: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "calib", "audit", str(counts) + ".missing"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------- files LLM evaluations write
+SAMPLES = ROOT / "sample_data"
+LMEVAL = SAMPLES / "lmeval_calib_mc"
+BUILTIN = next((SAMPLES / "inspect").glob("*calib-mc-builtin*.eval"))
+
+
+def strict(text: str):  # type: ignore[no-untyped-def]
+    def bad(c: str) -> None:
+        raise AssertionError(f"non-strict JSON constant {c}")
+
+    return json.loads(text, parse_constant=bad)
+
+
+@pytest.mark.parametrize("variant", ["acc", "acc_norm"])
+def test_lmeval_folder_by_task_matches_the_harness_own_figures(variant, capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run(["audit", str(LMEVAL), "--variant", variant, "--reps", "0", "--json"], capsys)
+    assert code == 0
+    d = strict(out)
+    results = json.loads(next(LMEVAL.glob("results_*.json")).read_text())["results"]
+    assert {g["group"] for g in d["groups"]} == set(results)
+    for g in d["groups"]:
+        # lm-eval's own accuracy for the task, written by the harness itself
+        assert g["accuracy"] == pytest.approx(results[g["group"]][f"{variant},none"], abs=1e-12)
+    assert d["n"] == sum(g["n"] for g in d["groups"]) == 80
+
+
+def test_inspect_log_with_token_probabilities(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run(["audit", str(BUILTIN), "--reps", "0"], capsys)
+    assert code == 2 and out == ""
+    assert "no confidence" in err and "--confidence-key logprob" in err
+    code, out, _ = run(["audit", str(BUILTIN), "--reps", "0", "--json", "--confidence-key", "logprob"], capsys)
+    d = strict(out)
+    from calib.audit import audit
+    from calib.loading import LoadOptions, load
+
+    ds = load(BUILTIN, options=LoadOptions(confidence_key="logprob"))
+    ref = audit(ds.table, reps=0, name=ds.name, load_report=ds.report).to_dict()
+    assert code == 0 and d == ref and d["n"] == 40 and (d["scale"]["lo"], d["scale"]["hi"]) == (0, 1)
+
+
+def test_normalisation_flag_reaches_the_reader(capsys) -> None:  # type: ignore[no-untyped-def]
+    f = SAMPLES / "logprobs_weak_calibrated_synthetic.jsonl"
+    code, _, err = run(["audit", str(f), "--normalisation", "char"], capsys)
+    assert code == 2 and "normalisation 'char' needs the choice texts per option" in err
+
+
+def test_calikit_command_on_a_judge_file(capsys) -> None:  # type: ignore[no-untyped-def]
+    f = SAMPLES / "judge_a_synthetic.jsonl"
+    code, out, _ = run(["audit", str(f), "--rescale", "0,100", "--reps", "200", "--json"], capsys)
+    d = strict(out)
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    right = [r["correct"] for r in rows]
+    assert code == 0 and d["n"] == 1000 and d["accuracy"] == pytest.approx(sum(right) / 1000)
+    assert d["scale"]["how"] == "given: --rescale 0,100"
+    assert d["brier"] == pytest.approx(sum((r["confidence"] / 100 - r["correct"]) ** 2 for r in rows) / 1000)
+
+
+# -------------------------------------------------------------------- --plot
+def test_plot_html_is_self_contained_and_escapes_the_name(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    name = '<img src=x onerror=alert(1)>'
+    src = tmp_path / f"{name}.jsonl"
+    src.write_bytes((SAMPLES / "judge_b_synthetic.jsonl").read_bytes())
+    plot = tmp_path / "diagram.html"
+    code, out, err = run(["audit", str(src), "--reps", "100", "--plot", str(plot)], capsys)
+    assert code == 0 and err == ""
+    assert f"Reliability diagram written to {plot}." in out
+    page = plot.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Plotly.newPlot" in page
+    assert len(page) > 1_000_000  # plotly.js embedded, not fetched
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I)
+    assert not re.search(r"<link[^>]*\bhref\s*=\s*[\"']?https?:", page, re.I)
+    assert name not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "hit rate at each stated value" in page and "CORP isotonic curve" in page
+
+
+def test_plot_shows_each_values_hit_rate(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from calib import figures
+
+    made = []
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        fig = real(*a, **k)
+        made.append(fig)
+        return fig
+
+    real = figures.reliability_one
+    monkeypatch.setattr(figures, "reliability_one", spy)
+    f = SAMPLES / "judge_b_synthetic.jsonl"
+    code, _, _ = run(["audit", str(f), "--reps", "0", "--plot", str(tmp_path / "d.html")], capsys)
+    assert code == 0 and len(made) == 1
+    pts = next(t for t in made[0].data if t.name == "hit rate at each stated value")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    values = sorted({r["confidence"] for r in rows})
+    hit = [100 * sum(r["correct"] for r in rows if r["confidence"] == v) / sum(r["confidence"] == v for r in rows)
+           for v in values]
+    assert list(pts.x) == pytest.approx(values) and list(pts.y) == pytest.approx(hit)
+
+
+def test_plot_with_json_keeps_stdout_one_object(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    plot = tmp_path / "d.html"
+    code, out, err = run(["audit", str(SAMPLES / "judge_a_synthetic.jsonl"), "--reps", "50", "--json",
+                          "--plot", str(plot)], capsys)
+    assert code == 0 and strict(out)["n"] == 1000 and plot.exists()
+    assert "Reliability diagram written to" in err
+
+
+def test_plot_svg_with_kaleido_and_chromium(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    plot = tmp_path / "d.svg"
+    code, _, err = run(["audit", str(SAMPLES / "judge_c_synthetic.jsonl"), "--reps", "50", "--plot", str(plot)],
+                       capsys)
+    assert code == 0, err
+    svg = plot.read_text()
+    assert svg.startswith("<svg") and "Reliability diagram: judge_c_synthetic" in svg
+
+
+def test_plot_image_without_a_browser_exits_2(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "no-browser"))
+    plot = tmp_path / "d.png"
+    code, out, err = run(["audit", str(SAMPLES / "judge_a_synthetic.jsonl"), "--reps", "0", "--plot", str(plot)],
+                         capsys)
+    assert code == 2 and out == "" and not plot.exists()
+    assert "cannot write a PNG image: PNG and SVG need the kaleido package and a Chrome or Chromium browser" in err
+    assert "use a path ending in .html" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("path, message", [("d.pdf", "must end in .html, .png or .svg"),
+                                           ("no/such/dir/d.html", "cannot write the file")])
+def test_plot_bad_path_exits_2(path, message, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run(["audit", str(SAMPLES / "judge_a_synthetic.jsonl"), "--reps", "0",
+                          "--plot", str(tmp_path / path)], capsys)
+    assert code == 2 and out == "" and message in err
+
+
+# ------------------------------------------------------------- internal errors
+def test_internal_error_exits_3_traceback_only_on_request(counts, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def boom(*a, **k):  # type: ignore[no-untyped-def]
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr("calib.audit.audit", boom)
+    code, out, err = run(["audit", str(counts)], capsys)
+    assert code == 3 and out == ""
+    assert "internal error (RuntimeError: kaboom); please report it" in err and "Traceback" not in err
+    monkeypatch.setenv("CALIB_DEBUG", "1")
+    code, _, err = run(["audit", str(counts)], capsys)
+    assert code == 3 and "Traceback" in err and "kaboom" in err

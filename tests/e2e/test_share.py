@@ -8,6 +8,7 @@ The routing numbers are checked against a per-row count written in the test
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from tests.e2e.conftest import screenshot
@@ -50,7 +51,9 @@ def test_share_round_trip_then_revoke(server, browser, page, tmp_path):
     assert want != expected_routing(rows, 80)  # the move changes the numbers
     assert wait_metrics(page, want, scope=main_area(page)) == want
     link, key = share(page)
-    assert "share=" in link and key not in link and "judge" not in link
+    # the app's address + a 32-character token: no page path, file name, hash or owner key
+    assert re.fullmatch(re.escape(server.url) + r"/\?share=[A-Za-z0-9_-]{32}", link), link
+    assert key not in link
     screenshot(page, "share_owner")
 
     # a reviewer opens the link in a fresh browser context: same page, threshold and numbers
@@ -86,3 +89,92 @@ def test_share_round_trip_then_revoke(server, browser, page, tmp_path):
         screenshot(dead, "share_revoked")
     finally:
         dead_ctx.close()
+
+
+def test_server_killed_while_sharing_then_restarted(browser, tmp_path):
+    """SIGKILL the real server while it writes a share (as soon as the upload's
+    temporary blob file appears in the data directory), restart it on the same data
+    directory: the catalog is sound, holds only complete datasets, the dead writer's
+    leftovers are removed, and the link handed out before the kill still opens with
+    the same numbers."""
+    import hashlib
+    import json
+    import os
+    import signal
+    import threading
+    import time
+
+    from tests.e2e.conftest import start_server
+    from tests.test_store_crash import assert_consistent
+
+    rows = read_rows()
+    data_dir = tmp_path / "data"
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = start_server(tmp_path / "first", data_dir=data_dir)
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(first.url)
+        upload(page, str(JUDGE))
+        go_to(page, "Routing")
+        set_threshold(page, 90)
+        want = expected_routing(rows, 90)
+        assert wait_metrics(page, want, scope=main_area(page)) == want
+        link, _ = share(page)
+
+        # a large second upload, so that writing its blob takes a while
+        victim = tmp_path / "victim.jsonl"
+        filler = "x" * 10_000
+        victim.write_text("".join(
+            json.dumps({"id": f"v{i}", "question": filler, "confidence": 50 + i % 51, "correct": i % 2 == 0}) + "\n"
+            for i in range(2500)))
+        digest = hashlib.sha256(victim.read_bytes()).hexdigest()
+        go_to(page, "Data")
+        upload(page, str(victim))
+        page.get_by_test_id("stText").filter(has_text="uploaded file: victim.jsonl").wait_for(timeout=90_000)
+
+        folder = data_dir / "blobs" / digest[:2]
+        seen: list[str] = []
+
+        def kill_when_writing() -> None:
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and first.proc.poll() is None:
+                try:
+                    names = [n for n in os.listdir(folder) if n.startswith(".tmp-")]
+                except FileNotFoundError:
+                    names = []
+                if names:
+                    os.kill(first.proc.pid, signal.SIGKILL)
+                    seen.extend(names)
+                    return
+
+        watcher = threading.Thread(target=kill_when_writing)
+        watcher.start()
+        sidebar(page).get_by_role("button", name="Share this view").click()
+        watcher.join(120)
+        assert seen, "the server never started writing the blob"
+        first.proc.wait(timeout=30)
+        assert first.proc.returncode == -signal.SIGKILL
+    finally:
+        ctx.close()
+        first.stop()
+
+    # as the crash left it: sound, and only the earlier, complete share is listed
+    assert assert_consistent(data_dir) == 1
+    # the restarted server tidies up and serves the earlier link
+    second = start_server(tmp_path / "second", data_dir=data_dir)
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(second.url + "/?" + link.split("?", 1)[1])  # same token, the new server's port
+        page.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=90_000)
+        assert wait_metrics(page, want, scope=main_area(page)) == want
+        assert threshold(page) == 90
+        screenshot(page, "share_after_crash")
+    finally:
+        ctx.close()
+        second.stop()
+    assert list((data_dir / "blobs").glob("*/.tmp-*")) == []
+    assert assert_consistent(data_dir) == 1
+    assert "Traceback" not in second.log()

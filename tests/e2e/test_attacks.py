@@ -1,0 +1,367 @@
+"""Attack cases against the running dashboard, each asserting the safe outcome:
+
+- share tokens that are guessed, truncated, empty, a content hash, or a path
+  (``../``, absolute, percent-encoded) all show the same "no longer available" page
+  and touch no file;
+- XSS payloads in ids, question text, a file name and an edited model name are shown
+  as inert text: no dialog, no flag set by a payload, no request leaves 127.0.0.1 —
+  on the owner's pages and on a shared link;
+- an oversized upload is refused by the browser and, when the browser check is
+  bypassed, by the server (HTTP 413); a gzip bomb is refused with a clear message;
+- repeated wrong passwords lock the address out, even the right password is then
+  refused, while a session unlocked before stays usable;
+- a read-only viewer of a link cannot upload, rename, remove, revoke or delete.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import secrets
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+from calib.store import DatasetSpec, Store
+from tests.e2e.conftest import screenshot, start_server
+from tests.e2e.hosting import (
+    JUDGE,
+    SLOW,
+    assert_unavailable,
+    expected_routing,
+    go_to,
+    main_area,
+    read_rows,
+    set_threshold,
+    share,
+    sidebar,
+    threshold,
+    upload,
+    wait_metrics,
+    wait_text,
+)
+
+VIEW_AT_90 = {"v": 1, "params": {"page": "routing", "lo": "90"},
+              "datasets": [{"kind": "file", "filename": "judge.jsonl", "overrides": {}}]}
+
+
+def make_share(data_dir: Path, data: bytes | None = None, name: str = "judge") -> tuple[str, str, str]:
+    """A share written straight into the server's data directory (another process,
+    as a second server replica would): (token, owner secret, content hash)."""
+    data = JUDGE.read_bytes() if data is None else data
+    store = Store.open(data_dir)
+    r = store.share([DatasetSpec.from_upload(name, "judge.jsonl", data)], VIEW_AT_90)
+    return r.token, r.owner_secret, hashlib.sha256(data).hexdigest()
+
+
+def tree(path: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``path`` with its size and modification time."""
+    return {str(p.relative_to(path)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(path.rglob("*")) if p.is_file() and not p.name.startswith("catalog.sqlite3")}
+
+
+# ------------------------------------------------------------------ tokens
+def test_bad_tokens_show_no_longer_available(server, page, tmp_path):
+    token, _, content_hash = make_share(server.data_dir)
+    # a canary next to the data directory: a path token must never reach it
+    canary = server.data_dir.parent / "canary.txt"
+    canary.write_text("untouched")
+    before_tree, canary_stat = tree(server.data_dir), canary.stat()
+    bad = {
+        "guessed": secrets.token_urlsafe(24),
+        "truncated": token[:-1],
+        "one character changed": token[:-1] + ("A" if token[-1] != "A" else "B"),
+        "too long": token + "A",
+        "empty": "",
+        "content hash": content_hash,
+        "parent path": "../" * 6 + "etc/passwd",
+        "into the data dir": "../calib-data/catalog.sqlite3",
+        "absolute path": str(canary),
+        "encoded path": quote("../../canary.txt", safe=""),
+        "token then path": token + "/../../canary.txt",
+        "blob path": f"blobs/{content_hash[:2]}/{content_hash}",
+    }
+    # the real token opens (so the page below is the refusal, not a broken app)
+    page.goto(f"{server.url}/?share={token}")
+    page.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=SLOW)
+    for why, value in bad.items():
+        page.goto(f"{server.url}/?share={value}")
+        try:
+            assert_unavailable(page)
+        except AssertionError as exc:  # pragma: no cover - names the case that failed
+            raise AssertionError(f"{why}: {exc}") from exc
+        assert "Routing" not in page.get_by_test_id("stMain").inner_text()
+    screenshot(page, "attack_bad_token")
+    assert tree(server.data_dir) == before_tree
+    assert canary.read_text() == "untouched" and canary.stat().st_mtime_ns == canary_stat.st_mtime_ns
+    # the dead-link page offers a way out to an empty dashboard
+    page.get_by_role("button", name="Start a new analysis").click()
+    page.get_by_test_id("stHeading").filter(has_text="Data").first.wait_for(timeout=SLOW)
+    assert "share" not in urlsplit(page.url).query
+    page.get_by_test_id("stFileUploader").first.wait_for(timeout=SLOW)
+
+
+# --------------------------------------------------------------------- XSS
+OUTSIDE = "203.0.113.1"  # TEST-NET-3: any request to it is a leak
+PAYLOADS = (
+    "<script>window.__xss_script=1</script>",
+    f'<img src="http://{OUTSIDE}/img.png" onerror="window.__xss_img=1">',
+    f"![x](http://{OUTSIDE}/md.png)",
+    '<svg onload="window.__xss_svg=1"></svg>',
+    "[click](javascript:window.__xss_js=1)",
+    f'<iframe src="http://{OUTSIDE}/frame"></iframe>',
+    "$\\href{javascript:window.__xss_tex=1}{x}$ :red[red] **bold**",
+)
+FLAGS = ("__xss_script", "__xss_img", "__xss_svg", "__xss_js", "__xss_tex", "__xss_name", "__xss_model")
+FILE_NAME = "<img src=x onerror=window.__xss_name=1>.jsonl"
+MODEL_NAME = f"![m](http://{OUTSIDE}/model.png)<script>window.__xss_model=1</script>"
+
+
+def hostile_jsonl() -> bytes:
+    lines = []
+    for i in range(400):
+        p = PAYLOADS[i % len(PAYLOADS)]
+        lines.append({"id": f"{p} #{i}", "question": f"Q{i}: {p}", "confidence": 50 + (i * 7) % 51,
+                      "correct": i % 3 != 0})
+    out = [json.dumps(obj) for obj in lines]
+    # bad lines whose previews (shown in the load report) carry the payloads raw
+    out += [f'{{"id": "bad", "confidence": "{p}", "correct": true}}' for p in PAYLOADS]
+    out += [f"not json {p}" for p in PAYLOADS]
+    return ("\n".join(out) + "\n").encode()
+
+
+class Watch:
+    """Every request and dialog of one page."""
+
+    def __init__(self, page) -> None:
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("dialog", self._dialog)
+
+    def _dialog(self, d) -> None:
+        self.dialogs.append(d.message)
+        d.dismiss()
+
+    def outside(self) -> list[str]:
+        out = []
+        for url in self.requests:
+            parts = urlsplit(url)
+            if parts.scheme in ("data", "blob", "about"):
+                continue
+            if parts.hostname != "127.0.0.1":
+                out.append(url)
+        return out
+
+
+def assert_inert(page, watch: Watch) -> None:
+    flags = page.evaluate(f"() => {list(FLAGS)!r}.filter(f => window[f] !== undefined)")
+    assert flags == [], f"a payload ran: {flags}"
+    assert watch.dialogs == []
+    assert watch.outside() == []
+    # nothing a payload would create exists in the page
+    for selector in (f'img[src*="{OUTSIDE}"]', f'iframe[src*="{OUTSIDE}"]', "a[href^='javascript']",
+                     "[onerror]", "[onload]"):
+        assert page.locator(selector).count() == 0, selector
+
+
+def test_xss_payloads_are_inert_text_and_make_no_outside_request(server, browser, page):
+    watch = Watch(page)
+    page.goto(server.url)
+    upload(page, {"name": FILE_NAME, "mimeType": "application/json", "buffer": hostile_jsonl()})
+    # the file name is shown as text, character for character
+    page.get_by_test_id("stText").filter(has_text=f"uploaded file: {FILE_NAME}").wait_for(timeout=SLOW)
+    wait_text(page, "Lines that were not used")
+    # the model name is edited to a payload
+    name_box = page.get_by_label("Model name").first
+    name_box.fill(MODEL_NAME)
+    name_box.press("Enter")
+    page.wait_for_function(  # the sidebar's model selector has taken the new name
+        """() => {
+            const box = document.querySelector('[data-testid="stSidebar"] [data-testid="stSelectbox"]');
+            if (!box) return false;
+            const values = [box.innerText, ...[...box.querySelectorAll('input')].map(i => i.value)];
+            return values.some(v => v.includes('203.0.113.1/model'));
+        }""", timeout=SLOW)
+    assert_inert(page, watch)
+    for title in ("Overview", "How the scale was used", "Reliability", "Recalibration", "Routing", "Report"):
+        go_to(page, title)
+        page.get_by_test_id("stText").filter(has_text=MODEL_NAME).first.wait_for(timeout=SLOW)
+        page.wait_for_timeout(300)  # let figures draw
+        assert_inert(page, watch)
+    screenshot(page, "attack_xss_report")
+    # the same data opened by a reviewer through a share link
+    link, _ = share(page)
+    ctx = browser.new_context()
+    try:
+        viewer = ctx.new_page()
+        vwatch = Watch(viewer)
+        viewer.goto(link)
+        viewer.get_by_test_id("stText").filter(has_text=MODEL_NAME).first.wait_for(timeout=SLOW)
+        go_to(viewer, "Overview")
+        viewer.get_by_test_id("stText").filter(has_text=MODEL_NAME).first.wait_for(timeout=SLOW)
+        viewer.wait_for_timeout(300)
+        assert_inert(viewer, vwatch)
+    finally:
+        ctx.close()
+    assert watch.requests, "the recorder saw nothing"
+
+
+# ------------------------------------------------------------- size limits
+@pytest.fixture(scope="module")
+def small_server(tmp_path_factory):
+    """A server with a 1 MB upload cap and a 1 MB cap on decompressed .gz."""
+    s = start_server(tmp_path_factory.mktemp("small"),
+                     env={"STREAMLIT_SERVER_MAX_UPLOAD_SIZE": "1", "CALIB_MAX_DECOMPRESSED_MB": "1"})
+    yield s
+    s.stop()
+
+
+def test_oversized_upload_is_refused_by_the_browser_and_by_the_server(small_server, page):
+    big = b'{"confidence": 80, "correct": true}\n' * 60_000  # 2.1 MB
+    assert len(big) > 2 * 1024 * 1024
+    page.goto(small_server.url)
+    wait_text(page, "1MB per file")
+    upload(page, {"name": "big.jsonl", "mimeType": "application/json", "buffer": big}, wait_rows=None)
+    wait_text(page, "File must be 1.0MB or smaller.")
+    screenshot(page, "attack_oversized_upload")
+    assert page.get_by_test_id("stMetric").count() == 0
+
+    # bypass the browser's check: a small pick whose request body is swapped for 2 MB
+    statuses: list[int] = []
+
+    def swap(route, request) -> None:
+        body = request.post_data_buffer or b""
+        boundary = request.headers["content-type"].split("boundary=")[1].encode()
+        head, _, _ = body.partition(b"\r\n\r\n")
+        route.continue_(post_data=head + b"\r\n\r\n" + big + b"\r\n--" + boundary + b"--\r\n")
+
+    page.route("**/_stcore/upload_file/**", swap)
+    page.on("response", lambda r: statuses.append(r.status) if "/_stcore/upload_file/" in r.url else None)
+    page.reload()
+    wait_text(page, "1MB per file")
+    upload(page, {"name": "small.jsonl", "mimeType": "application/json", "buffer": big[:1000]}, wait_rows=None)
+    for _ in range(300):
+        if statuses:
+            break
+        page.wait_for_timeout(200)
+    assert statuses == [413]
+    page.wait_for_timeout(1000)
+    assert page.get_by_test_id("stMetric").count() == 0  # nothing was loaded
+    assert "Traceback" not in small_server.log()
+
+
+def test_gzip_bomb_is_refused_with_a_clear_message(small_server, page):
+    inflated = b'{"confidence": 80, "correct": true}\n' * 1_000_000  # 36 MB of JSON lines
+    bomb = gzip.compress(inflated, compresslevel=9)
+    assert len(bomb) < 1024 * 1024 < len(inflated)
+    page.goto(small_server.url)
+    upload(page, {"name": "bomb.jsonl.gz", "mimeType": "application/gzip", "buffer": bomb}, wait_rows=None)
+    err = page.get_by_test_id("stAlertContentError").filter(has_text="decompresses to more than")
+    err.wait_for(timeout=SLOW)
+    text = err.inner_text()
+    assert "bomb.jsonl.gz" in text and "1,048,576 bytes" in text and "refused" in text
+    assert page.get_by_test_id("stMetric").count() == 0
+    screenshot(page, "attack_gzip_bomb")
+
+
+# ---------------------------------------------------------------- password
+def test_wrong_passwords_lock_out_even_the_right_one(browser, tmp_path):
+    srv = start_server(tmp_path, env={"CALIB_PASSWORD": "correct horse battery", "CALIB_LOGIN_MAX_FAILURES": "3"})
+    contexts = []
+
+    def fresh():
+        c = browser.new_context()
+        contexts.append(c)
+        p = c.new_page()
+        p.goto(srv.url)
+        p.get_by_label("Password", exact=True).wait_for(timeout=SLOW)
+        assert p.get_by_test_id("stFileUploader").count() == 0  # nothing behind the gate shows
+        return p
+
+    def attempt(p, password: str) -> None:
+        box = p.get_by_label("Password", exact=True)
+        box.fill(password)
+        p.get_by_role("button", name="Unlock").click()
+
+    try:
+        early = fresh()
+        attempt(early, "correct horse battery")
+        early.get_by_test_id("stHeading").filter(has_text="Data").first.wait_for(timeout=SLOW)
+
+        p = fresh()
+        attempt(p, "wrong 1")
+        wait_text(p, "Wrong password (2 more tries before a pause).")
+        attempt(p, "wrong 2")
+        wait_text(p, "Wrong password (1 more try before a pause).")
+        attempt(p, "wrong 3")
+        wait_text(p, "Too many wrong passwords; try again in 15 minutes.")
+        attempt(p, "correct horse battery")
+        p.wait_for_timeout(500)
+        wait_text(p, "Too many wrong passwords; try again in")
+        assert p.get_by_test_id("stFileUploader").count() == 0
+        screenshot(p, "attack_password_locked")
+        # a new session from the same address is locked out too, right password or not
+        q = fresh()
+        attempt(q, "correct horse battery")
+        wait_text(q, "Too many wrong passwords; try again in")
+        assert q.get_by_test_id("stFileUploader").count() == 0
+        # the session unlocked before the attack keeps working
+        upload(early, str(JUDGE))
+        # the password never appears in a URL
+        assert all("horse" not in x.url for x in (early, p, q))
+    finally:
+        for c in contexts:
+            c.close()
+        srv.stop()
+    assert "Traceback" not in srv.log()
+
+
+# --------------------------------------------------------------- read-only
+def test_a_read_only_viewer_cannot_change_revoke_or_delete(server, browser, page):
+    rows = read_rows()
+    token, owner_secret, _ = make_share(server.data_dir, name="shared judge")
+    link = f"{server.url}/?share={token}"
+    page.goto(link)
+    page.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=SLOW)
+    want = expected_routing(rows, 90)
+    assert wait_metrics(page, want, scope=main_area(page)) == want
+    bar = sidebar(page)
+    wait_text(page, "You opened a shared link: read-only")
+    assert bar.get_by_role("button", name="Share this view").count() == 0
+    # the Data page: no upload, no rename, no removal, no sample picking
+    go_to(page, "Data")
+    assert page.get_by_test_id("stFileUploaderDropzoneInput").first.is_disabled()
+    assert page.get_by_role("button", name="Remove").first.is_disabled()
+    assert page.get_by_label("Model name").first.is_disabled()
+    # revoke and delete without the owner key, and with a wrong one, are refused
+    bar.get_by_text("Owner of this link?").click()
+    for key in ("", secrets.token_urlsafe(32)):
+        bar.get_by_label("Owner key", exact=True).fill(key)
+        bar.get_by_role("button", name="Delete").click()
+        wait_text(page, "Only the owner of this link can revoke, delete or change it.")
+        bar.get_by_role("button", name="Revoke").click()
+        wait_text(page, "Only the owner of this link can revoke, delete or change it.")
+    screenshot(page, "attack_read_only_refused")
+    # the viewer's own threshold move changes nothing stored: a fresh visitor sees 90
+    go_to(page, "Routing")
+    set_threshold(page, 95)
+    ctx = browser.new_context()
+    try:
+        other = ctx.new_page()
+        other.goto(link)
+        other.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=SLOW)
+        assert wait_metrics(other, want, scope=main_area(other)) == want
+        assert threshold(other) == 90
+    finally:
+        ctx.close()
+    # the form itself works: the owner's key revokes
+    if not bar.get_by_label("Owner key", exact=True).is_visible():
+        bar.get_by_text("Owner of this link?").click()
+    bar.get_by_label("Owner key", exact=True).fill(owner_secret)
+    bar.get_by_role("button", name="Revoke").click()
+    wait_text(page, "The link is revoked")
+    page.goto(link)
+    assert_unavailable(page)
