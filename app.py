@@ -209,6 +209,9 @@ def main() -> None:
     for idx, entry in enumerate(items):
         entry_section(entry, idx, ctx.access.read_only)
     ui.link("overview", "Go to the overview", icon="➡️")
+    # last: the load reports above are on screen while the routing resamples are drawn
+    with st.sidebar:
+        ui.threshold_panel(ctx)
 
 
 main()

@@ -718,7 +718,7 @@ def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 def cmd_route(args: argparse.Namespace) -> int:
     """``calib route FILE --threshold T``."""
     from calib.maps import read_map
-    from calib.routing import basis, lowest_threshold, review_queue, route, sweep
+    from calib.routing import basis, lowest_threshold, queue_to_csv, review_queue, route, sweep
 
     cmap = read_map(args.map) if args.map else None
     if cmap is not None:
@@ -750,7 +750,7 @@ def cmd_route(args: argparse.Namespace) -> int:
         assert ds.rows is not None
         q = review_queue(ds.rows, args.threshold, calibration=cmap)
         try:
-            q.to_csv(args.queue, index=False)
+            Path(args.queue).write_bytes(queue_to_csv(q))
         except OSError as exc:
             raise CalibError(f"--queue {args.queue}: cannot write ({exc.strerror or exc})") from None
         queued = len(q)

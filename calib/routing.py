@@ -471,3 +471,21 @@ def review_queue(
                  else np.full(n, "", dtype=object)),
     })
     return df.reset_index(drop=True)
+
+
+#: First characters that make a spreadsheet run a cell as a formula (CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def queue_to_csv(queue: pd.DataFrame) -> bytes:
+    """The review queue as UTF-8 CSV bytes, safe to open in a spreadsheet.
+
+    Text cells starting with ``= + - @``, a tab or a carriage return get a leading
+    apostrophe: ids and question text are user data, and the file is meant to be
+    opened by reviewers, whose spreadsheet would otherwise run them as formulas.
+    """
+    df = queue.copy()
+    for c in df.columns:
+        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
+            df[c] = df[c].map(lambda s: "'" + s if isinstance(s, str) and s.startswith(FORMULA_STARTS) else s)
+    return df.to_csv(index=False).encode("utf-8")

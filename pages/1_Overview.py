@@ -26,14 +26,14 @@ except CalibError as exc:
 st.text(f"model: {focus.name}  ({a.n:,} answers)")
 cols = st.columns(3) + st.columns(3)
 for col, (label, value, interval) in zip(cols, ui.headline(a), strict=True):
-    col.metric(label, value, help=f"{100 * v.level:g}% interval {interval}" if interval else None)
+    ui.metric(col, label, value, f"{100 * v.level:g}% interval {interval}" if interval else None)
 
 winner = ui.better_forecast(a)
 if winner is not None:
     bt = a.tests["brier_vs_constant"]
     st.metric("Better forecast", winner,
               help="Brier score of the stated confidence against the constant forecast that gives every answer "
-                   f"the model's own hit rate; paired test {audit_mod.fmt_p(bt.p_value, bt.log10_p)}.")
+                   f"the model's own hit rate; paired test {audit_mod.fmt_p(bt.p_value, bt.log10_p, bound=bt.p_bound)}.")
 
 if a.verdict:
     st.info(ui.md_escape("\n".join(f"• {s}" for s in a.verdict)))

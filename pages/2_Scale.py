@@ -40,9 +40,9 @@ fa = audits[focus.name]
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Distinct values used", f"{fa.distinct_values:,}")
 c2.metric("Most common value", "—" if fa.top_value is None else f"{fa.top_value:g}")
-c3.metric("Share at the most common value", ui.fmt_pct(fa.metrics["share_top"]), help=ci_help(fa.ci["share_top"]))
-c4.metric(f"Share stated below {fa.below:g}", ui.fmt_pct(fa.metrics["share_below"]),
-          help=ci_help(fa.ci["share_below"]))
+ui.metric(c3, "Share at the most common value", ui.fmt_pct(fa.metrics["share_top"]), ci_help(fa.ci["share_top"]))
+ui.metric(c4, f"Share stated below {fa.below:g}", ui.fmt_pct(fa.metrics["share_below"]),
+          ci_help(fa.ci["share_below"]))
 st.text(f"model: {focus.name}")
 
 if len(ctx.datasets) > 1:

@@ -67,10 +67,10 @@ def ci_help(key: str, digits: int = 3) -> str | None:
 
 
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("ECE", ui.fmt_num(a.metrics["ece"]), help=ci_help("ece"))
-m2.metric("MCE", ui.fmt_num(a.metrics["mce"]), help=ci_help("mce"))
-m3.metric("Smooth ECE", ui.fmt_num(a.metrics["smooth_ece"]), help=ci_help("smooth_ece"))
-m4.metric("Debiased L2 error", ui.fmt_num(a.metrics["ece_l2_debiased"]), help=ci_help("ece_l2_debiased"))
+ui.metric(m1, "ECE", ui.fmt_num(a.metrics["ece"]), ci_help("ece"))
+ui.metric(m2, "MCE", ui.fmt_num(a.metrics["mce"]), ci_help("mce"))
+ui.metric(m3, "Smooth ECE", ui.fmt_num(a.metrics["smooth_ece"]), ci_help("smooth_ece"))
+ui.metric(m4, "Debiased L2 error", ui.fmt_num(a.metrics["ece_l2_debiased"]), ci_help("ece_l2_debiased"))
 st.caption(
     f"Binning: {ui.SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")
@@ -110,7 +110,7 @@ test_names = {
 trows = []
 for key, label in test_names.items():
     t_ = a.tests[key]
-    trows.append({"test": label, "statistic": t_.statistic, "p-value": audit_mod.fmt_p(t_.p_value, t_.log10_p),
+    trows.append({"test": label, "statistic": t_.statistic, "p-value": audit_mod.fmt_p(t_.p_value, t_.log10_p, bound=t_.p_bound),
                   "note": t_.note})
 st.dataframe(pd.DataFrame(trows), hide_index=True,
              column_config={"statistic": st.column_config.NumberColumn(format="%.3f")})

@@ -45,12 +45,12 @@ if fit.useless:
 
 ci = lambda e: ui.fmt_ci((e.lo, e.hi), 4)  # noqa: E731
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Brier before", ui.fmt_num(fit.before.brier.value, 4), help=ci(fit.before.brier))
-c2.metric("Brier after", ui.fmt_num(fit.after.brier.value, 4),
-          delta=ui.fmt_num(fit.change.brier.value, 4), delta_color="inverse", help=ci(fit.after.brier))
-c3.metric("ECE before", ui.fmt_num(fit.before.ece.value, 3), help=ci(fit.before.ece))
-c4.metric("ECE after", ui.fmt_num(fit.after.ece.value, 3),
-          delta=ui.fmt_num(fit.change.ece.value, 3), delta_color="inverse", help=ci(fit.after.ece))
+ui.metric(c1, "Brier before", ui.fmt_num(fit.before.brier.value, 4), ci(fit.before.brier))
+ui.metric(c2, "Brier after", ui.fmt_num(fit.after.brier.value, 4), ci(fit.after.brier),
+          delta=ui.fmt_num(fit.change.brier.value, 4), delta_color="inverse")
+ui.metric(c3, "ECE before", ui.fmt_num(fit.before.ece.value, 3), ci(fit.before.ece))
+ui.metric(c4, "ECE after", ui.fmt_num(fit.after.ece.value, 3), ci(fit.after.ece),
+          delta=ui.fmt_num(fit.change.ece.value, 3), delta_color="inverse")
 
 scoring_text = ui.SCORING_LABELS[fit.scoring] + (f" ({fit.folds} folds)" if fit.folds else "")
 st.text(f"{label}; scored on {scoring_text}: fitted on {fit.n_fit:,} answers, scored on {fit.n_eval:,}")

@@ -177,3 +177,26 @@ def test_routing_counts_add_up(cells, lower, width):
     assert res.errors_caught + res.reviewed_needlessly == res.to_person
     assert res.accepted_correct + res.errors_slipping == res.accepted
     assert res.reviewed_needlessly + res.middle_correct + res.accepted_correct == k.sum()
+
+
+def test_queue_csv_neutralises_spreadsheet_formulas(tmp_path):
+    """Ids and question text starting like a formula are written as inert text,
+    by the library the CLI's --queue and the dashboard's download both use."""
+    import csv
+    import io
+    import json as _json
+
+    from calib.loading import load
+    from calib.routing import queue_to_csv, review_queue
+
+    lines = [
+        {"id": "=HYPERLINK(\"http://203.0.113.1\",\"x\")", "confidence": 50, "correct": False, "question": "+1+1"},
+        {"id": "@SUM(A1)", "confidence": 60, "correct": True, "question": "-2"},
+        {"id": "plain", "confidence": 95, "correct": True, "question": "fine"},
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(_json.dumps(x) for x in lines) + "\n")
+    ds = load(path)
+    out = list(csv.DictReader(io.StringIO(queue_to_csv(review_queue(ds.rows, 90)).decode())))
+    assert [r["id"] for r in out] == ["'=HYPERLINK(\"http://203.0.113.1\",\"x\")", "'@SUM(A1)"]
+    assert [r["text"] for r in out] == ["'+1+1", "'-2"]
