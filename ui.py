@@ -29,6 +29,7 @@ fixed strings written here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -36,16 +37,27 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 import streamlit as st
 
 from calib import view as views
+from calib.access import AccessConfig, PasswordGate, user_allowed
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.limits import HeavyGate, Limits, MemoryLedger, SessionBudget, estimated_bytes
 from calib.loading import LoadOptions, load, load_many
 from calib.scale import Scale, parse_rescale
+from calib.store import (
+    SHARE_PARAM,
+    UNAVAILABLE_MESSAGE,
+    DatasetSpec,
+    InputFile,
+    Outcome,
+    Store,
+    valid_token,
+)
 
 LOG = logging.getLogger("calib.ui")
 ROOT = Path(__file__).resolve().parent
@@ -129,11 +141,11 @@ USER_KEY = "calib_user"                  # the logged-in user's e-mail (OIDC), f
 class Runtime:
     """Process-wide hosting state: one per server (``st.cache_resource``)."""
 
-    limits: Any
-    config: Any
-    gate: Any
-    ledger: Any
-    heavy: Any
+    limits: Limits
+    config: AccessConfig
+    gate: PasswordGate | None
+    ledger: MemoryLedger
+    heavy: HeavyGate
 
 
 @st.cache_resource(show_spinner=False)
@@ -141,38 +153,33 @@ def runtime() -> Runtime:
     """Limits, access configuration, password gate, memory ledger and heavy-work gate,
     read once from the environment (and ``st.secrets``). A setting that does not parse
     raises :class:`CalibError` naming it (not cached, so fixing it and reloading works)."""
-    from calib import access as acc
-    from calib.limits import HeavyGate, Limits, MemoryLedger
-
     limits = Limits.from_env(max_upload_mb=st.get_option("server.maxUploadSize"))
     try:
         # reading st.secrets also promotes its root keys to os.environ (Community Cloud)
         pw = st.secrets.get("CALIB_PASSWORD")
     except Exception:  # no secrets.toml: nothing to read
         pw = None
-    cfg = acc.AccessConfig.from_env(password=str(pw) if pw else None)
+    cfg = AccessConfig.from_env(password=str(pw) if pw else None)
     return Runtime(
         limits=limits, config=cfg,
-        gate=acc.PasswordGate.from_config(cfg) if cfg.password else None,
+        gate=PasswordGate.from_config(cfg) if cfg.password else None,
         ledger=MemoryLedger.from_limits(limits), heavy=HeavyGate.from_limits(limits),
     )
 
 
 @st.cache_resource(show_spinner=False)
-def share_store() -> Any:
+def share_store() -> Store:
     """The share store (``CALIB_DATA_DIR``), opened on first use: a session that never
     shares or opens a link never touches the disk."""
-    from calib.store import Store
-
     return Store.from_env()
 
 
-def heavy(what: str) -> Any:
+def heavy(what: str) -> contextlib.AbstractContextManager[None]:
     """``with heavy("…"):`` around a parse or a bootstrap: at most ``CALIB_HEAVY_JOBS`` at once."""
     return runtime().heavy.slot(what)
 
 
-def _budget() -> Any:
+def _budget() -> SessionBudget:
     budget = st.session_state.get(BUDGET_KEY)
     if budget is None:
         budget = st.session_state[BUDGET_KEY] = runtime().ledger.open_session()
@@ -199,8 +206,6 @@ def access() -> Access:
     Shows the login / password / error screen itself and returns ``allowed=False``
     (the page then stops). Locally (nothing configured): everyone, read-write.
     """
-    from calib import access as acc
-
     try:
         rt = runtime()
     except CalibError as exc:
@@ -216,7 +221,7 @@ def access() -> Access:
             st.button("Log in", key="calib_login", type="primary", on_click=st.login,
                       args=(cfg.oidc_provider,) if cfg.oidc_provider else ())
             return Access(allowed=False)
-        decision = acc.user_allowed(st.user.to_dict(), cfg.allowed_domains)
+        decision = user_allowed(st.user.to_dict(), cfg.allowed_domains)
         if not decision.allowed:
             st.title("calib")
             show_error(decision.message)
@@ -229,13 +234,13 @@ def access() -> Access:
         return Access(allowed=False, user=user)
     token = st.session_state.get(SHARED_KEY)
     if token is None:
-        raw = st.query_params.get(_share_param())
+        raw = st.query_params.get(SHARE_PARAM)
         token = None if raw is None else str(raw)
     read_only = token is not None and token not in st.session_state.get(OWNER_KEY, {})
     return Access(allowed=True, read_only=read_only, user=user)
 
 
-def _password_form(gate: Any) -> None:
+def _password_form(gate: PasswordGate) -> None:
     st.title("calib")
     st.markdown("This dashboard is protected by a password.")
     with st.form("calib_password", clear_on_submit=True):
@@ -249,12 +254,6 @@ def _password_form(gate: Any) -> None:
         show_error(verdict.message)
 
 
-def _share_param() -> str:
-    from calib.store import SHARE_PARAM
-
-    return SHARE_PARAM
-
-
 def restore_shared(token: str) -> tuple[list[Entry], views.View] | None:
     """Reopen a shared analysis from ``?share=TOKEN``: its uploaded files (with the
     field and scale choices) as entries, and its view.
@@ -264,9 +263,7 @@ def restore_shared(token: str) -> tuple[list[Entry], views.View] | None:
     every cause, so probing tokens learns nothing. A malformed token is refused
     before the store is even opened.
     """
-    from calib import store as shares
-
-    if not shares.valid_token(token):
+    if not valid_token(token):
         _unavailable()
     try:
         got = share_store().open_share(token)
@@ -306,10 +303,8 @@ def _overrides_from(raw: object) -> Overrides:
     return Overrides(**ok)
 
 
-def _unavailable() -> None:
+def _unavailable() -> NoReturn:
     """The page a dead link shows (fixed text only), then stop."""
-    from calib.store import UNAVAILABLE_MESSAGE
-
     st.title("This link is no longer available")
     st.markdown(UNAVAILABLE_MESSAGE)
     st.button("Start a new analysis", key="calib_leave_share", on_click=_leave_share)
@@ -323,7 +318,7 @@ def _leave_share() -> None:
 
 def share_link(token: str) -> str:
     """The link of a share: the app's address as the browser sees it + ``?share=TOKEN``."""
-    return f"{_base_url()}?{_share_param()}={token}"
+    return f"{_base_url()}?{SHARE_PARAM}={token}"
 
 
 def _base_url() -> str:
@@ -341,15 +336,13 @@ def _base_url() -> str:
 
 def _share_now() -> None:
     """The Share button: store this session's uploads and the view, keep the owner key."""
-    from calib import store as shares
-
     uploads = [e for e in entries() if e.kind != "sample" and e.dataset is not None]
     v = get_view()
     if not uploads:  # samples only: the server has them, the URL alone is the link
         st.session_state[LAST_SHARE_KEY] = {"params": share_params(v)}
         st.session_state.pop(SHARE_NOTICE_KEY, None)
         return
-    specs = [shares.DatasetSpec(e.name, tuple(shares.InputFile(n, d) for n, d in e.files), e.overrides.options())
+    specs = [DatasetSpec(e.name, tuple(InputFile(n, d) for n, d in e.files), e.overrides.options())
              for e in uploads]
     state = {
         "v": 1,
@@ -397,7 +390,7 @@ def _owner_action(action: str, token: str, secret_key: str | None = None) -> Non
             st.session_state.pop(LAST_SHARE_KEY, None)
 
 
-def _update_view(store: Any, token: str, secret: str | None, user: str | None, state: dict[str, Any]) -> Any:
+def _update_view(store: Store, token: str, secret: str | None, user: str | None, state: dict[str, Any]) -> Outcome:
     """Keep the stored datasets' field choices; replace the view parameters."""
     got = store.open_share(token)
     if got.available:
@@ -458,7 +451,7 @@ def _share_panel(acc: Access, ds: list[Dataset]) -> None:
               help="The link stops opening and its files are removed from the server.")
 
 
-def _show_notice(notice: Any) -> None:
+def _show_notice(notice: tuple[bool, str] | None) -> None:
     if not notice:
         return
     ok, message = notice
@@ -582,8 +575,6 @@ def load_entry(entry: Entry) -> Entry:
         # the server's caps (rows, line length, decompressed size) on top of the user's choices
         options = runtime().limits.load_options(entry.overrides.options())
         ds = _load_cached(entry.digest, entry.kind, entry.filename, key, entry.files, options)
-        from calib.limits import estimated_bytes
-
         # refused (CalibError) when this session, or the server, would hold too much
         _budget().reserve(entry.id, estimated_bytes(ds) + sum(len(d) for _, d in entry.files), entry.filename)
     except CalibError as exc:
@@ -775,7 +766,7 @@ def sync_url(v: views.View) -> None:
     wanted = {**foreign, **views.to_params(v)}
     token = st.session_state.get(SHARED_KEY)
     if token:  # a page switch drops the query: keep the link a reload reopens
-        wanted[_share_param()] = token
+        wanted[SHARE_PARAM] = token
     if wanted != current:
         st.query_params.from_dict(wanted)
 

@@ -29,14 +29,15 @@ from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E4
 JUDGES = "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl,judge_c_synthetic.jsonl"
 INSPECT = next((ROOT / "sample_data" / "inspect").glob("*calib-mc-json*.eval"))
 
-#: (file, page path, query, metric that must be on screen or None, main-area text scrolled to the
-#: top or None, sidebar heading scrolled into view or None)
+#: (file, page path, query, metric that must be on screen or None, main-area text (or CSS selector,
+#: starting with "[") scrolled to the top or None, sidebar heading scrolled into view or None)
 VIEWS: tuple[tuple[str, str, str, str | None, str | None, str | None], ...] = (
-    ("overview.png", "Overview", f"sample={JUDGES}", "Better forecast", "model: judge_a_synthetic", None),
-    ("scale.png", "Scale", f"sample={JUDGES}&reps=500", "Distinct values used", None, None),
+    ("overview.png", "Overview", f"sample={JUDGES}", "Better forecast", "Brier score", None),
+    ("scale.png", "Scale", f"sample={JUDGES}&reps=500", "Distinct values used", "[data-testid=stDataFrame]", None),
     ("reliability.png", "Reliability", f"sample={JUDGES}&scheme=corp&reps=500", "ECE", None, None),
     ("recalibration.png", "Recalibration",
-     "sample=judge_b_synthetic.jsonl&map=isotonic&scoring=kfold&reps=500", "Brier after", None, None),
+     "sample=judge_b_synthetic.jsonl&map=isotonic&scoring=kfold&reps=500", "Brier after",
+     "model: judge_b_synthetic", None),
     ("routing.png", "Routing",
      "sample=judge_b_synthetic.jsonl&lo=90&hi=100&cost_review=1&cost_miss=10&reps=500", "Total cost",
      "model: judge_b_synthetic", "Review threshold"),
@@ -57,6 +58,21 @@ def settle(page) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(SETTLED_JS, timeout=120_000, polling=200)
     page.wait_for_timeout(800)  # Plotly's transitions and the fonts
     page.wait_for_function(SETTLED_JS, timeout=120_000, polling=200)
+
+
+#: Scrolls the element's scrolling ancestor (the main area, the sidebar) so that the element's
+#: top sits ``offset`` px below the ancestor's top, instantly (the app scrolls smoothly).
+SCROLL_JS = """(e, offset) => {
+  let box = e.parentElement;
+  while (box && !(box.scrollHeight > box.clientHeight && getComputedStyle(box).overflowY !== 'visible')) box = box.parentElement;
+  if (!box) return;
+  const top = box.scrollTop + e.getBoundingClientRect().top - box.getBoundingClientRect().top - offset;
+  box.scrollTo({top, behavior: 'instant'});
+}"""
+
+
+def scroll_to(locator, offset: int) -> None:  # type: ignore[no-untyped-def]
+    locator.first.evaluate(SCROLL_JS, offset)
 
 
 def shoot(page, path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -90,14 +106,12 @@ def main() -> int:
                 "stFileUploaderDropzoneInput").set_input_files(str(INSPECT))
             page.get_by_text("Dropped by reason").wait_for(timeout=120_000)
             settle(page)
-            page.locator("[data-testid=stMain] [data-testid=stMetric]", has_text="Rows kept").nth(1).evaluate(
-                "e => e.scrollIntoView({block: 'start'})")
-            page.locator("[data-testid=stMain]").evaluate("e => e.scrollBy(0, -150)")
+            scroll_to(page.locator("[data-testid=stMain]").get_by_text("uploaded file: "), 70)
             settle(page)
             shoot(page, args.out / "data.png")
             page.close()
 
-            for name, path, query, marker, scroll_to, side_to in VIEWS:
+            for name, path, query, marker, main_to, side_to in VIEWS:
                 page = browser.new_page(viewport=viewport)
                 page.goto(f"{server.url}/{path}?{query}")
                 if marker:
@@ -105,13 +119,12 @@ def main() -> int:
                 else:
                     page.get_by_role("button", name="Download the report (HTML)").wait_for(timeout=120_000)
                 settle(page)
-                if scroll_to:
-                    page.locator("[data-testid=stMain]").get_by_text(scroll_to).first.evaluate(
-                        "e => e.scrollIntoView({block: 'start'})")
-                    page.locator("[data-testid=stMain]").evaluate("e => e.scrollBy(0, -24)")
+                if main_to:
+                    main = page.locator("[data-testid=stMain]")
+                    target = main.locator(main_to) if main_to.startswith("[") else main.get_by_text(main_to)
+                    scroll_to(target, 70)
                 if side_to:
-                    page.locator("[data-testid=stSidebar] h3", has_text=side_to).first.evaluate(
-                        "e => e.scrollIntoView({block: 'start'})")
+                    scroll_to(page.locator("[data-testid=stSidebar] h3", has_text=side_to), 10)
                 settle(page)
                 shoot(page, args.out / name)
                 if name == "report.png":

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 JUDGE = ROOT / "sample_data" / "judge_a_synthetic.jsonl"
 #: Playwright timeouts (ms): generous, the CI machine has 2 cores shared by a server and Chromium.
-SLOW = 90_000
+SLOW = 120_000
 ROUTING_LABELS = ("Sent to a person", "Accepted unseen", "Accuracy among accepted", "Errors slipping through",
                   "Errors caught")
 
@@ -118,20 +118,28 @@ def threshold(page) -> float:
 
 
 def set_threshold(page, target: float, step: float = 1.0) -> None:
-    """Move the review threshold with the keyboard to ``target``, then wait until the
-    server has taken it (the slider re-renders with the value)."""
+    """Move the review threshold with the keyboard to ``target``.
+
+    Every key press is a rerun on the server, and a rerun that answers late re-renders
+    the slider with the value it saw: so press, let it settle, read the slider again,
+    and repeat until it rests at ``target``."""
+    import time
+
     s = threshold_slider(page)
-    s.focus()
-    now = threshold(page)
-    n = round((target - now) / step)
-    key = "ArrowRight" if n > 0 else "ArrowLeft"
-    for _ in range(abs(n)):
-        page.keyboard.press(key)
-    page.wait_for_function(
-        """([target]) => {
-            const s = document.querySelector('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]');
-            return s !== null && Math.abs(Number(s.value) - target) < 1e-9;
-        }""", arg=[target], timeout=SLOW)
+    deadline = time.monotonic() + SLOW / 1000
+    while time.monotonic() < deadline:
+        now = threshold(page)
+        if abs(now - target) < 1e-9:
+            page.wait_for_timeout(400)
+            if abs(threshold(page) - target) < 1e-9:
+                return
+            continue
+        s.focus()
+        n = round((target - now) / step)
+        for _ in range(abs(n)):
+            page.keyboard.press("ArrowRight" if n > 0 else "ArrowLeft")
+        page.wait_for_timeout(300)
+    raise AssertionError(f"the threshold did not settle at {target} (shows {threshold(page)})")
 
 
 def share(page) -> tuple[str, str]:

@@ -134,17 +134,21 @@ def metrics(page, area: str = "main") -> dict[str, str]:  # type: ignore[no-unty
     return out
 
 
-def wait_metrics(page, want: dict[str, str], area: str = "main", timeout: float = 60) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """Wait until every metric in ``want`` shows its value; fail naming what differs."""
+def wait_metrics(page, want: dict[str, str], area: str = "main", timeout: float = 60,  # type: ignore[no-untyped-def]
+                 also: tuple[str, ...] = ()) -> dict[str, str]:
+    """Wait until every metric in ``want`` shows its value (and the ``also`` ones are drawn);
+    on failure, save a screenshot and name what differs."""
     deadline = time.monotonic() + timeout
     got: dict[str, str] = {}
     while time.monotonic() < deadline:
         got = metrics(page, area)
-        if all(got.get(k) == v for k, v in want.items()):
+        if all(got.get(k) == v for k, v in want.items()) and all(k in got for k in also):
             return got
         page.wait_for_timeout(100)
     diff = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
-    raise AssertionError(f"metrics in the {area} never showed the expected values (shown, expected): {diff}")
+    shot = screenshot(page, f"FAILED_wait_metrics_{int(time.time())}")
+    raise AssertionError(f"metrics in the {area} of {page.url} never showed the expected values "
+                         f"(shown, expected): {diff}; missing: {[k for k in also if k not in got]}; see {shot}")
 
 
 def wait_url(page, **params: str) -> None:  # type: ignore[no-untyped-def]
@@ -324,7 +328,7 @@ def test_every_page_shows_the_engines_numbers(server, page):
     pick(page, "w_method", "Platt (logistic)")
     wait_url(page, map="platt")
     brier = even_rows_brier(rows[JUDGES[1]])
-    got = wait_metrics(page, {"Brier before": f"{brier:.4f}"})
+    got = wait_metrics(page, {"Brier before": f"{brier:.4f}"}, also=("Brier after",))
     assert float(got["Brier after"]) < brier
     screenshot(page, "dashboard_07_recalibration")
 
@@ -458,7 +462,7 @@ def test_a_200000_row_upload_works_on_every_page(server, page, tmp_path):
     wait_metrics(page, {"ECE": expected_headline(rows)["ECE"]})
     go(page, "Recalibration")
     pick(page, "w_method", "isotonic")
-    got = wait_metrics(page, {"Brier before": f"{even_rows_brier(rows):.4f}"})
+    got = wait_metrics(page, {"Brier before": f"{even_rows_brier(rows):.4f}"}, also=("Brier after",))
     assert float(got["Brier after"]) < even_rows_brier(rows)
     pick(page, "w_method", "none (stated confidence)")
     go(page, "Routing")

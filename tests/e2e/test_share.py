@@ -15,6 +15,7 @@ from tests.e2e.conftest import screenshot
 from tests.e2e.hosting import (
     JUDGE,
     ROUTING_LABELS,
+    SLOW,
     assert_unavailable,
     expected_routing,
     go_to,
@@ -61,7 +62,7 @@ def test_share_round_trip_then_revoke(server, browser, page, tmp_path):
     try:
         viewer = viewer_ctx.new_page()
         viewer.goto(link)
-        viewer.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=90_000)
+        viewer.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=SLOW)
         assert wait_metrics(viewer, want, scope=main_area(viewer)) == want
         assert threshold(viewer) == 90
         wait_text(viewer, "You opened a shared link: read-only")
@@ -132,7 +133,7 @@ def test_server_killed_while_sharing_then_restarted(browser, tmp_path):
         digest = hashlib.sha256(victim.read_bytes()).hexdigest()
         go_to(page, "Data")
         upload(page, str(victim))
-        page.get_by_test_id("stText").filter(has_text="uploaded file: victim.jsonl").wait_for(timeout=90_000)
+        page.get_by_test_id("stText").filter(has_text="uploaded file: victim.jsonl").wait_for(timeout=SLOW)
 
         folder = data_dir / "blobs" / digest[:2]
         seen: list[str] = []
@@ -168,7 +169,7 @@ def test_server_killed_while_sharing_then_restarted(browser, tmp_path):
     try:
         page = ctx.new_page()
         page.goto(second.url + "/?" + link.split("?", 1)[1])  # same token, the new server's port
-        page.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=90_000)
+        page.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=SLOW)
         assert wait_metrics(page, want, scope=main_area(page)) == want
         assert threshold(page) == 90
         screenshot(page, "share_after_crash")
