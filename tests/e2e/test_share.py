@@ -129,7 +129,7 @@ def test_server_killed_while_sharing_then_restarted(browser, tmp_path):
         filler = "x" * 10_000
         victim.write_text("".join(
             json.dumps({"id": f"v{i}", "question": filler, "confidence": 50 + i % 51, "correct": i % 2 == 0}) + "\n"
-            for i in range(2500)))
+            for i in range(1500)))
         digest = hashlib.sha256(victim.read_bytes()).hexdigest()
         go_to(page, "Data")
         upload(page, str(victim))
