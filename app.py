@@ -6,7 +6,6 @@ starts with :func:`ui.page_setup`, which restores the view from the URL.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 import ui
@@ -173,7 +172,7 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
             if r.fields:
                 st.dataframe(
-                    pd.DataFrame([{"role": k, "field": v or "(none)"} for k, v in r.fields.items()]),
+                    {"role": list(r.fields), "field": [v or "(none)" for v in r.fields.values()]},
                     hide_index=True, width="content",
                 )
             if r.notes:
@@ -215,3 +214,5 @@ def main() -> None:
 
 
 main()
+# after the page is drawn: the first upload then finds pandas, scipy and the readers loaded
+ui.warm_up()

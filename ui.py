@@ -37,9 +37,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import pandas as pd
 import streamlit as st
 
 from calib import view as views
@@ -58,6 +57,9 @@ from calib.store import (
     Store,
     valid_token,
 )
+
+if TYPE_CHECKING:  # pandas costs half a second to import: not on the cold start's path
+    import pandas as pd
 
 LOG = logging.getLogger("calib.ui")
 ROOT = Path(__file__).resolve().parent
@@ -815,6 +817,34 @@ class Context:
         return next((d for d in self.datasets if d.name == name), None)
 
 
+#: Imported by :func:`warm_up`: what the first upload and the first audit need.
+WARM_MODULES = (
+    "pandas", "pyarrow.json", "scipy.optimize", "scipy.special", "scipy.fft", "scipy.sparse",
+    "calib.readers.stated", "calib.readers.logprobs", "calib.readers.lmeval", "calib.readers.inspect",
+    "calib.audit", "calib.compare", "calib.curves", "calib.maps", "calib.routing", "calib.figures",
+)
+_warmed = False
+
+
+def warm_up() -> None:
+    """Import the libraries the first upload needs, once per server process.
+
+    Called at the end of the Data page's run: its widgets are already on their way to
+    the browser, so the cold start's first paint does not wait for pandas, scipy and
+    the readers (about 1.5 s on two cores), and the person picking a file pays
+    nothing for them. In the script thread, not a background one: concurrent imports
+    of the same packages from two threads can deadlock on the import locks.
+    """
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    import importlib
+
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+
+
 def page_setup(page: str) -> Context:
     """Start a page: access, view from the URL, data, sidebar. See the module docstring."""
     st.set_page_config(page_title=f"calib · {PAGE_TITLES[page]}", layout="wide")
@@ -1087,6 +1117,8 @@ class ReportParts:
 
 def report_parts(ctx: Context) -> ReportParts:
     """Every engine result the HTML report shows (all cached), as report blocks."""
+    import pandas as pd
+
     from calib import figures, routing
     from calib import html_report as hr
 
@@ -1223,6 +1255,8 @@ def fmt_ci(ci: tuple[float, float] | list[float] | None, digits: int = 3, pct: b
 
 def load_report_frames(ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(dropped by reason, offending lines) of a dataset's load report, for st.dataframe."""
+    import pandas as pd
+
     r = ds.report
     reasons = pd.DataFrame(
         sorted(r.dropped_by_reason.items(), key=lambda kv: -kv[1]), columns=["reason", "lines dropped"]

@@ -14,6 +14,9 @@ intervals (Efron & Tibshirani 1993, ch. 13).
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,17 +30,48 @@ REPS = 2000
 CHUNK_CELLS = 400_000
 #: An interval is reported only when the metric is defined in this share of resamples.
 MIN_DEFINED = 0.9
+#: Draws kept for reuse (see :func:`resample_counts`): entries, and elements per array.
+DRAW_CACHE_ENTRIES = 2
+DRAW_CACHE_MAX_ELEMENTS = 4_000_000
+
+_draw_cache: OrderedDict[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_draw_lock = threading.Lock()
 
 
 def resample_counts(table: CountTable, reps: int = REPS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``reps`` bootstrap resamples of the table's rows.
 
+    The draws depend only on the cells' counts, ``reps`` and ``seed``; the audit, the
+    routing intervals, the reliability bands and the comparison all ask for the same
+    ones, so the last :data:`DRAW_CACHE_ENTRIES` are kept (read-only) and handed out
+    again. Multinomial draws cost about 75 ns per resample and sub-cell (0.4 s for
+    2,000 resamples of a 1,000-cell table).
+
     Returns
     -------
     n, correct:
         int64 arrays of shape ``(reps, cells)``: rows and right answers per cell in
-        each resample.
+        each resample. Read-only.
     """
+    counts = np.concatenate([table.correct, table.n - table.correct]).astype(np.int64)
+    key = (hashlib.blake2b(counts.tobytes(), digest_size=16).digest(), int(reps), int(seed))
+    with _draw_lock:
+        hit = _draw_cache.get(key)
+        if hit is not None:
+            _draw_cache.move_to_end(key)
+            return hit
+    n_b, k_b = _draw(table, reps, seed)
+    n_b.flags.writeable = False
+    k_b.flags.writeable = False
+    if n_b.size <= DRAW_CACHE_MAX_ELEMENTS:
+        with _draw_lock:
+            _draw_cache[key] = (n_b, k_b)
+            while len(_draw_cache) > DRAW_CACHE_ENTRIES:
+                _draw_cache.popitem(last=False)
+    return n_b, k_b
+
+
+def _draw(table: CountTable, reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     k = table.correct
     w = table.n - k
     counts = np.concatenate([k, w]).astype(np.float64)
@@ -48,7 +82,7 @@ def resample_counts(table: CountTable, reps: int = REPS, seed: int = 0) -> tuple
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(total, counts / total, size=reps)
     c = table.cells
-    k_b = draws[:, :c]
+    k_b = np.ascontiguousarray(draws[:, :c])  # not a view: ``draws`` is freed
     return k_b + draws[:, c:], k_b
 
 

@@ -73,8 +73,24 @@ class Source:
 FORMATS = ("stated", "logprobs", "lmeval", "inspect", "counts")
 
 
+def _megabytes(nbytes: int) -> str:
+    """``nbytes`` in MB (2**20 bytes) for a message: ``"8"``, ``"1.5"``, ``"0.00095"``."""
+    mb = nbytes / 2**20
+    if mb == round(mb):
+        return f"{round(mb):,}"
+    return f"{mb:,.1f}" if mb >= 10 else f"{mb:.2g}"
+
+
 def gunzip_capped(data: bytes, name: str, limit: int) -> bytes:
-    """Decompress gzip data, refusing output larger than ``limit`` bytes."""
+    """Decompress gzip data, refusing output larger than ``limit`` bytes.
+
+    ``limit`` is :attr:`LoadOptions.max_decompressed_bytes`: on the dashboard it comes
+    from the environment variable ``CALIB_MAX_DECOMPRESSED_MB`` (read by
+    :meth:`calib.limits.Limits.from_env` when the server starts, default 1024 MB);
+    the command line and the Python API use :data:`MAX_DECOMPRESSED_BYTES` (2,048 MB)
+    unless a caller passes its own :class:`LoadOptions`. The refusal names the file,
+    the cap and both ways to raise it.
+    """
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     out = io.BytesIO()
     chunk = data
@@ -83,8 +99,11 @@ def gunzip_capped(data: bytes, name: str, limit: int) -> bytes:
             out.write(d.decompress(chunk, max(1, limit + 1 - out.tell())))
             if out.tell() > limit:
                 raise CalibError(
-                    f"{name}: decompresses to more than {limit:,} bytes; refused "
-                    "(raise the limit if this file is genuine)"
+                    f"{name}: decompresses to more than {limit:,} bytes ({_megabytes(limit)} MB); refused, "
+                    "since a .gz that inflates past this cap may be a gzip bomb. If the file is genuine, "
+                    "raise the cap: on the dashboard with the environment variable CALIB_MAX_DECOMPRESSED_MB "
+                    "(in MB; restart the server after setting it), in Python with "
+                    "LoadOptions(max_decompressed_bytes=...); or decompress the file and load it uncompressed."
                 )
             chunk = d.unconsumed_tail
             if d.eof and d.unused_data:  # concatenated gzip members

@@ -1379,7 +1379,9 @@ def fit(
     useless, reason = bool(full_fit.reason), full_fit.reason
     cmap, after = full_use, "after"
     a, b = draws.points["after"]["brier"], draws.points["base"]["brier"]
-    if not useless and not a < b:
+    # a tie within rounding is no gain: a map that sends every item to one value (all
+    # items stated alike) equals the base rate up to the last bits, either way
+    if not useless and not a < b - 1e-12 * max(1.0, abs(b)):
         useless = True
         reason = (
             f"the map does not beat the base rate on the evaluation data (Brier {a:.4f} vs "

@@ -1001,34 +1001,44 @@ def _newton_logistic(
     which converges quadratically from a warm start. Returns ``a, b``, the
     log-likelihood (zeros when not ``safe`` and not ``need_ll``) and a convergence
     flag per row."""
+    a = np.array(a, dtype=np.float64)
+    b = np.array(b, dtype=np.float64)
     cur = _loglik(a[:, None] + b[:, None] * x, n, k) if safe else np.zeros(a.size)
     done = np.zeros(a.size, dtype=bool)
     xs = np.stack([np.ones_like(x), x, x * x], axis=1)  # sums against 1, x, x^2 as one product
+    # only the rows still moving are iterated: most resamples settle in 3 or 4 steps
+    act, na, ka = np.arange(a.size), n, k
     for _ in range(iters):
-        mu = expit(a[:, None] + b[:, None] * x)
-        nmu = n * mu
-        g0, g1 = ((k - nmu) @ xs[:, :2]).T
+        aa, bb = a[act], b[act]
+        mu = expit(aa[:, None] + bb[:, None] * x)
+        nmu = na * mu
+        g0, g1 = ((ka - nmu) @ xs[:, :2]).T
         h00, h01, h11 = ((nmu - nmu * mu) @ xs).T
         det = h00 * h11 - h01 * h01
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             da = np.where(det > 0, (h11 * g0 - h01 * g1) / det, 0.0)
             db = np.where(det > 0, (h00 * g1 - h01 * g0) / det, 0.0)
-        da = np.where(done | ~np.isfinite(da), 0.0, da)
-        db = np.where(done | ~np.isfinite(db), 0.0, db)
-        t = np.ones(a.size)
+        da = np.where(np.isfinite(da), da, 0.0)
+        db = np.where(np.isfinite(db), db, 0.0)
+        t = np.ones(act.size)
         if safe:
-            new = _loglik((a + da)[:, None] + (b + db)[:, None] * x, n, k)
+            cc = cur[act]
+            new = _loglik((aa + da)[:, None] + (bb + db)[:, None] * x, na, ka)
             for _h in range(40):
-                worse = (new < cur - 1e-12 * np.abs(cur)) & ~done
+                worse = new < cc - 1e-12 * np.abs(cc)
                 if not worse.any():
                     break
                 t = np.where(worse, t / 2, t)
-                new = np.where(worse, _loglik((a + t * da)[:, None] + (b + t * db)[:, None] * x, n, k), new)
-            cur = np.where(done, cur, new)
-        a, b = a + t * da, b + t * db
-        done |= np.maximum(np.abs(t * da), np.abs(t * db)) < 1e-10 * (1 + np.abs(a) + np.abs(b))
-        if done.all():
+                new = np.where(worse, _loglik((aa + t * da)[:, None] + (bb + t * db)[:, None] * x, na, ka), new)
+            cur[act] = new
+        aa, bb = aa + t * da, bb + t * db
+        a[act], b[act] = aa, bb
+        settled = np.maximum(np.abs(t * da), np.abs(t * db)) < 1e-10 * (1 + np.abs(aa) + np.abs(bb))
+        done[act] = settled
+        if settled.all():
             break
+        if settled.any():
+            act, na, ka = act[~settled], na[~settled], ka[~settled]
     if not safe and need_ll:
         cur = _loglik(a[:, None] + b[:, None] * x, n, k)
     return a, b, cur, done

@@ -38,7 +38,7 @@ from calib.bootstrap import percentile_interval, resample_counts
 from calib.errors import CalibError
 from calib.maps import CalibrationMap, cell_prob
 from calib.rows import Judgments
-from calib.scale import Scale
+from calib.scale import Scale, snap
 from calib.table import CountTable
 
 #: What a threshold is set on.
@@ -448,6 +448,9 @@ def review_queue(
     calibrated probability when a map is given (and the threshold is on it), else
     the stated probability. Sorted by score (most doubtful first), then line.
     Text columns are user data: show them only through escaping elements.
+
+    Stated values are compared after :func:`calib.scale.snap`, as the count table
+    (and so :func:`route`) counts them: a softmax's 0.39999999999999997 is 0.4.
     """
     lower = _check_threshold(lower, "lower")
     if calibration is not None:
@@ -455,7 +458,8 @@ def review_queue(
         score = prob
     else:
         prob = np.asarray(rows.prob, dtype=np.float64)
-        score = np.asarray(rows.stated, dtype=np.float64)
+        # compared as the count table counts it: 0.39999999999999997 is the cell 0.4
+        score = snap(rows.stated, rows.scale)
     m = score < lower
     order = np.lexsort((np.asarray(rows.line)[m], score[m]))
     n = int(m.sum())

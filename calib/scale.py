@@ -7,6 +7,7 @@ with the affine rule ``p = (v - lo) / (hi - lo)``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,3 +171,37 @@ def detect_scale(values: np.ndarray, *, percent_strings: bool = False) -> Scale:
         f"cannot tell the confidence scale: values run from {v.min():g} to {v.max():g}, "
         "more than 1% of them outside 0-100; give the scale with --rescale LO,HI"
     )
+
+
+#: Significant digits, relative to the scale's span, kept by :func:`snap`.
+SNAP_DIGITS = 12
+
+
+def snap(values: np.ndarray, scale: Scale) -> np.ndarray:
+    """Stated values rounded to a decimal grid of about ``1e-12`` of the scale's span.
+
+    The grid step is ``10 ** -d`` with ``d = SNAP_DIGITS - ceil(log10(hi - lo))``:
+    1e-12 on 0-1, 1e-11 on 1-5, 1-10 and 0-10, 1e-10 on 0-100 (1e-12 to 1e-11 of
+    the span). Why: one value reached by different floating-point paths (the top
+    softmax probability of different logit vectors, a percentage divided back)
+    differs in its last bits (``0.39999999999999997`` vs ``0.4000000000000001``)
+    and would otherwise make two cells, two "distinct values" and, at a bin edge,
+    two bins. Double-precision noise is about ``1e-16`` of the value, 10,000 times
+    below the grid; real steps of a scale (0.4 vs 0.4001, 95 vs 95.5) are millions
+    of grid steps apart and stay distinct.
+
+    A value with at most ``d`` decimals (95, 0.95, 0.4001) is returned unchanged,
+    bit for bit (``np.round`` multiplies by ``10**d``, rounds to an integer and
+    divides back, which gives the double nearest that decimal); others move by at
+    most half a step (1/3 becomes 0.333333333333 on 0-1). Noise that straddles the
+    midpoint between two grid points (a true value within about 1e-16 of a
+    midpoint, which no stated decimal is) can still split in two cells, as
+    before. On a scale far from 0 (1000-1001) the grid is coarser than 1e-12 of the
+    span so that ``v * 10**d`` stays an exact integer. ``-0.0`` becomes ``0.0``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    span = float(scale.hi - scale.lo)
+    size = max(abs(float(scale.lo)), abs(float(scale.hi)), span)
+    # the second bound keeps v * 10**d below 1e15 < 2**53 (exact integers) on scales far from 0
+    decimals = min(SNAP_DIGITS - math.ceil(math.log10(span)), 15 - math.ceil(math.log10(size)))
+    return np.round(v, decimals) + 0.0

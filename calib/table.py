@@ -10,6 +10,14 @@ For stated confidences (a judge's 0-100 integers) each cell holds one distinct
 stated value and the table is exact: every statistic computed from it equals the
 row-level statistic.
 
+Values are first snapped to a fine decimal grid (:func:`calib.scale.snap`, about
+1e-12 of the scale's span) so that numbers differing only by floating-point noise share a cell:
+the softmax of ``[ln 2, 0, 0, 0]`` and of ``[ln 2 + 1, 1, 1, 1]`` are both 0.4 in
+real arithmetic but come out as 0.39999999999999997 and 0.4000000000000001. The
+grid is far coarser than that noise (a few units in the 16th digit) and far finer
+than any step a model states (0.4 and 0.4001, 95 and 95.5 stay apart), so "exact"
+above means exact up to half a grid step in each stated value.
+
 Continuous confidences (softmax probabilities from log-probs) have as many distinct
 values as rows. Above :data:`MAX_EXACT_CELLS` distinct values per group they are
 pooled on a grid of width :data:`GRID` = 0.001 in probability (cell ``i`` holds
@@ -40,7 +48,7 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.rows import Judgments
-from calib.scale import Scale, detect_scale
+from calib.scale import PROBABILITY, Scale, detect_scale, snap
 
 if TYPE_CHECKING:  # pandas is imported where used: it costs 0.3 s at start-up
     import pandas as pd
@@ -241,9 +249,15 @@ def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
     the distinct stated values; none at all when pooling), ~0.1 s for a million
     rows. In an unpooled cell every row has the same probability ``p``, so its sums
     are written in closed form (``p k``, ``p^2 n``, ``k nll(p, 1) + w nll(p, 0)``).
+
+    Stated values are first snapped with :func:`calib.scale.snap` (about 1e-12 of
+    the scale's span), so values that differ only by floating-point noise fall in one
+    cell whose value is the snapped value and whose sums use its probability; the
+    pooled grid cell of a row is likewise chosen from its snapped probability (its
+    sums keep the row's own ``p``).
     """
     codes, names = _group_codes(rows.group, len(rows))
-    stated = np.asarray(rows.stated, dtype=np.float64)
+    stated = snap(rows.stated, rows.scale)
     p = np.asarray(rows.prob, dtype=np.float64)
     y = np.asarray(rows.correct, dtype=bool)
     groups = len(names)
@@ -258,7 +272,7 @@ def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
         pool = uniq.size > MAX_EXACT_CELLS and _distinct_per_group(codes, inv, uniq.size) > MAX_EXACT_CELLS
     if pool:
         slots = int(round(1 / GRID)) + 1
-        key = codes * slots + np.rint(np.clip(p, 0.0, 1.0) / GRID).astype(np.int64)
+        key = codes * slots + np.rint(np.clip(snap(p, PROBABILITY), 0.0, 1.0) / GRID).astype(np.int64)
         size = groups * slots
 
         def tot(w: np.ndarray | None) -> np.ndarray:
@@ -274,10 +288,11 @@ def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
             group=keep // slots, groups=names, scale=rows.scale, pooled=True,
         )
     if groups * uniq.size > 4 * stated.size + 4096:  # many groups, few rows each: sort instead
+        ps = rows.scale.to_prob(stated)  # the cell's probability, as in the closed form below
         return _from_cells(
             key_group=codes, groups=names, scale=rows.scale, pooled=False, value=stated,
-            n=np.ones(len(rows), dtype=np.int64), correct=y.astype(np.int64), p_sum=p,
-            py_sum=np.where(y, p, 0.0), sq_sum=p * p, nll_sum=nll(p, y),
+            n=np.ones(len(rows), dtype=np.int64), correct=y.astype(np.int64), p_sum=ps,
+            py_sum=np.where(y, ps, 0.0), sq_sum=ps * ps, nll_sum=nll(ps, y),
         )
     key = codes * uniq.size + inv
     size = groups * uniq.size

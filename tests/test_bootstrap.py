@@ -102,3 +102,32 @@ def test_empty_table_resamples_to_zeros() -> None:
     t = from_counts(np.array([50.0]), np.array([0]), np.array([0]), scale=PCT)
     n, k = b.resample_counts(t, 5, seed=0)
     assert n.sum() == 0 and k.sum() == 0
+
+
+def test_draws_are_reused_read_only_and_equal_to_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(b, "_draw_cache", type(b._draw_cache)())
+    t = table_of(*judge(0, 300))
+    first = b.resample_counts(t, 300, 7)
+    again = b.resample_counts(t, 300, 7)
+    assert again[0] is first[0] and again[1] is first[1]
+    with pytest.raises(ValueError, match="read-only"):
+        first[0][0, 0] = 1
+    # what was handed out is what a fresh draw with the same seed gives
+    fresh_n, fresh_k = b._draw(t, 300, 7)
+    np.testing.assert_array_equal(first[0], fresh_n)
+    np.testing.assert_array_equal(first[1], fresh_k)
+    # other counts, seed or reps: other draws
+    other = from_counts(t.value, t.n, np.minimum(t.correct + 1, t.n), scale=t.scale)
+    assert not np.array_equal(b.resample_counts(other, 300, 7)[1], first[1])
+    assert not np.array_equal(b.resample_counts(t, 300, 8)[0], first[0])
+    assert b.resample_counts(t, 200, 7)[0].shape == (200, t.cells)
+    assert len(b._draw_cache) == b.DRAW_CACHE_ENTRIES
+
+
+def test_large_draws_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(b, "_draw_cache", type(b._draw_cache)())
+    monkeypatch.setattr(b, "DRAW_CACHE_MAX_ELEMENTS", 10)
+    t = table_of(*judge(0, 300))
+    n1, _ = b.resample_counts(t, 50, 1)
+    n2, _ = b.resample_counts(t, 50, 1)
+    assert n1 is not n2 and np.array_equal(n1, n2) and not b._draw_cache

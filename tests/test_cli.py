@@ -161,9 +161,24 @@ def test_fit_useless_map_returns_the_base_rate(capsys) -> None:  # type: ignore[
     assert f"The map returned is the base rate: {100 * y[0::2].mean():.1f}% for every stated value." in out
 
 
-def test_fit_softmax_temperature_on_log_probs(capsys) -> None:  # type: ignore[no-untyped-def]
-    d = run_json(["fit", CALIBRATED, "--method", "temperature", "--reps", "200"], capsys)
-    rows = rows_of(CALIBRATED)
+def varied_logprobs(tmp_path: Path) -> Path:
+    """An overconfident model whose logits vary from question to question (the sample
+    profiles state one top probability for every row, where a temperature can only tie
+    the base rate)."""
+    rng = np.random.default_rng(3)
+    z = rng.normal(0, 1, (400, 4))
+    gold = rng.integers(0, 4, 400)
+    z[np.arange(400), gold] += 1.0
+    path = tmp_path / "varied_logprobs.jsonl"
+    path.write_text("".join(json.dumps({"id": f"q{i}", "logits": (3 * z[i]).round(6).tolist(), "gold": int(g)}) + "\n"
+                            for i, g in enumerate(gold)))
+    return path
+
+
+def test_fit_softmax_temperature_on_log_probs(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    varied = varied_logprobs(tmp_path)
+    d = run_json(["fit", str(varied), "--method", "temperature", "--reps", "200"], capsys)
+    rows = rows_of(varied)
     logits = np.array([r["logits"] for r in rows], dtype=float)
     gold = np.array([r["gold"] for r in rows])
     odd, even = slice(0, None, 2), slice(1, None, 2)
@@ -186,8 +201,24 @@ def test_fit_softmax_temperature_on_log_probs(capsys) -> None:  # type: ignore[n
         float(-np.mean(y * np.log(top) + (~y) * np.log1p(-top))), abs=1e-12)
     assert all(v is not None for v in d["after"]["brier"]["ci"])
     assert any("Guo et al. 2017" in n for n in d["notes"]) and d["table"] == []
-    code, out, _ = run(["fit", CALIBRATED, "--method", "temperature", "--reps", "0"], capsys)
+    assert d["map"]["params"]["T"] > 1.5  # logits three times too sharp
+    code, out, _ = run(["fit", str(varied), "--method", "temperature", "--reps", "0"], capsys)
     assert code == 0 and "softmax temperature" in out and f"T = {d['map']['params']['T']:.4g}" in out
+
+
+def test_softmax_temperature_on_one_stated_probability_ties_the_base_rate(capsys) -> None:  # type: ignore[no-untyped-def]
+    # every row of the profile has the same logits up to order: top probability 0.80.
+    # A temperature moves them all to one value; fitted by likelihood, that value is the
+    # fitting half's hit rate, i.e. the base rate: the map is useless, not a gain
+    d = run_json(["fit", CALIBRATED, "--method", "temperature", "--reps", "0"], capsys)
+    rows = rows_of(CALIBRATED)
+    logits = np.array([r["logits"] for r in rows], dtype=float)
+    gold = np.array([r["gold"] for r in rows])
+    y_fit = logits[0::2].argmax(axis=1) == gold[0::2]
+    z = logits[0] / d["fitted"]["params"]["T"]
+    assert float(np.exp(z.max() - logsumexp(z))) == pytest.approx(y_fit.mean(), abs=1e-6)
+    assert d["useless"] is True and "does not beat the base rate" in d["reason"]
+    assert d["map"]["method"] == "base_rate" and d["map"]["params"]["p"] == pytest.approx(y_fit.mean(), abs=1e-15)
 
 
 def test_fit_softmax_temperature_on_an_lmeval_folder_kfold(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -291,7 +322,7 @@ def test_apply_gz_in_and_out_and_field_name(platt_map, tmp_path, capsys) -> None
 
 def test_apply_softmax_temperature_to_a_log_prob_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     mpath = tmp_path / "t.json"
-    run_json(["fit", OVERCONFIDENT, "--method", "temperature", "--reps", "0", "--out", mpath], capsys)
+    run_json(["fit", varied_logprobs(tmp_path), "--method", "temperature", "--reps", "0", "--out", mpath], capsys)
     t = strict(mpath.read_text())["params"]["T"]
     out = tmp_path / "out.jsonl"
     run_json(["apply", mpath, CALIBRATED, "--out", out], capsys)

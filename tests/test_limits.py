@@ -108,7 +108,10 @@ def test_gzip_bomb_is_refused_with_clear_message(tmp_path: Path, writer) -> None
     finally:
         tracemalloc.stop()
     assert str(err.value) == (
-        f"{path}: decompresses to more than 8,388,608 bytes; refused (raise the limit if this file is genuine)"
+        f"{path}: decompresses to more than 8,388,608 bytes (8 MB); refused, since a .gz that inflates past "
+        "this cap may be a gzip bomb. If the file is genuine, raise the cap: on the dashboard with the "
+        "environment variable CALIB_MAX_DECOMPRESSED_MB (in MB; restart the server after setting it), in "
+        "Python with LoadOptions(max_decompressed_bytes=...); or decompress the file and load it uncompressed."
     )
     # Refused after inflating about the cap, not 10 GiB.
     assert peak < size + 4 * 8 * MiB

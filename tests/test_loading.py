@@ -240,8 +240,18 @@ def test_uploaded_bytes_and_gzip_read_like_the_file() -> None:
 
 def test_gzip_over_the_cap_is_refused() -> None:
     bomb = gzip.compress(b"\n" * 100_000)
-    with pytest.raises(CalibError, match=r"decompresses to more than 1,000 bytes; refused"):
+    with pytest.raises(CalibError) as err:
         gunzip_capped(bomb, "bomb.jsonl.gz", 1000)
+    assert str(err.value) == (
+        "bomb.jsonl.gz: decompresses to more than 1,000 bytes (0.00095 MB); refused, since a .gz that "
+        "inflates past this cap may be a gzip bomb. If the file is genuine, raise the cap: on the dashboard "
+        "with the environment variable CALIB_MAX_DECOMPRESSED_MB (in MB; restart the server after setting it), "
+        "in Python with LoadOptions(max_decompressed_bytes=...); or decompress the file and load it uncompressed."
+    )
+    # the cap in MB as the variable counts it, and the variable the dashboard reads it from
+    with pytest.raises(CalibError, match=r"more than 3,145,728 bytes \(3 MB\); refused.*CALIB_MAX_DECOMPRESSED_MB"):
+        gunzip_capped(gzip.compress(b"\n" * (3 * 2**20 + 1)), "big.csv.gz", 3 * 2**20)
+    assert gunzip_capped(gzip.compress(b"\n" * 1000), "ok.gz", 1000) == b"\n" * 1000  # at the cap: fine
     with pytest.raises(CalibError, match=r"bomb\.jsonl\.gz: decompresses to more than"):
         load("bomb.jsonl.gz", bomb, options=LoadOptions(max_decompressed_bytes=1000))
     with pytest.raises(CalibError, match=r"x\.jsonl\.gz: the gzip stream is truncated"):

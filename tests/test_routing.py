@@ -200,3 +200,23 @@ def test_queue_csv_neutralises_spreadsheet_formulas(tmp_path):
     out = list(csv.DictReader(io.StringIO(queue_to_csv(review_queue(ds.rows, 90)).decode())))
     assert [r["id"] for r in out] == ["'=HYPERLINK(\"http://203.0.113.1\",\"x\")", "'@SUM(A1)"]
     assert [r["text"] for r in out] == ["'+1+1", "'-2"]
+
+
+def test_review_queue_counts_float_noise_as_the_table_does() -> None:
+    from calib.options import softmax
+    from calib.rows import Judgments
+    from calib.scale import PROBABILITY
+    from calib.table import from_judgments
+
+    # top probability 0.4 in real arithmetic, reached by different logit vectors
+    one = np.array([np.log(2), 0, 0, 0])
+    logits = np.array([one, one - 32.5, one + 100] * 10)
+    top = softmax(logits).max(axis=1)
+    assert top.min() < 0.4 < top.max()  # noise on both sides of 0.4
+    y = np.arange(top.size) % 3 == 0
+    rows = Judgments(stated=top, prob=top.copy(), correct=y, line=np.arange(1, top.size + 1),
+                     item_id=np.array([f"i{i}" for i in range(top.size)]), scale=PROBABILITY)
+    b = routing.basis(from_judgments(rows))
+    for lower, sent in ((0.4, 0), (0.41, top.size)):
+        assert routing.route(b, lower).to_person == sent
+        assert len(routing.review_queue(rows, lower)) == sent

@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from calib import metrics
 from calib.errors import CalibError
+from calib.options import softmax
 from calib.rows import Judgments
-from calib.scale import Scale
-from calib.table import from_counts, from_judgments, read_counts
+from calib.scale import Scale, snap
+from calib.table import MAX_EXACT_CELLS, from_counts, from_judgments, read_counts
 
 EPS = 1e-15  # the documented log-loss clip
 
@@ -132,6 +134,134 @@ def test_select_and_pooled_over_groups_match_recomputation() -> None:
     m = group == "y"
     alone = from_judgments(rows_of(stated[m], correct[m], scale))
     assert y.groups == ("y",) and y.value.tolist() == alone.value.tolist() and y.n.tolist() == alone.n.tolist()
+
+
+# ------------------------------------------------------------- float noise
+def noisy_forty_percent_logits() -> np.ndarray:
+    """Logit vectors of four options whose top softmax probability is 0.4 exactly in
+    real arithmetic: the top option ``ln 2`` above three at 0, or log-probabilities
+    ``ln 0.4, ln 0.2 x 3``, at every position and shifted by constants. In floating
+    point they give 0.4 and neighbours a few ulps away."""
+    out = []
+    for pos in range(4):
+        for c in (0.0, 1.0, 2.5, -3.0, 100.0, -50.25):
+            v = np.zeros(4)
+            v[pos] = math.log(2)
+            out.append(v + c)
+            w = np.full(4, math.log(0.2))
+            w[pos] = math.log(0.4)
+            out.append(w + c)
+    return np.array(out)
+
+
+def test_softmax_noise_around_one_value_makes_one_cell() -> None:
+    top = softmax(np.tile(noisy_forty_percent_logits(), (5, 1))).max(axis=1)
+    assert np.unique(top).size > 1  # the noise this test is about is really there
+    assert np.abs(top - 0.4).max() < 1e-15
+    rng = np.random.default_rng(11)
+    correct = rng.random(top.size) < 0.4
+    scale = Scale(0, 1, "0-1")
+    table = from_judgments(rows_of(top, correct, scale))
+    assert not table.pooled
+    assert table.value.tolist() == [0.4] and table.prob.tolist() == [0.4]
+    assert table.n.tolist() == [top.size] and table.correct.tolist() == [int(correct.sum())]
+    k, n = int(correct.sum()), top.size
+    assert table.py_sum[0] == pytest.approx(0.4 * k, rel=1e-15)
+    assert table.sq_sum[0] == pytest.approx(0.16 * n, rel=1e-15)
+    assert table.nll_sum[0] == pytest.approx(-k * math.log(0.4) - (n - k) * math.log(0.6), rel=1e-14)
+    # the same in a grouped table and in the sort path (many groups, few rows each)
+    group = np.array(["a", "b"])[np.arange(n) % 2]
+    grouped = from_judgments(rows_of(top, correct, scale, group))
+    assert grouped.value.tolist() == [0.4, 0.4] and grouped.n.tolist() == [(n + 1) // 2, n // 2]
+    many = np.array([f"g{i % 50}" for i in range(n)])
+    sorted_path = from_judgments(rows_of(np.r_[top, np.linspace(0, 1, 101)], np.r_[correct, np.ones(101, bool)],
+                                         scale, np.r_[many, np.array([f"h{i}" for i in range(101)])]))
+    assert len(sorted_path.groups) * 102 > 4 * (n + 101) + 4096  # the sort path was taken
+    assert sorted_path.cells == 50 + 101
+    assert np.unique(sorted_path.value[sorted_path.group < 50]).tolist() == [0.4]
+    assert sorted_path.prob[sorted_path.group < 50].tolist() == [0.4] * 50
+
+
+def test_the_weak_sample_profile_has_one_distinct_value() -> None:
+    from calib.loading import load
+
+    ds = load(Path(__file__).parents[1] / "sample_data" / "logprobs_weak_calibrated_synthetic.jsonl")
+    assert np.unique(ds.rows.stated).size == 2  # 0.4 and 0.4000000000000001 in the rows
+    assert ds.table.value.tolist() == [0.4] and ds.table.n.tolist() == [300]
+
+
+@pytest.mark.parametrize(
+    ("values", "scale"),
+    [
+        ([0.4, 0.400001], Scale(0, 1, "0-1")),
+        ([0.4, 0.4001], Scale(0, 1, "0-1")),
+        ([0.4, 0.400000001], Scale(0, 1, "0-1")),
+        ([95.0, 95.5], Scale(0, 100, "0-100")),
+        ([95.0, 95.0001], Scale(0, 100, "0-100")),
+        ([3.0, 3.5], Scale(1, 5, "1-5")),
+    ],
+)
+def test_values_genuinely_apart_stay_apart(values: list[float], scale: Scale) -> None:
+    stated = np.repeat(np.array(values), 3)
+    table = from_judgments(rows_of(stated, np.array([True, False, True] * 2), scale))
+    assert table.value.tolist() == values and table.n.tolist() == [3, 3]
+    t = from_counts(np.array(values), np.array([3, 3]), np.array([2, 1]), scale=scale)
+    assert t.value.tolist() == values
+
+
+def test_snap_keeps_stated_decimals_bit_for_bit() -> None:
+    for scale, values in (
+        (Scale(0, 1, "0-1"), np.r_[np.arange(1001) / 1000, 0.123456789012, 0.4001, 1e-12]),
+        (Scale(0, 100, "0-100"), np.r_[np.arange(101), np.arange(201) / 2, 99.99, 33.3333333333]),
+        (Scale(1, 10, "1-10"), np.arange(10, 101) / 10),
+        (Scale(1000, 1001, "1000-1001"), 1000 + np.arange(11) / 10),
+    ):
+        assert np.array_equal(snap(values, scale), values), scale.name
+    assert snap(np.array([0.39999999999999997, 0.4000000000000001]), Scale(0, 1, "0-1")).tolist() == [0.4, 0.4]
+    assert snap(np.array([95 - 1e-13, 95 + 1e-13]), Scale(0, 100, "0-100")).tolist() == [95.0, 95.0]
+    assert math.copysign(1, float(snap(np.array([-1e-14]), Scale(-1, 1, "-1-1"))[0])) == 1.0
+
+
+def test_metrics_of_a_noisy_table_equal_row_level_numpy() -> None:
+    rng = np.random.default_rng(21)
+    logits = noisy_forty_percent_logits()
+    # three true values, each reached by noisy paths: 0.4 (above), 0.7 and 0.9 (divided back from %)
+    top40 = softmax(logits[rng.integers(0, len(logits), 400)]).max(axis=1)
+    pct = rng.choice([70, 90], size=600)
+    other = np.where(pct == 70, (0.1 * 7) * (pct / 70), pct * 0.01)  # 0.7000000000000001, 0.9
+    p = np.r_[top40, other, np.full(50, 0.3)]
+    assert np.unique(p).size > 4
+    true = np.round(p, 9)  # the value each row means
+    y = rng.random(p.size) < true - 0.05
+    table = from_judgments(rows_of(p, y, Scale(0, 1, "0-1")))
+    assert table.value.tolist() == [0.3, 0.4, 0.7, 0.9]
+    n = p.size
+    assert metrics.accuracy(table) == pytest.approx(y.mean(), abs=1e-12)
+    assert metrics.mean_confidence(table) == pytest.approx(p.mean(), abs=1e-12)
+    assert metrics.brier(table) == pytest.approx(np.mean((p - y) ** 2), abs=1e-12)
+    pc = np.clip(p, EPS, 1 - EPS)
+    assert metrics.log_loss(table) == pytest.approx(-np.mean(np.where(y, np.log(pc), np.log1p(-pc))), abs=1e-12)
+    # ECE per stated value: one bin per true value
+    ece_values = sum(abs((p - y)[true == v].sum()) for v in np.unique(true)) / n
+    assert metrics.ece(table, "values") == pytest.approx(ece_values, abs=1e-12)
+    # ECE on 10 right-closed equal-width bins: 0.3 and 0.4 close the bins (0.2, 0.3] and
+    # (0.3, 0.4], whichever side of them the noise fell
+    width_bin = np.ceil(np.round(true * 10, 6)).astype(int) - 1
+    ece_width = sum(abs((p - y)[width_bin == b].sum()) for b in np.unique(width_bin)) / n
+    assert metrics.ece(table, "width", 10) == pytest.approx(ece_width, abs=1e-12)
+    assert metrics.bin_index(table, "width", 10).tolist() == [2, 3, 6, 8]
+
+
+def test_noise_does_not_count_toward_the_pooling_limit() -> None:
+    v101 = np.linspace(0, 1, 101)
+    noisy = v101 * (1 + 2 * np.finfo(float).eps)  # 100 of them move by a few ulps
+    assert np.unique(np.r_[v101, noisy]).size > MAX_EXACT_CELLS
+    table = from_judgments(rows_of(np.r_[v101, noisy], np.ones(202, dtype=bool), Scale(0, 1, "0-1")))
+    assert not table.pooled and table.cells == 101 and set(table.n.tolist()) == {2}
+    # pooled tables put noisy copies of a grid midpoint in one cell too
+    p = np.r_[np.full(200, 0.0005), np.full(200, 0.0005 * (1 + 4 * np.finfo(float).eps)), np.linspace(0.2, 0.9, 300)]
+    pooled = from_judgments(rows_of(p, np.ones(p.size, dtype=bool), Scale(0, 1, "0-1")))
+    assert pooled.pooled and pooled.n[0] == 400 and pooled.value[0] in (0.0, 0.001)
 
 
 # ------------------------------------------------------------- from_counts

@@ -262,7 +262,8 @@ def test_gzip_bomb_is_refused_with_a_clear_message(small_server, page):
     err = page.get_by_test_id("stAlertContentError").filter(has_text="decompresses to more than")
     err.wait_for(timeout=SLOW)
     text = err.inner_text()
-    assert "bomb.jsonl.gz" in text and "1,048,576 bytes" in text and "refused" in text
+    assert "bomb.jsonl.gz" in text and "1,048,576 bytes (1 MB)" in text and "refused" in text
+    assert "CALIB_MAX_DECOMPRESSED_MB" in text  # the setting that raises the cap
     assert page.get_by_test_id("stMetric").count() == 0
     screenshot(page, "attack_gzip_bomb")
 
