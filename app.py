@@ -171,10 +171,9 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             scale = ds.table.scale
             st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
             if r.fields:
-                st.dataframe(
-                    {"role": list(r.fields), "field": [v or "(none)" for v in r.fields.values()]},
-                    hide_index=True, width="content",
-                )
+                # plain text, not a table: a session's first data grid costs the browser
+                # half a second of script loading, on the page every upload lands on
+                st.text("fields: " + ", ".join(f"{k} <- {v or '(none)'}" for k, v in r.fields.items()))
             if r.notes:
                 # one block: a reader's notes are one report, not a page of paragraphs
                 st.text("\n".join(r.notes))

@@ -34,6 +34,9 @@ MIN_DEFINED = 0.9
 DRAW_CACHE_ENTRIES = 2
 DRAW_CACHE_MAX_ELEMENTS = 4_000_000
 
+#: Numbers drawn per numpy call (see :func:`_draw`).
+DRAW_SLICE = 200_000
+
 _draw_cache: OrderedDict[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
 _draw_lock = threading.Lock()
 
@@ -80,7 +83,15 @@ def _draw(table: CountTable, reps: int, seed: int) -> tuple[np.ndarray, np.ndarr
         z = np.zeros((reps, table.cells), dtype=np.int64)
         return z, z.copy()
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(total, counts / total, size=reps)
+    pvals = counts / total
+    # in slices of about DRAW_SLICE numbers: one numpy call holds the GIL throughout, and
+    # a dashboard server's event loop must get a turn to send the page what is ready.
+    # Successive slices continue one stream, so the draws equal a single call's.
+    step = max(1, DRAW_SLICE // counts.size)
+    draws = np.empty((reps, counts.size), dtype=np.int64)
+    for start in range(0, reps, step):
+        stop = min(reps, start + step)
+        draws[start:stop] = rng.multinomial(total, pvals, size=stop - start)
     c = table.cells
     k_b = np.ascontiguousarray(draws[:, :c])  # not a view: ``draws`` is freed
     return k_b + draws[:, c:], k_b

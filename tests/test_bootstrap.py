@@ -131,3 +131,13 @@ def test_large_draws_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     n1, _ = b.resample_counts(t, 50, 1)
     n2, _ = b.resample_counts(t, 50, 1)
     assert n1 is not n2 and np.array_equal(n1, n2) and not b._draw_cache
+
+
+def test_draws_in_slices_equal_one_multinomial_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    t = table_of(*judge(2, 500))
+    counts = np.concatenate([t.correct, t.n - t.correct]).astype(np.float64)
+    one = np.random.default_rng(9).multinomial(t.total, counts / t.total, size=257)
+    monkeypatch.setattr(b, "DRAW_SLICE", 3 * counts.size + 1)  # slices of 3 resamples, the last of 2
+    n, k = b._draw(t, 257, 9)
+    np.testing.assert_array_equal(k, one[:, :t.cells])
+    np.testing.assert_array_equal(n, one[:, :t.cells] + one[:, t.cells:])
