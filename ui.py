@@ -869,7 +869,7 @@ def page_setup(page: str) -> Context:
 
     colors = figures.palette([d.name for d in ds])
     with st.sidebar:
-        _data_panel(ds)
+        _data_panel(ds, page)
         _share_panel(acc, ds)
         _recalibration_panel(ds)
     notes = st.session_state.pop(NOTES_KEY, ())
@@ -887,14 +887,15 @@ def page_setup(page: str) -> Context:
     return ctx
 
 
-def _data_panel(ds: list[Dataset]) -> None:
+def _data_panel(ds: list[Dataset], page: str) -> None:
     st.subheader("Data")
     failed = sum(1 for e in entries() if e.error is not None)
     if failed:
         st.caption(f"{failed} input(s) could not be loaded: see the Data page.")
     if not ds:
         st.caption("No data loaded yet.")
-        link("data", "Upload a file or pick a sample")
+        if page != "data":
+            link("data", "Upload a file or pick a sample")
         return
     names = [d.name for d in ds]
     st.selectbox("Model", names, **bind("model", "w_model"),
@@ -904,13 +905,15 @@ def _data_panel(ds: list[Dataset]) -> None:
 
 def _recalibration_panel(ds: list[Dataset]) -> None:
     st.subheader("Recalibration")
-    disabled = not ds
-    st.selectbox("Map", views.METHODS, format_func=METHOD_LABELS.__getitem__, disabled=disabled,
-                 **bind("method", "w_method"))
+    if not ds:
+        # no widgets to seed: the view keeps its map (from the URL) for when data arrives
+        st.caption("Load data to fit a recalibration map.")
+        return
+    st.selectbox("Map", views.METHODS, format_func=METHOD_LABELS.__getitem__, **bind("method", "w_method"))
     v = get_view()
     if v.method != "none":
         st.selectbox("Scored on", views.SCORINGS, format_func=SCORING_LABELS.__getitem__,
-                     disabled=disabled, **bind("scoring", "w_scoring"))
+                     **bind("scoring", "w_scoring"))
         if v.scoring == "kfold":
             st.number_input("Folds", min_value=views.FOLDS_RANGE[0], max_value=views.FOLDS_RANGE[1], step=1,
                             **bind("folds", "w_folds"))

@@ -5,7 +5,8 @@ Prints, for the goals of issue 3 and issue 5:
 1. **Cold start to first paint** (goal < 4 s): from launching ``streamlit run app.py``
    to the Data page's uploader visible in a freshly opened page (Chromium itself is
    already running: its own start-up is not the app's). Repeated ``--cold`` times,
-   each with a new server process.
+   each with a new server process; then the same for a one-uploader Streamlit app, the
+   floor that Streamlit and Chromium set on this machine.
 2. **A 1,000,000-row dataset already loaded** (uploaded through the file input, then the
    Routing page opened), the review threshold moved with the keyboard ``--moves`` times
    (ArrowRight / ArrowLeft between 80 and 81, every move changes the numbers):
@@ -208,6 +209,54 @@ def bench_cold_start(browser, repeats: int) -> None:  # type: ignore[no-untyped-
           f"median {statistics.median(totals):.2f} s")
 
 
+#: The floor under the cold start: a Streamlit app of one title and one file uploader.
+BASELINE_APP = 'import streamlit as st\nst.title("baseline")\nst.file_uploader("upload")\n'
+
+
+def bench_cold_baseline(browser, repeats: int) -> None:  # type: ignore[no-untyped-def]
+    """The same measurement on a one-uploader Streamlit app: what Streamlit and Chromium
+    cost on this machine before calib does anything."""
+    import os
+    import urllib.request
+
+    from tests.e2e.conftest import free_port
+
+    print(f"\n== baseline: a one-uploader Streamlit app, cold start to first paint ({repeats} fresh servers)")
+    totals = []
+    with tempfile.TemporaryDirectory() as tmp:
+        app = Path(tmp) / "baseline.py"
+        app.write_text(BASELINE_APP)
+        for _ in range(repeats):
+            port = free_port()
+            ctx = browser.new_context(viewport=VIEWPORT)
+            page = ctx.new_page()
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless=true",
+                 f"--server.port={port}", "--server.address=127.0.0.1", "--server.fileWatcherType=none"],
+                cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
+            try:
+                wait_until(lambda port=port: _healthy(urllib.request, port), 60, 0.05)
+                page.goto(f"http://127.0.0.1:{port}", wait_until="commit")
+                page.get_by_test_id("stFileUploaderDropzone").first.wait_for(state="visible", timeout=60_000)
+                page.evaluate(NEXT_FRAME_JS)
+                totals.append(time.perf_counter() - t0)
+            finally:
+                ctx.close()
+                proc.terminate()
+                proc.wait()
+    print(f"launch -> first paint: {', '.join(f'{x:.2f} s' for x in totals)}; median {statistics.median(totals):.2f} s")
+
+
+def _healthy(request, port: int) -> bool:  # type: ignore[no-untyped-def]
+    try:
+        with request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
 def upload_file(page, path: Path, timeout_s: float = 600) -> float:  # type: ignore[no-untyped-def]
     """Upload ``path`` through the Data page's file input; seconds to its load report."""
     t = time.perf_counter()
@@ -343,6 +392,7 @@ def main() -> int:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         if args.only in (None, "cold"):
             bench_cold_start(browser, args.cold)
+            bench_cold_baseline(browser, args.cold)
         if args.only in (None, "lmeval"):
             for pause in (float(x) for x in args.pauses.split(",")):
                 server = start_server(tmp / f"lmeval-{pause:g}")

@@ -93,8 +93,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        # no "Deploy" button in the pictures (the toolbar a deployment's viewers get)
-        server = start_server(Path(tmp), env={"STREAMLIT_CLIENT_TOOLBAR_MODE": "viewer"})
+        server = start_server(Path(tmp))
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             viewport = {"width": args.width, "height": args.height}

@@ -144,6 +144,10 @@ def test_sidebar_choice_goes_into_the_url_and_back():
     at2 = app()
     at2.query_params.update(at.query_params)
     ok(at2.run())
+    # no data yet: no map widget, but the view keeps the map for when data arrives
+    assert not [s for s in at2.sidebar.selectbox if s.key == "w_method"]
+    assert at2.query_params.get("map") == "isotonic"
+    ok(upload(at2, "judge.csv", COUNTS_CSV).run())
     assert at2.sidebar.selectbox(key="w_method").value == "isotonic"
 
 
@@ -154,8 +158,9 @@ def test_bad_link_values_fall_back_and_are_named():
     warnings = [w.value.replace("\\", "") for w in at.warning]
     assert any("'map'" in w for w in warnings) and any("'bins'" in w for w in warnings)
     assert all("<script>" not in w for w in warnings)
-    assert at.sidebar.selectbox(key="w_method").value == "none"
     assert "map" not in at.query_params and "bins" not in at.query_params
+    ok(upload(at, "judge.csv", COUNTS_CSV).run())
+    assert at.sidebar.selectbox(key="w_method").value == "none"
 
 
 def test_foreign_query_parameters_are_kept():
@@ -168,7 +173,8 @@ def test_foreign_query_parameters_are_kept():
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: os.path.basename(p))
 def test_deep_link_to_a_page_restores_the_view_on_its_first_run(page):
     at = app()
-    at.query_params.update({"map": "platt", "scoring": "kfold", "folds": "7"})
+    at.query_params.update({"map": "platt", "scoring": "kfold", "folds": "7", "sample": "judge_a_synthetic.jsonl",
+                            "reps": "200"})
     at.switch_page(os.path.relpath(page, ROOT))
     ok(at.run())
     assert at.sidebar.selectbox(key="w_method").value == "platt"
