@@ -10,6 +10,7 @@ import streamlit as st
 
 import ui
 from calib import view as views
+from calib.loading import field_names
 
 UPLOAD_TYPES = ["jsonl", "ndjson", "json", "gz", "eval", "csv", "parquet"]
 NORMALISATIONS = ("none", "char", "byte", "token")
@@ -100,9 +101,9 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
     detected = dict(ds.report.fields) if ds is not None else {}
     keys: list[str] = []
     if entry.kind == "file":
-        keys = ui.field_names(entry.files[0][1])
+        keys = field_names(entry.files[0][1])
     elif entry.kind == "sample" and (ui.SAMPLE_DIR / entry.filename).is_file():
-        keys = ui.field_names((ui.SAMPLE_DIR / entry.filename).read_bytes()[:262144])
+        keys = field_names((ui.SAMPLE_DIR / entry.filename).read_bytes()[:262144])
     fmt = ds.report.format if ds is not None else ""
     cb = {"on_change": _on_override, "args": (entry.id, prefix), "disabled": read_only}
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -1273,27 +1272,6 @@ def load_report_frames(ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
         columns=["line", "field", "reason", "detail", "preview", "source", "sample"],
     )
     return reasons, issues
-
-
-def field_names(data: bytes, limit: int = 50) -> list[str]:
-    """Keys of the first JSON object in a JSONL input (one level of nesting as ``a.b``),
-    offered in the field-override selectors. Empty when the input is not JSONL."""
-    for raw in data[:262144].split(b"\n")[:limit]:
-        raw = raw.strip().lstrip(b"\xef\xbb\xbf")
-        if not raw:
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            out: list[str] = []
-            for k, val in obj.items():
-                out.append(str(k))
-                if isinstance(val, dict):
-                    out.extend(f"{k}.{k2}" for k2 in val if not isinstance(val[k2], dict | list))
-            return out
-    return []
 
 
 def md_escape(text: str) -> str:

@@ -155,9 +155,10 @@ def sniff_format(name: str, data: bytes) -> str:
     return "stated"
 
 
-def _first_object(head: bytes) -> dict | None:
-    for raw in head.split(b"\n")[:50]:
-        raw = raw.strip()
+def _first_object(head: bytes, limit: int = 50) -> dict | None:
+    """The first JSON object among the first ``limit`` lines of ``head``."""
+    for raw in head.split(b"\n")[:limit]:
+        raw = raw.strip().lstrip(b"\xef\xbb\xbf")
         if not raw:
             continue
         try:
@@ -167,6 +168,20 @@ def _first_object(head: bytes) -> dict | None:
         if isinstance(obj, dict):
             return obj
     return None
+
+
+def field_names(data: bytes, limit: int = 50) -> list[str]:
+    """Keys of the first JSON object in a JSONL input (one level of nesting as ``a.b``),
+    for choosing a field by hand. Empty when the input is not JSONL."""
+    obj = _first_object(data[:262144], limit)
+    if obj is None:
+        return []
+    out: list[str] = []
+    for k, val in obj.items():
+        out.append(str(k))
+        if isinstance(val, dict):
+            out.extend(f"{k}.{k2}" for k2 in val if not isinstance(val[k2], dict | list))
+    return out
 
 
 def read_source(path: str | Path, data: bytes | None = None, options: LoadOptions | None = None) -> Source:

@@ -282,3 +282,16 @@ def test_dataset_table_counts_the_kept_rows() -> None:
     assert ds.table.value.tolist() == sorted(expect)
     assert ds.table.n.tolist() == [expect[v][0] for v in sorted(expect)]
     assert ds.table.correct.tolist() == [expect[v][1] for v in sorted(expect)]
+
+
+def test_field_names_lists_the_first_objects_keys_one_level_deep() -> None:
+    from calib.loading import field_names
+
+    data = (b"\xef\xbb\xbf\n# not json\n[1, 2]\n"
+            b'{"id": "a", "judge": {"conf": 90, "why": "x", "deep": {"k": 1}, "tags": [1]}, "ok": true}\n'
+            b'{"other": 1}\n')
+    assert field_names(data) == ["id", "judge", "judge.conf", "judge.why", "ok"]
+    assert field_names(b"value,n,correct\n90,10,8\n") == []
+    # only the first lines are looked at
+    assert field_names(b"\n" * 60 + b'{"late": 1}\n') == []
+    assert field_names(b"\n" * 60 + b'{"late": 1}\n', limit=100) == ["late"]

@@ -16,13 +16,16 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from calib.store import DatasetSpec, Store
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.hosting import JUDGE, ROUTING_LABELS
+
+T = TypeVar("T")
 
 #: A switch Chromium ignores, to find this run's browser processes in /proc.
 MARKER = f"--calib-load-run={os.getpid()}-{time.time_ns()}"
@@ -189,15 +192,21 @@ def run_sessions(url: str, *, sessions: int, moves: int, expected: Callable[[flo
                  ) -> tuple[list[SessionResult], float]:
     """Run ``rounds`` waves of ``sessions`` concurrent sessions (in a thread of its own);
     returns the per-session results and the wall time."""
+    return _in_thread(lambda: _run(url, sessions, moves, expected, timeout_s, stagger_s, rounds), "load-sessions")
+
+
+def _in_thread(make: Callable[[], Coroutine[Any, Any, T]], name: str) -> T:
+    """Run the coroutine ``make()`` in an event loop of its own thread (pytest's thread
+    may already run one) and return its result or raise its exception here."""
     out: dict[str, object] = {}
 
     def target() -> None:
         try:
-            out["value"] = asyncio.run(_run(url, sessions, moves, expected, timeout_s, stagger_s, rounds))
+            out["value"] = asyncio.run(make())
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             out["error"] = exc
 
-    t = threading.Thread(target=target, name="load-sessions")
+    t = threading.Thread(target=target, name=name)
     t.start()
     t.join()
     if "error" in out:
@@ -239,20 +248,7 @@ def run_soak(url: str, *, workers: int, duration_s: float, moves: int,
              on_sample: Callable[[float], None] | None = None) -> tuple[list[SessionResult], float]:
     """``workers`` concurrent users, each opening the link, moving the threshold
     ``moves`` times and closing, again and again for ``duration_s`` seconds."""
-    out: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = asyncio.run(_soak(url, workers, duration_s, moves, expected, timeout_s, on_sample))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            out["error"] = exc
-
-    t = threading.Thread(target=target, name="soak-sessions")
-    t.start()
-    t.join()
-    if "error" in out:
-        raise out["error"]  # type: ignore[misc]
-    return out["value"]  # type: ignore[return-value]
+    return _in_thread(lambda: _soak(url, workers, duration_s, moves, expected, timeout_s, on_sample), "soak-sessions")
 
 
 def cpu_seconds(pid: int) -> float:
