@@ -83,15 +83,18 @@ def _draw(table: CountTable, reps: int, seed: int) -> tuple[np.ndarray, np.ndarr
         z = np.zeros((reps, table.cells), dtype=np.int64)
         return z, z.copy()
     rng = np.random.default_rng(seed)
-    pvals = counts / total
+    # empty sub-cells (cells with no wrong, or no right, answer) always draw 0: the
+    # multinomial over the others is the same distribution, without their binomial steps
+    live = np.flatnonzero(counts)
+    pvals = counts[live] / total
     # in slices of about DRAW_SLICE numbers: one numpy call holds the GIL throughout, and
     # a dashboard server's event loop must get a turn to send the page what is ready.
     # Successive slices continue one stream, so the draws equal a single call's.
-    step = max(1, DRAW_SLICE // counts.size)
-    draws = np.empty((reps, counts.size), dtype=np.int64)
+    step = max(1, DRAW_SLICE // live.size)
+    draws = np.zeros((reps, counts.size), dtype=np.int64)
     for start in range(0, reps, step):
         stop = min(reps, start + step)
-        draws[start:stop] = rng.multinomial(total, pvals, size=stop - start)
+        draws[start:stop, live] = rng.multinomial(total, pvals, size=stop - start)
     c = table.cells
     k_b = np.ascontiguousarray(draws[:, :c])  # not a view: ``draws`` is freed
     return k_b + draws[:, c:], k_b

@@ -134,10 +134,16 @@ def test_large_draws_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_draws_in_slices_equal_one_multinomial_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    t = table_of(*judge(2, 500))
+    # cells with only right answers (95, 100), only wrong ones (60) and both
+    t = from_counts(np.array([60.0, 70, 80, 95, 100]), np.array([7, 30, 50, 90, 40]), np.array([0, 12, 35, 90, 40]),
+                    scale=PCT)
     counts = np.concatenate([t.correct, t.n - t.correct]).astype(np.float64)
-    one = np.random.default_rng(9).multinomial(t.total, counts / t.total, size=257)
-    monkeypatch.setattr(b, "DRAW_SLICE", 3 * counts.size + 1)  # slices of 3 resamples, the last of 2
+    live = counts > 0
+    assert not live.all()  # empty sub-cells are left out of the draw and stay 0
+    draw = np.random.default_rng(9).multinomial(t.total, counts[live] / t.total, size=257)
+    one = np.zeros((257, counts.size), dtype=np.int64)
+    one[:, live] = draw
+    monkeypatch.setattr(b, "DRAW_SLICE", 3 * int(live.sum()) + 1)  # slices of 3 resamples, the last of 2
     n, k = b._draw(t, 257, 9)
     np.testing.assert_array_equal(k, one[:, :t.cells])
     np.testing.assert_array_equal(n, one[:, :t.cells] + one[:, t.cells:])
