@@ -38,9 +38,25 @@ def test_resample_counts_shape_totals_and_seed() -> None:
     assert not (n == n3).all()
 
 
-def test_cell_resampling_matches_a_row_level_bootstrap_in_distribution() -> None:
-    v, y = judge(1, 400)
-    t = table_of(v, y)
+def many_values(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A model stating ~500 values on a 0-1000 scale: about one row per cell."""
+    rng = np.random.default_rng(seed)
+    v = rng.integers(500, 1001, size=n).astype(float)
+    return v, rng.random(n) < v / 1000 - 0.1
+
+
+@pytest.mark.parametrize("rows_drawn", [False, True], ids=["multinomial", "row-by-row"])
+def test_cell_resampling_matches_a_row_level_bootstrap_in_distribution(rows_drawn: bool) -> None:
+    if rows_drawn:
+        v, y = many_values(1, 400)
+        t = from_judgments(Judgments(stated=v, prob=v / 1000, correct=y, line=np.arange(v.size),
+                                     item_id=np.full(v.size, ""), scale=Scale(0.0, 1000.0, "0-1000")))
+        v = v / 10  # on the 0-100 scale of the row-level check below
+    else:
+        v, y = judge(1, 400)
+        t = table_of(v, y)
+    live = int((t.correct > 0).sum() + (t.n - t.correct > 0).sum())
+    assert (t.total <= b.ROW_DRAW_RATIO * live) is rows_drawn
     reps = 4000
     n, k = b.resample_counts(t, reps, seed=0)
     acc_cells = k.sum(axis=1) / t.total
@@ -147,3 +163,15 @@ def test_draws_in_slices_equal_one_multinomial_call(monkeypatch: pytest.MonkeyPa
     n, k = b._draw(t, 257, 9)
     np.testing.assert_array_equal(k, one[:, :t.cells])
     np.testing.assert_array_equal(n, one[:, :t.cells] + one[:, t.cells:])
+
+
+def test_row_by_row_draws_keep_totals_and_leave_empty_sub_cells_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(b, "_draw_cache", type(b._draw_cache)())
+    v, y = many_values(4, 300)
+    t = from_judgments(Judgments(stated=v, prob=v / 1000, correct=y, line=np.arange(v.size),
+                                 item_id=np.full(v.size, ""), scale=Scale(0.0, 1000.0, "0-1000")))
+    monkeypatch.setattr(b, "DRAW_SLICE", 1000)  # several slices of 3 resamples
+    n, k = b.resample_counts(t, 101, seed=3)
+    assert n.shape == (101, t.cells) and (n.sum(axis=1) == t.total).all()
+    assert (k <= n).all() and (k[:, t.correct == 0] == 0).all() and (n - k)[:, t.n == t.correct].sum() == 0
+    assert np.array_equal(b._draw(t, 101, 3)[0], n) and not np.array_equal(b._draw(t, 101, 4)[0], n)
