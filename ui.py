@@ -133,6 +133,7 @@ UNLOCKED_KEY = "calib_unlocked"          # this session gave the right password
 SHARED_KEY = "calib_shared_token"        # the share link this session was opened with
 OWNER_KEY = "calib_owner"                # token -> owner secret of the links this session made
 LAST_SHARE_KEY = "calib_last_share"      # the link made last in this session (shown in the sidebar)
+OWNED_OPEN_KEY = "calib_owned_open"      # the logged-in owner asked for the list of their links
 SHARE_NOTICE_KEY = "calib_share_notice"  # (ok, message) of the last share / revoke / delete
 BUDGET_KEY = "calib_budget"              # this session's calib.limits.SessionBudget
 USER_KEY = "calib_user"                  # the logged-in user's e-mail (OIDC), for owner actions
@@ -356,7 +357,8 @@ def _share_now() -> None:
         st.session_state[SHARE_NOTICE_KEY] = (False, str(exc))
         return
     st.session_state.setdefault(OWNER_KEY, {})[r.token] = r.owner_secret
-    st.session_state[LAST_SHARE_KEY] = {"token": r.token, "secret": r.owner_secret, "expires": r.expires_at}
+    st.session_state[LAST_SHARE_KEY] = {"token": r.token, "secret": r.owner_secret, "expires": r.expires_at,
+                                        "id": r.share_id}
     st.session_state[SHARE_NOTICE_KEY] = (True, "Shared. Send the link; keep the owner key.")
 
 
@@ -421,6 +423,8 @@ def _share_panel(acc: Access, ds: list[Dataset]) -> None:
                           args=("delete", token, "calib_owner_key"))
         _show_notice(notice)
         return
+    if acc.user:
+        _owned_links(acc.user)
     if not ds:
         st.caption("Load data to share a link to this view.")
         return
@@ -450,6 +454,62 @@ def _share_panel(acc: Access, ds: list[Dataset]) -> None:
               help="The link stops opening at once.")
     c3.button("Delete", key="calib_delete_share", on_click=_owner_action, args=("delete", last["token"]),
               help="The link stops opening and its files are removed from the server.")
+
+
+def _owned_links(user: str) -> None:
+    """A logged-in user's links (from any session or device), each with Revoke and
+    Delete: the login proves ownership, no owner key needed. Listed on request, so
+    that other runs do not open the share store."""
+    if not st.session_state.get(OWNED_OPEN_KEY):
+        st.button("Your shared links", key="calib_list_links", on_click=_set_owned_open, args=(True,),
+                  help="Every link you made while logged in, from any session or device, with Revoke and Delete.")
+        return
+    try:
+        owned = share_store().list_owned(user)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    with st.container(border=True):
+        st.markdown(f"**Your shared links** ({len(owned)})")
+        if not owned:
+            st.caption("None yet: links you make while logged in are listed here.")
+        for info in owned:
+            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(info.created_at))
+            until = ("" if info.expires_at is None else
+                     f", expires {time.strftime('%Y-%m-%d', time.gmtime(info.expires_at))}")
+            # dataset names are user text: st.text, never markdown
+            st.text(f"{when} · {', '.join(info.dataset_names)}\n{info.status}{until}")
+            if info.status == "revoked":
+                st.button("Delete", key=f"calib_del_{info.share_id}", on_click=_owned_action,
+                          args=("delete", info.share_id))
+            else:
+                c1, c2 = st.columns(2)
+                c1.button("Revoke", key=f"calib_rev_{info.share_id}", on_click=_owned_action,
+                          args=("revoke", info.share_id))
+                c2.button("Delete", key=f"calib_del_{info.share_id}", on_click=_owned_action,
+                          args=("delete", info.share_id))
+        st.button("Hide the list", key="calib_hide_links", on_click=_set_owned_open, args=(False,))
+
+
+def _set_owned_open(value: bool) -> None:
+    st.session_state[OWNED_OPEN_KEY] = value
+
+
+def _owned_action(action: str, share_id: str) -> None:
+    """Revoke or delete one of the logged-in user's links (by its id: the list has no tokens)."""
+    user = st.session_state.get(USER_KEY)
+    if not user:
+        return
+    try:
+        store = share_store()
+        out = (store.revoke_by_id if action == "revoke" else store.delete_by_id)(share_id, user=user)
+    except CalibError as exc:
+        st.session_state[SHARE_NOTICE_KEY] = (False, str(exc))
+        return
+    st.session_state[SHARE_NOTICE_KEY] = (out.ok, out.message)
+    last = st.session_state.get(LAST_SHARE_KEY) or {}
+    if out.ok and last.get("id") == share_id:
+        st.session_state.pop(LAST_SHARE_KEY, None)
 
 
 def _show_notice(notice: tuple[bool, str] | None) -> None:

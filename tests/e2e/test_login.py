@@ -2,7 +2,8 @@
 
 The dashboard runs with ``CALIB_AUTH=oidc`` and ``CALIB_ALLOWED_DOMAINS=example.com``;
 its ``[auth]`` secrets point ``st.login`` at the mock provider. A user of an allowed
-domain gets in after the provider's form; a user of a look-alike domain
+domain gets in after the provider's form, shares a link, finds it in the list of her
+links and revokes it there (the link then opens on nothing); a user of a look-alike domain
 (``evil-example.com``) is refused with a message and a Log out button, and sees no
 data controls; nobody sees the app before logging in.
 """
@@ -15,7 +16,7 @@ import warnings
 import pytest
 
 from tests.e2e.conftest import screenshot, start_server
-from tests.e2e.hosting import JUDGE, SLOW, upload, wait_text
+from tests.e2e.hosting import JUDGE, SLOW, assert_unavailable, share, sidebar, upload, wait_text
 from tests.test_access import auth_secrets
 
 
@@ -76,6 +77,20 @@ def test_login_lets_in_allowed_domains_only(oidc_app, browser):
         alice.get_by_test_id("stHeading").filter(has_text="Data").first.wait_for(timeout=SLOW)
         upload(alice, str(JUDGE))
         screenshot(alice, "login_allowed")
+        # her links, from any session: listed with Revoke / Delete, no owner key needed
+        link, _key = share(alice)
+        bar = sidebar(alice)
+        bar.get_by_role("button", name="Your shared links").click()
+        listing = bar.get_by_test_id("stText").filter(has_text=JUDGE.stem)
+        listing.first.wait_for(timeout=SLOW)
+        assert "\nok" in listing.first.inner_text()
+        screenshot(alice, "login_owned_links")
+        bar.locator("[class*=st-key-calib_rev_]").get_by_role("button", name="Revoke").click()
+        wait_text(alice, "revoked")
+        bar.get_by_test_id("stText").filter(has_text="revoked").first.wait_for(timeout=SLOW)
+        v = alice.context.new_page()  # logged in (this server lets no one in without a login)
+        v.goto(link)
+        assert_unavailable(v)
 
         # mallory@evil-example.com proves who she is, but her domain is not allowed
         c = browser.new_context()
