@@ -901,7 +901,10 @@ def warm_up() -> None:
     import importlib
 
     for name in WARM_MODULES:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except Exception:  # a broken install shows where the module is used, not on every page
+            LOG.exception("warm-up: importing %s failed", name)
 
 
 def page_setup(page: str) -> Context:
