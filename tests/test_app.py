@@ -11,43 +11,24 @@ from __future__ import annotations
 
 import glob
 import os
-from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from tests.apptest import APP, ROOT, TIMEOUT, app, clear_caches, ok, upload
+from tests.e2e.hosting import expected_routing, read_rows
+
 PAGES = sorted(glob.glob(str(ROOT / "pages" / "*.py")))
-TIMEOUT = 60
 
 COUNTS_CSV = b"value,n,correct\n80,100,56\n90,300,220\n100,600,450\n"
 
 
 @pytest.fixture(autouse=True)
 def _fresh_caches():
-    """st.cache_data / cache_resource are process-wide: each test starts empty."""
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    """Each test starts with empty caches."""
+    clear_caches()
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
-def app() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=TIMEOUT)
-
-
-def ok(at: AppTest) -> AppTest:
-    """The run raised nothing (an exception element is a traceback shown to the user)."""
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def upload(at: AppTest, name: str, data: bytes) -> AppTest:
-    at.file_uploader[0].set_value((name, data, "application/octet-stream"))
-    return ok(at.run())
+    clear_caches()
 
 
 # ----------------------------------------------------------------- no data
@@ -188,31 +169,8 @@ JUDGE = "judge_a_synthetic.jsonl"
 
 
 def judge_rows(name: str = JUDGE) -> list[tuple[float, bool]]:
-    """(confidence, correct) per line, read here with json, independently of calib."""
-    import json
-
-    out = []
-    for line in (SAMPLES / name).read_text().splitlines():
-        if line.strip():
-            o = json.loads(line)
-            out.append((float(o["confidence"]), bool(o["correct"])))
-    return out
-
-
-def expected_routing(rows, lo: float, hi: float | None = None) -> dict[str, str]:
-    hi_ = lo if hi is None else hi
-    person = [c for s, c in rows if s < lo]
-    accepted = [c for s, c in rows if s >= hi_]
-    out = {
-        "Sent to a person": f"{len(person):,}",
-        "Accepted unseen": f"{len(accepted):,}",
-        "Accuracy among accepted": f"{100 * sum(accepted) / len(accepted):.1f}%",
-        "Errors slipping through": f"{sum(1 for c in accepted if not c):,}",
-        "Errors caught": f"{sum(1 for c in person if not c):,}",
-    }
-    if hi is not None:
-        out["Middle band"] = f"{sum(1 for s, _ in rows if lo <= s < hi):,}"
-    return out
+    """(confidence, correct) per line, read with json, independently of calib."""
+    return read_rows(SAMPLES / name)
 
 
 def metrics_of(at: AppTest) -> dict[str, str]:

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 import threading
-from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from tests.apptest import ROOT, app, clear_caches, ok, upload
+
 JUDGE = ROOT / "sample_data" / "judge_a_synthetic.jsonl"
-TIMEOUT = 60
 
 
 @pytest.fixture(autouse=True)
@@ -27,21 +24,9 @@ def _isolated(monkeypatch, tmp_path):
                 "CALIB_HEAVY_JOBS", "CALIB_HEAVY_WAIT_SECONDS"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("CALIB_DATA_DIR", str(tmp_path / "data"))
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    clear_caches()
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def upload(at: AppTest, name: str, data: bytes) -> AppTest:
-    at.file_uploader[0].set_value((name, data, "application/octet-stream"))
-    return ok(at.run())
+    clear_caches()
 
 
 def errors(at: AppTest) -> list[str]:
@@ -51,7 +36,7 @@ def errors(at: AppTest) -> list[str]:
 
 def test_a_bad_setting_stops_the_app_with_a_message_naming_it(monkeypatch):
     monkeypatch.setenv("CALIB_AUTH", "saml")
-    at = ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
+    at = ok(app().run())
     assert errors(at) == ["This server is not configured correctly: CALIB_AUTH='saml': use 'oidc' "
                           "(log in with st.login) or leave it unset"]
     assert not at.file_uploader and not at.metric
@@ -62,7 +47,7 @@ def test_a_session_over_its_memory_budget_is_refused_and_removing_frees_it(monke
     big = "".join(json.dumps({"id": f"r{i}", "question": "q" * 150, "confidence": 50 + i % 51,
                               "correct": i % 2 == 0}) + "\n" for i in range(8000)).encode()
     assert len(big) > 1024 * 1024
-    at = upload(ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run()), "big.jsonl", big)
+    at = upload(ok(app().run()), "big.jsonl", big)
     msgs = errors(at)
     assert len(msgs) == 1 and msgs[0].startswith("big.jsonl: needs about ")
     assert msgs[0].endswith("over its budget of 1 MB; remove a file from this session, "
@@ -80,7 +65,7 @@ def test_heavy_work_waits_for_a_slot_then_says_the_server_is_busy(monkeypatch):
 
     monkeypatch.setenv("CALIB_HEAVY_JOBS", "1")
     monkeypatch.setenv("CALIB_HEAVY_WAIT_SECONDS", "0.2")
-    at = ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
+    at = ok(app().run())
     gate = ui.runtime().heavy
     release = threading.Event()
     held = threading.Event()
@@ -110,7 +95,7 @@ def test_heavy_work_waits_for_a_slot_then_says_the_server_is_busy(monkeypatch):
 def test_password_form_unlocks_with_the_right_password_only(monkeypatch):
     monkeypatch.setenv("CALIB_PASSWORD", "open sesame")
     monkeypatch.setenv("CALIB_LOGIN_MAX_FAILURES", "2")
-    at = ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
+    at = ok(app().run())
     assert not at.file_uploader and at.text_input(key="calib_password_input").value == ""
     at.text_input(key="calib_password_input").input("nope")
     at.button[0].click()
@@ -132,7 +117,7 @@ def routing_numbers(lo: float) -> dict[str, str]:
 def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     from calib.store import UNAVAILABLE_MESSAGE
 
-    at = upload(ok(AppTest.from_file(APP, default_timeout=TIMEOUT).run()), "mine.jsonl", JUDGE.read_bytes())
+    at = upload(ok(app().run()), "mine.jsonl", JUDGE.read_bytes())
     at.switch_page("pages/5_Routing.py")
     ok(at.run())
     at.sidebar.slider(key="w_lo").set_value(95)
@@ -144,7 +129,7 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     codes = [c.value for c in at.sidebar.code]
     assert codes == [f"/?share={token}", secret]  # no browser: the link is relative
 
-    viewer = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    viewer = app()
     viewer.query_params["share"] = token
     ok(viewer.run())
     # opened on the page it was shared from, with its threshold and numbers
@@ -162,7 +147,7 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     at.sidebar.button(key="calib_revoke_share").click()
     ok(at.run())
     assert [s.value.replace("\\", "") for s in at.success] == ["The link is revoked: it no longer opens."]
-    gone = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    gone = app()
     gone.query_params["share"] = token
     ok(gone.run())
     assert [t.value for t in gone.title] == ["This link is no longer available"]
@@ -171,7 +156,7 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
 
 
 def test_a_samples_only_share_is_a_plain_link_and_stores_nothing(tmp_path):
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = app()
     at.query_params.update({"sample": JUDGE.name, "lo": "90"})
     ok(at.run())
     at.sidebar.button(key="calib_share").click()

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGE = ROOT / "sample_data" / "judge_a_synthetic.jsonl"
@@ -19,8 +20,7 @@ ROUTING_LABELS = ("Sent to a person", "Accepted unseen", "Accuracy among accepte
 
 
 # ------------------------------------------------------------- expected numbers
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     stated: float
     correct: bool
 
@@ -35,20 +35,24 @@ def read_rows(path: Path = JUDGE) -> list[Row]:
     return rows
 
 
-def expected_routing(rows: list[Row], lo: float) -> dict[str, str]:
-    """The routing numbers at review threshold ``lo``, counted row by row and formatted
-    as the dashboard prints them: below ``lo`` to a person, at or above accepted unseen."""
-    accepted = [r for r in rows if r.stated >= lo]
-    to_person = [r for r in rows if r.stated < lo]
-    right = sum(r.correct for r in accepted)
-    acc = f"{100 * right / len(accepted):.1f}%" if accepted else "—"
-    return {
+def expected_routing(rows: Sequence[tuple[float, bool]], lo: float, hi: float | None = None) -> dict[str, str]:
+    """The routing numbers at review threshold ``lo`` (and upper threshold ``hi``),
+    counted row by row and formatted as the dashboard prints them: below ``lo`` to a
+    person, at or above ``hi`` (``lo`` without one) accepted unseen, between them the
+    middle band."""
+    accepted = [c for s, c in rows if s >= (lo if hi is None else hi)]
+    to_person = [c for s, c in rows if s < lo]
+    right = sum(accepted)
+    out = {
         "Sent to a person": f"{len(to_person):,}",
         "Accepted unseen": f"{len(accepted):,}",
-        "Accuracy among accepted": acc,
+        "Accuracy among accepted": f"{100 * right / len(accepted):.1f}%" if accepted else "—",
         "Errors slipping through": f"{len(accepted) - right:,}",
-        "Errors caught": f"{sum(not r.correct for r in to_person):,}",
+        "Errors caught": f"{sum(not c for c in to_person):,}",
     }
+    if hi is not None:
+        out["Middle band"] = f"{sum(1 for s, _ in rows if lo <= s < hi):,}"
+    return out
 
 
 # ------------------------------------------------------------- page helpers

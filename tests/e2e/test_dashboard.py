@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from tests.e2e.conftest import ROOT, screenshot
+from tests.e2e.hosting import expected_routing, read_rows
 
 SAMPLES = ROOT / "sample_data"
 JUDGES = ("judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl")
@@ -47,34 +48,6 @@ METRICS_JS = """(area) => {
 
 
 # ============================================================================ per-row truth
-def read_rows(path: Path) -> list[tuple[float, bool]]:
-    """(stated confidence, correct) of every line of a stated-confidence JSONL, read with json."""
-    out = []
-    for line in path.read_text().splitlines():
-        if line.strip():
-            o = json.loads(line)
-            out.append((float(o["confidence"]), bool(o["correct"])))
-    return out
-
-
-def expected_routing(rows: list[tuple[float, bool]], lo: float, hi: float | None = None) -> dict[str, str]:
-    """The five routing numbers (and the middle band) counted row by row, formatted as shown."""
-    s = np.array([r[0] for r in rows])
-    c = np.array([r[1] for r in rows])
-    person = s < lo
-    accepted = s >= (lo if hi is None else hi)
-    out = {
-        "Sent to a person": f"{int(person.sum()):,}",
-        "Accepted unseen": f"{int(accepted.sum()):,}",
-        "Accuracy among accepted": f"{100 * c[accepted].mean():.1f}%",
-        "Errors slipping through": f"{int((accepted & ~c).sum()):,}",
-        "Errors caught": f"{int((person & ~c).sum()):,}",
-    }
-    if hi is not None:
-        out["Middle band"] = f"{int((~person & ~accepted).sum()):,}"
-    return out
-
-
 def expected_headline(rows: list[tuple[float, bool]]) -> dict[str, str]:
     """Overview figures of a 0-100 judge, per row (ECE per stated value, as the auto binning does)."""
     from sklearn.metrics import roc_auc_score
