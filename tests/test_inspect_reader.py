@@ -23,6 +23,7 @@ from calib.errors import CalibError
 from calib.loading import LoadOptions, Source, load, sniff_format
 from calib.readers import inspect as inspect_reader
 from calib.scale import parse_rescale
+from tests.damage import mutations
 
 DATA = Path(__file__).parent / "data"
 NEW = DATA / "inspect-0.3.285"
@@ -309,27 +310,6 @@ def test_copy_of_a_sample_keeps_the_log_untouched() -> None:
     before = copy.deepcopy(log)
     inspect_reader.read(Source("x.json", json.dumps(log).encode()), LoadOptions())
     assert log == before
-
-
-def mutations(data: bytes, seed: int, count: int):  # type: ignore[no-untyped-def]
-    """Seeded damage: cuts, flipped bytes, deleted spans, inserted junk."""
-    import random
-
-    rng = random.Random(seed)
-    for _ in range(count):
-        d = bytearray(data)
-        kind = rng.randrange(4)
-        i = rng.randrange(len(d))
-        if kind == 0:
-            d = d[:i]
-        elif kind == 1:
-            for _ in range(rng.randint(1, 20)):
-                d[rng.randrange(len(d))] = rng.randrange(256)
-        elif kind == 2:
-            del d[i:i + rng.randrange(200)]
-        else:
-            d[i:i] = rng.choice([b"null", b'"x"', b"[]", b"{}", b"-1e999", b"NaN", b"\xff"])
-        yield bytes(d)
 
 
 @pytest.mark.parametrize("path", [JSON_EVAL, OLD_EVAL, BUILTIN_JSON], ids=["zstd", "deflate", "json"])

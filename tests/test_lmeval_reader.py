@@ -18,6 +18,7 @@ import pytest
 from calib.errors import CalibError
 from calib.loading import LoadOptions, Source, load, load_many, sniff_format
 from calib.readers import lmeval
+from tests.damage import JUNK, mutations
 
 DATA = Path(__file__).parent / "data" / "lm-eval-0.4.13-dummy"
 SAMPLES = sorted(DATA.glob("samples_*.jsonl"))
@@ -215,23 +216,10 @@ def test_task_names_from_file_names() -> None:
 
 
 def test_damaged_files_raise_only_calib_errors() -> None:
-    import random
-
-    rng = random.Random(11)
-    data = SAMPLES[1].read_bytes()
-    for i in range(60):
-        d = bytearray(data)
-        j = rng.randrange(len(d))
-        if i % 3 == 0:
-            d = d[:j]
-        elif i % 3 == 1:
-            for _ in range(rng.randint(1, 30)):
-                d[rng.randrange(len(d))] = rng.randrange(256)
-        else:
-            d[j:j] = rng.choice([b"null", b'"x"', b"[]", b"{}", b"-1e999", b"NaN", b"\xff", b"\n["])
+    for i, d in enumerate(mutations(SAMPLES[1].read_bytes(), seed=11, count=60, junk=(*JUNK, b"\n["))):
         for variant in ("acc", "acc_norm"):
             try:
-                lmeval.read(Source(SAMPLES[1].name, bytes(d)), LoadOptions(variant=variant))
+                lmeval.read(Source(SAMPLES[1].name, d), LoadOptions(variant=variant))
             except CalibError:
                 pass
             except Exception as exc:  # pragma: no cover
