@@ -35,6 +35,9 @@ class LoadOptions:
     ----------
     confidence_key, outcome_key, group_key, id_key:
         Field names overriding auto-detection (dotted paths allowed: ``"meta.conf"``).
+    cluster_key:
+        Field whose value groups dependent rows (the same item judged several times);
+        ``None``: inferred (Inspect epochs, repeated item ids) where the reader can.
     rescale:
         Stated scale overriding detection (``--rescale LO,HI``).
     strict:
@@ -52,6 +55,7 @@ class LoadOptions:
     outcome_key: str | None = None
     group_key: str | None = None
     id_key: str | None = None
+    cluster_key: str | None = None
     rescale: Scale | None = None
     strict: bool = False
     normalisation: str = "none"

@@ -71,6 +71,10 @@ class Judgments:
     text:
         Optional short text per row (question, prediction) for the review queue;
         shown only through escaping elements.
+    cluster:
+        Cluster label per row (the item an Inspect epoch or a repeated id belongs to,
+        or ``--cluster-key``), or ``None`` when rows are independent. Intervals then
+        resample whole clusters (:mod:`calib.clusters`).
     """
 
     stated: np.ndarray
@@ -82,6 +86,7 @@ class Judgments:
     group: np.ndarray | None = None
     options: OptionScores | None = None
     text: np.ndarray | None = None
+    cluster: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.stated.shape[0])
@@ -106,4 +111,5 @@ class Judgments:
             group=None if self.group is None else self.group[mask],
             options=opt,
             text=None if self.text is None else self.text[mask],
+            cluster=None if self.cluster is None else self.cluster[mask],
         )
