@@ -86,6 +86,7 @@ def _on_override(entry_id: str, prefix: str) -> None:
         confidence_key=s.get(f"{prefix}conf") or None,
         outcome_key=s.get(f"{prefix}outcome") or None,
         group_key=s.get(f"{prefix}group") or None,
+        cluster_key=s.get(f"{prefix}cluster") or None,
         scale=s.get(f"{prefix}scale", "auto"),
         custom_scale=s.get(f"{prefix}custom", ""),
         normalisation=s.get(f"{prefix}norm", "none"),
@@ -107,8 +108,9 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
     fmt = ds.report.format if ds is not None else ""
     cb = {"on_change": _on_override, "args": (entry.id, prefix), "disabled": read_only}
 
-    def field_select(label: str, name: str, current: str | None, role: str) -> None:
-        opts = [""] + [k for k in keys if k]
+    def field_select(label: str, name: str, current: str | None, role: str, extra: tuple[str, ...] = (),
+                     help: str | None = None) -> None:
+        opts = [""] + [k for k in keys if k] + list(extra)
         if current and current not in opts:
             opts.append(current)
         st.session_state[f"{prefix}{name}"] = current or ""
@@ -116,21 +118,26 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
         st.selectbox(
             label, opts, key=f"{prefix}{name}",
             format_func=lambda k, auto=auto: f"(detected: {auto})" if k == "" and auto else ("(auto)" if k == "" else k),
-            **cb,
+            help=help, **cb,
         )
 
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c7 = st.columns(4)
     with c1:
         field_select("Confidence field", "conf", ov.confidence_key, "confidence")
     with c2:
         field_select("Outcome field", "outcome", ov.outcome_key, "outcome")
     with c3:
         field_select("Group field", "group", ov.group_key, "group")
+    with c7:
+        field_select("Cluster field", "cluster", ov.cluster_key, "cluster", extra=("none",),
+                     help="Rows with the same value are one item judged several times: intervals resample these "
+                          "clusters. auto: Inspect epochs and ids on several rows; none: rows are independent.")
     c4, c5, c6 = st.columns(3)
     with c4:
         st.session_state[f"{prefix}scale"] = ov.scale
         st.selectbox("Scale", ui.SCALE_CHOICES, key=f"{prefix}scale", **cb,
-                     help="auto: detected from the values (see the load report).")
+                     help="auto: detected from the values (see the load report). mixed: the values mix "
+                          "probabilities and a larger scale (0.85 next to 85): up to 1 is a probability.")
     with c5:
         if ov.scale == "custom":
             st.session_state[f"{prefix}custom"] = ov.custom_scale
@@ -169,6 +176,8 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             m3.metric("Format", r.format)
             m4.metric("Distinct stated values", f"{ds.table.pooled_over_groups().cells:,}")
             st.text(r.summary())
+            for w in r.warnings:  # an override that contradicts the data (calib.scale.rescale_warnings)
+                st.warning(ui.md_escape(w))
             scale = ds.table.scale
             st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
             if r.fields:

@@ -111,7 +111,8 @@ SCHEME_LABELS = {
     "mass": "equal-mass bins",
     "corp": "CORP isotonic curve",
 }
-SCALE_CHOICES = ("auto", "0-1", "0-100", "1-10", "1-5", "custom")
+#: "mixed": bare numbers up to 1 are probabilities, above 1 on the detected scale (``--mixed-scales``)
+SCALE_CHOICES = ("auto", "0-1", "0-100", "1-10", "1-5", "mixed", "custom")
 
 
 # =========================================================================== access
@@ -300,7 +301,7 @@ def _overrides_from(raw: object) -> Overrides:
     ok: dict[str, Any] = {}
     for f in Overrides.__dataclass_fields__:
         val = raw.get(f)
-        if isinstance(val, str) or (val is None and f in ("confidence_key", "outcome_key", "group_key")):
+        if isinstance(val, str) or (val is None and f in ("confidence_key", "outcome_key", "group_key", "cluster_key")):
             ok[f] = val
     return Overrides(**ok)
 
@@ -534,20 +535,24 @@ class Overrides:
     custom_scale: str = ""
     normalisation: str = "none"
     variant: str = "acc"
+    #: field grouping dependent rows (``--cluster-key``); ``"none"``: rows independent
+    cluster_key: str | None = None
 
     def options(self) -> LoadOptions:
         """The :class:`LoadOptions` these overrides stand for (raises CalibError on a bad scale)."""
         rescale: Scale | None = None
         if self.scale == "custom" and self.custom_scale.strip():
             rescale = parse_rescale(self.custom_scale)
-        elif self.scale not in ("auto", "custom"):
+        elif self.scale not in ("auto", "custom", "mixed"):
             lo, hi = self.scale.split("-")
             rescale = parse_rescale(f"{lo},{hi}")
         return LoadOptions(
             confidence_key=self.confidence_key or None,
             outcome_key=self.outcome_key or None,
             group_key=self.group_key or None,
+            cluster_key=self.cluster_key or None,
             rescale=rescale,
+            mixed_scales=self.scale == "mixed",
             normalisation=self.normalisation,
             variant=self.variant,
         )
@@ -555,7 +560,7 @@ class Overrides:
     def key(self) -> tuple[object, ...]:
         return (
             self.confidence_key, self.outcome_key, self.group_key, self.scale,
-            self.custom_scale.strip(), self.normalisation, self.variant,
+            self.custom_scale.strip(), self.normalisation, self.variant, self.cluster_key,
         )
 
 

@@ -10,9 +10,14 @@ The verdict rests only on tests that see the failures LLM judges produce:
 calibration-in-the-large (sees "everything stated at 100"), the per-value
 goodness-of-fit test and Cox's likelihood-ratio test (see values in {0, 0.5, 1}
 and overconfidence symmetric around 0.5), and the paired Brier test against the
-constant base rate. Spiegelhalter's Z, blind in all three cases, is reported but
-never decides. The three calibration tests are combined by Bonferroni: the data is
-called miscalibrated when one of them has ``p < (1 - level) / 3``.
+constant base rate. Spiegelhalter's Z, blind to the first two (and to over- and
+underconfidence that cancel in its sum), is reported but never decides. The three
+calibration tests are combined by Bonferroni (:func:`miscalibrated`): the data is
+called miscalibrated when one of them has ``p < (1 - level) / 3``, which on
+calibrated data happens at most ``1 - level`` of the time (``bench/sim_tests.py``).
+Every sentence follows from what was computed: the ranking is worded from the
+bootstrap interval of the AUROC, or from the Mann-Whitney test when there are no
+resamples.
 
 :meth:`Audit.to_dict` is the JSON schema of ``calib audit --json`` (documented
 key by key in the README); it holds plain numbers, ``None`` for anything
@@ -32,7 +37,7 @@ from calib.bootstrap import REPS, Bootstrap, bootstrap
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
 from calib.scale import Scale
-from calib.table import CountTable
+from calib.table import MAX_EXACT_CELLS, CountTable
 
 #: Version of the JSON schema of :meth:`Audit.to_dict`.
 SCHEMA = "calib.audit/1"
@@ -40,6 +45,9 @@ SCHEMA = "calib.audit/1"
 CALIBRATION_TESTS: tuple[str, ...] = ("calibration_in_the_large", "goodness_of_fit", "cox_lr")
 #: Per-value sentences: values holding at least this share of the answers (at most 3).
 VALUE_SHARE = 0.05
+#: How ``ece_ci`` is made (the JSON's ``ece_ci_method``).
+ECE_CI_METHOD = ("interval for the population ECE: lower end the basic-bootstrap bound of the debiased ECE, "
+                 "upper end the percentile bound of the plug-in ECE (calib.bootstrap.ece_interval)")
 
 
 @dataclass(frozen=True)
@@ -56,10 +64,15 @@ class Audit:
         Point estimate of every metric of :data:`calib.metrics.BATCH_METRICS`
         (``None`` where undefined).
     ci:
-        Bootstrap percentile interval of each of them (``(None, None)`` without
-        resamples or where undefined in too many resamples).
+        Bootstrap interval of each of them (``(None, None)`` without resamples or
+        where undefined in too many resamples): percentile, except ``ece`` and
+        ``ece_debiased``, whose interval is for the population ECE
+        (:func:`calib.bootstrap.ece_interval`).
     per_value, bin_table:
-        Per distinct stated value, and per bin of the ECE's scheme.
+        Per distinct stated value (only with per-value bins, i.e. on a stated scale
+        whose values repeat: empty otherwise), and per bin of the ECE's scheme.
+    scheme_why:
+        Why the binning scheme was chosen (:func:`calib.metrics.choose_scheme`).
     tests:
         :class:`~calib.metrics.Test` by name: ``calibration_in_the_large``,
         ``goodness_of_fit``, ``cox_lr``, ``brier_vs_constant``, ``spiegelhalter``.
@@ -103,6 +116,7 @@ class Audit:
     notes: tuple[str, ...]
     groups: tuple[Audit, ...] = ()
     load_report: LoadReport | None = field(default=None, repr=False)
+    scheme_why: str = ""
 
     def value(self, name: str) -> float | None:
         """Point estimate of a metric by name."""
@@ -116,7 +130,8 @@ class Audit:
         """The ``calib audit --json`` object (strict JSON: ``None`` for undefined).
 
         Keys (probabilities and rates in [0, 1]; every ``*_ci`` is ``[lo, hi]``, the
-        bootstrap percentile interval at ``level``, ``[null, null]`` without it):
+        bootstrap percentile interval at ``level`` unless said otherwise, ``[null,
+        null]`` without it):
 
         - ``schema`` ("calib.audit/1"), ``name``, ``group`` (null for the pooled audit),
           ``n``, ``correct``;
@@ -125,7 +140,10 @@ class Audit:
         - ``brier``, ``brier_base_rate`` (the constant hit rate's Brier),
           ``brier_skill`` (1 - brier / base), ``brier_diff`` (brier - base), ``log_loss``;
         - ``auroc``, ``auroc_grid_bound`` (max change pooling can make);
-        - ``ece``, ``mce``, ``ece_l2_debiased`` over ``scheme``/``bins``;
+        - ``ece`` (plug-in), ``ece_debiased`` (:func:`calib.metrics.ece_debiased`),
+          ``mce``, ``ece_l2_debiased`` over ``scheme``/``bins``; ``ece_ci`` (equal to
+          ``ece_debiased_ci``) is the interval for the population ECE of
+          :func:`calib.bootstrap.ece_interval`, described in ``ece_ci_method``;
           ``smooth_ece`` and ``smooth_ece_sigma`` (its kernel width);
         - ``spiegelhalter_z``, ``spiegelhalter_p``;
         - ``murphy`` {reliability, resolution, uncertainty, within_cell}, ``murphy_ci``;
@@ -135,14 +153,15 @@ class Audit:
         - ``distinct_values``, ``top_value`` {value, n, share, share_ci},
           ``share_below`` {value, share, share_ci};
         - ``per_value``: [{value, prob, n, correct, share, hit_rate, hit_rate_ci
-          (Wilson), gap (prob - hit_rate), z, p_value}] (empty for a pooled table);
+          (Wilson), gap (prob - hit_rate), z, p_value}] (only with per-value bins);
           ``bin_table``: [{index, lo, hi, n, correct, mean_prob, hit_rate,
           hit_rate_ci, gap}];
         - ``tests``: {calibration_in_the_large, goodness_of_fit, cox_lr,
-          brier_vs_constant, spiegelhalter}: {name, statistic, df, p_value, log10_p,
-          note}; ``miscalibrated`` (the verdict's decision); ``verdict`` and ``notes``
+          brier_vs_constant, spiegelhalter, auroc_vs_chance}: {name, statistic, df,
+          p_value, log10_p (null for a Monte Carlo bound or p = 0), note, p_bound};
+          ``miscalibrated`` (the verdict's decision); ``verdict`` and ``notes``
           (lists of sentences);
-        - ``scale`` {lo, hi, name, how}, ``pooled``, ``scheme``, ``bins``, ``reps``,
+        - ``scale`` {lo, hi, name, how}, ``pooled``, ``scheme``, ``scheme_why``, ``bins``, ``reps``,
           ``seed``, ``level``;
         - ``groups``: one such object per group (without ``load_report``) when the
           data has several; ``load_report`` (:meth:`LoadReport.to_dict`) when given.
@@ -155,8 +174,9 @@ class Audit:
         mc = mt["mean_confidence"]
         out["mean_stated"] = None if mc is None else float(self.scale.to_stated(mc))
         for key in ("overconfidence", "brier", "brier_base_rate", "brier_skill", "brier_diff", "log_loss",
-                    "auroc", "ece", "mce", "ece_l2_debiased", "smooth_ece"):
+                    "auroc", "ece", "ece_debiased", "mce", "ece_l2_debiased", "smooth_ece"):
             out[key], out[f"{key}_ci"] = mt[key], list(ci[key])
+        out["ece_ci_method"] = ECE_CI_METHOD
         out["auroc_grid_bound"] = self.auroc_grid_bound
         out["smooth_ece_sigma"] = self.smooth.sigma
         sp = self.tests["spiegelhalter"]
@@ -181,7 +201,7 @@ class Audit:
         out["notes"] = list(self.notes)
         out["scale"] = self.scale.to_dict()
         out["pooled"] = self.pooled
-        out.update(scheme=self.scheme, bins=self.bins, reps=self.reps, seed=self.seed, level=self.level)
+        out.update(scheme=self.scheme, scheme_why=self.scheme_why, bins=self.bins, reps=self.reps, seed=self.seed, level=self.level)
         if self.groups:
             out["groups"] = [g.to_dict() for g in self.groups]
         if self.load_report is not None:
@@ -267,40 +287,49 @@ def _audit_one(
     t: CountTable, *, scheme: str, bins: int, reps: int, seed: int, level: float, below: float | None,
     name: str, group: str | None,
 ) -> Audit:
-    scheme = m.resolve_scheme(t, scheme)
+    choice = m.choose_scheme(t, scheme)
+    scheme = choice.scheme
     below = m.default_below(t) if below is None else float(below)
     plan = m.Plan.of(t, scheme, bins, below)
-    point = m.batch_metrics(m.CellStats.of(t), plan)
-    metrics = {k: m.finite_or_none(v) for k, v in point.items()}
-    boot: Bootstrap | None = bootstrap(t, plan=plan, reps=reps, seed=seed, level=level) if reps else None
+    metrics = m.point_metrics(t, plan)
+    boot: Bootstrap | None = bootstrap(t, plan=plan, reps=reps, seed=seed, level=level,
+                                                 point=metrics) if reps else None
     ci = {k: (boot.ci(k) if boot else (None, None)) for k in m.BATCH_METRICS}
-    cox = m.cox(t, level)
+    cox = m.cox(t, level, seed=seed)
     tests = {
         "calibration_in_the_large": m.calibration_in_the_large(t, seed=seed),
         "goodness_of_fit": m.goodness_of_fit(t, scheme, bins, seed=seed),
         "cox_lr": cox.test,
         "brier_vs_constant": m.brier_vs_constant(t),
-        "spiegelhalter": m.spiegelhalter(t),
+        "spiegelhalter": m.spiegelhalter(t, seed=seed),
+        "auroc_vs_chance": m.auroc_vs_chance(t),
     }
     top_v, top_n, _share = m.most_common(t)
-    per_value = m.per_value(t, level) if not t.pooled else ()
-    alpha = 1 - level
-    decided = [tests[k].rejects(alpha / len(CALIBRATION_TESTS)) for k in CALIBRATION_TESTS]
-    miscal = None if all(d is None for d in decided) else any(bool(d) for d in decided)
+    # a per-value table means something only where the values repeat (a stated scale)
+    per_value = m.per_value(t, level) if scheme == "values" and not t.pooled else ()
+    miscal = miscalibrated(tests, level)
     a = Audit(
         name=name, group=group, scale=t.scale, pooled=t.pooled, scheme=scheme, bins=int(bins), reps=int(reps),
         seed=int(seed), level=float(level), below=below, n=t.total, correct=t.total_correct,
         metrics=metrics, ci=ci, auroc_grid_bound=m.auroc_grid_bound(t), distinct_values=m.distinct_values(t),
         top_value=top_v, top_count=top_n, per_value=per_value, bin_table=m.bin_table(t, scheme, bins, level),
         murphy=m.Murphy(metrics["murphy_reliability"], metrics["murphy_resolution"], metrics["murphy_uncertainty"],
-                        m.murphy(t).within_cell),
+                        m.murphy(t, scheme, bins).within_cell),
         corp=m.Corp(metrics["corp_mcb"], metrics["corp_dsc"], metrics["corp_unc"]),
         cox=cox, smooth=plan.smooth, tests=tests, miscalibrated=miscal,
-        verdict=(), notes=(),
+        verdict=(), notes=(), scheme_why=choice.why,
     )
     from dataclasses import replace
 
     return replace(a, verdict=tuple(_verdict(a)), notes=tuple(_notes(a, t)))
+
+
+def miscalibrated(tests: dict[str, m.Test], level: float) -> bool | None:
+    """The verdict's decision: True when one of :data:`CALIBRATION_TESTS` has
+    ``p < (1 - level) / 3`` (Bonferroni: at most ``1 - level`` false alarms on
+    calibrated data), ``None`` when none of them is defined."""
+    decided = [tests[k].rejects((1 - level) / len(CALIBRATION_TESTS)) for k in CALIBRATION_TESTS]
+    return None if all(d is None for d in decided) else any(bool(d) for d in decided)
 
 
 # ------------------------------------------------------------------ wording
@@ -317,9 +346,12 @@ def fmt_value(v: float) -> str:
 
 def fmt_p(p: float | None, log10_p: float | None = None, *, bound: bool = False) -> str:
     """A p-value for reading: ``p=0.032``, ``p=3e-12``, ``p<1e-300``; ``p<=2e-04``
-    when it is only an upper bound (a Monte Carlo test no draw reached)."""
+    when it is only an upper bound (a Monte Carlo test no draw reached); ``p=0`` for
+    data impossible under the hypothesis (:func:`calib.metrics.impossible`)."""
     if p is None:
         return "p undefined"
+    if p == 0:
+        return "p=0"
     if log10_p is not None and log10_p < -300:
         return "p<1e-300"
     sign = "<=" if bound else "="
@@ -357,8 +389,8 @@ def _verdict(a: Audit) -> list[str]:
         f"{a.n:,} answers, {_pct(acc, 1)} right{_ci_pct(ci['accuracy'], 1)}; mean stated confidence "
         f"{stated(a, mc)} on the {a.scale.name} scale, {abs(100 * gap):.1f} points {side} on average."
     )
-    # how the scale was used
-    if not a.pooled and a.top_value is not None:
+    # how the scale was used (a continuous score has no "most common value")
+    if not a.pooled and a.top_value is not None and a.distinct_values <= MAX_EXACT_CELLS:
         below = mt["share_below"] or 0.0
         out.append(
             f"It used {a.distinct_values} distinct value{'s' if a.distinct_values != 1 else ''} of the scale; "
@@ -377,11 +409,22 @@ def _verdict(a: Audit) -> list[str]:
              if a.scheme == "values" else f"goodness of fit on {a.bins} {a.scheme} bins",
              "cox_lr": "Cox recalibration test"}
     evidence = ", ".join(f"{named[k]} {_test_p(tests[k])}" for k in CALIBRATION_TESTS if tests[k].p_value is not None)
-    ece_txt = f"ECE {mt['ece']:.3f}{_ci_num(ci['ece'])}" if mt["ece"] is not None else "ECE undefined"
+    ece_txt = "ECE undefined"
+    if mt["ece"] is not None:
+        lo_e, hi_e = ci["ece"]
+        # the interval is for the population ECE; the plug-in figure is biased upward
+        ece_txt = (f"ECE {mt['ece']:.3f}" + (f" (debiased {mt['ece_debiased']:.3f})" if mt["ece_debiased"] is not None
+                                             else "")
+                   + ("" if lo_e is None or hi_e is None else
+                      f", population ECE within [{lo_e:.3f}, {hi_e:.3f}]"))
     if a.miscalibrated:
         how: list[str] = []
         if tests["calibration_in_the_large"].rejects(alpha / 3):
             how.append(f"{side} by {abs(100 * gap):.1f} points on average")
+        impossible = next((tests[k] for k in CALIBRATION_TESTS if tests[k].p_value == 0.0), None)
+        if impossible is not None:
+            how.append(impossible.note.replace(": impossible if the stated probabilities were the truth (p = 0)",
+                                               ", which a calibrated judge never does"))
         slope = a.cox.slope
         if slope is not None and tests["cox_lr"].rejects(alpha / 3):
             lo, hi = a.cox.slope_ci
@@ -402,11 +445,12 @@ def _verdict(a: Audit) -> list[str]:
     if bs is not None and base is not None:
         nums = f"Brier {bs:.3f} vs {base:.3f}"
         const = f"the constant base rate ({_pct(acc)} for every answer)"
-        if bt.p_value is None:
+        winner = m.brier_winner(bt, alpha)
+        if winner is None:
             out.append(f"The stated confidence and {const} cannot be compared: {bt.note} ({nums}).")
-        elif bt.rejects(alpha) and (bt.statistic or 0) > 0:
+        elif winner == "constant":
             out.append(f"{const[0].upper()}{const[1:]} beats the stated confidence: {nums} ({_test_p(bt)}).")
-        elif bt.rejects(alpha):
+        elif winner == "stated":
             out.append(f"The stated confidence beats {const}: {nums} ({_test_p(bt)}).")
         else:
             out.append(f"The stated confidence does no better than {const}: {nums} ({_test_p(bt)}).")
@@ -418,12 +462,23 @@ def _verdict(a: Audit) -> list[str]:
                    + ("right." if a.correct == a.n else "wrong."))
     elif a.distinct_values == 1:
         out.append("The number cannot rank answers: it is the same for all of them.")
-    elif lo is not None and lo > 0.5:
+    elif lo is None or hi is None:
+        # no interval (no resamples): word the ranking from the Mann-Whitney test instead
+        mw = a.tests["auroc_vs_chance"]
+        evid = f"AUROC {auc:.2f}, Mann-Whitney {_test_p(mw)}; no interval without resamples"
+        if mw.rejects(alpha) and auc > 0.5:
+            out.append(f"The number ranks answers: {evid} (0.5 is no ranking).")
+        elif mw.rejects(alpha):
+            out.append(f"The number ranks answers the wrong way round: {evid}.")
+        else:
+            out.append(f"No evidence that the number ranks answers better than chance: {evid}.")
+    elif lo > 0.5:
         out.append(f"The number ranks answers: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}] (0.5 is no ranking).")
-    elif hi is not None and hi < 0.5:
+    elif hi < 0.5:
         out.append(f"The number ranks answers the wrong way round: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}].")
     else:
-        out.append(f"The number does not rank answers better than chance: AUROC {auc:.2f}{_ci_num(ci['auroc'], 2)}.")
+        out.append(f"No evidence that the number ranks answers better than chance: AUROC {auc:.2f} "
+                   f"[{lo:.2f}, {hi:.2f}] (the interval holds 0.5).")
     return out
 
 
@@ -436,16 +491,21 @@ def _notes(a: Audit, t: CountTable) -> list[str]:
         out.append("One distinct stated value: nothing can be ranked, and the Cox slope is not identifiable.")
     sp = a.tests["spiegelhalter"]
     if a.miscalibrated and (sp.p_value is None or sp.p_value >= (1 - a.level)):
-        out.append(f"Spiegelhalter's Z ({_test_p(sp)}) misses this miscalibration; it is blind when answers are "
-                   "all stated at the ends, at 0/0.5/1, or overconfident symmetrically around 0.5.")
+        out.append(f"Spiegelhalter's Z ({_test_p(sp)}) misses this miscalibration; it is blind when every stated "
+                   "probability is 0, 0.5 or 1 (all at 100 included) and to over- and underconfidence that "
+                   "cancel in its weighted sum. Calibration-in-the-large is the test blind to overconfidence "
+                   "symmetric around 0.5.")
     if a.pooled:
-        out.append(f"Continuous confidences pooled on a 0.001 grid ({t.cells:,} cells): exact sums keep accuracy, "
+        out.append(f"Confidences pooled on a 0.001 grid ({t.cells:,} cells): exact sums keep accuracy, "
                    f"Brier and log loss exact; AUROC may differ from the row-level value by at most "
                    f"{a.auroc_grid_bound:.2g}.")
-    if a.scheme == "values" and a.pooled:
-        out.append("Per-value bins on pooled cells hold few answers each: the ECE is biased upward.")
-    e, (lo, _hi) = a.metrics["ece"], a.ci["ece"]
-    if e is not None and lo is not None and e < lo:
-        out.append("The ECE lies below its bootstrap interval: with little miscalibration the binned error is "
-                   "biased upward and resampling adds the same bias again; read the interval as an upper range.")
+    elif t.coarse() is not t and a.reps:
+        out.append(f"{a.distinct_values:,} distinct confidences: every figure is exact; the intervals resample "
+                   f"them pooled on a 0.001 grid ({t.coarse().cells:,} cells), moved by exact minus pooled figure.")
+    if a.scheme_why:
+        out.append(f"{a.scheme_why[0].upper()}{a.scheme_why[1:]}.")
+    if a.metrics["ece"] is not None and a.ci["ece"][0] is not None:
+        out.append("The ECE interval is for the population ECE: the plug-in ECE is biased upward by each bin's "
+                   "noise, so the lower end comes from the debiased ECE (each bin's noise removed in "
+                   "quadrature), the upper end from the plug-in's resamples.")
     return out

@@ -57,6 +57,9 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
     """Flags every subcommand that reads a file understands (calikit's names kept)."""
     g = p.add_argument_group("reading the file")
     g.add_argument("--rescale", metavar="LO,HI", help="the stated scale, e.g. 0,100 (default: detected)")
+    g.add_argument("--mixed-scales", dest="mixed_scales", action="store_true",
+                   help="the confidences mix probabilities and a larger scale (0.85 next to 85): read each by "
+                        "its range, up to 1 a probability, above 1 on the detected scale (default: refuse)")
     g.add_argument("--prob-key", "--confidence-key", dest="confidence_key", metavar="K",
                    help="field holding the stated confidence (default: detected); for Inspect logs "
                         "'logprob' uses the answer letter's token probability, 'stated|logprob' falls back to it")
@@ -68,6 +71,10 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--group-key", dest="group_key", metavar="K",
                    help="field to audit by group, e.g. subject or model")
     g.add_argument("--id-key", dest="id_key", metavar="K", help="field holding the item id (default: detected)")
+    g.add_argument("--cluster-key", dest="cluster_key", metavar="K",
+                   help="field grouping dependent rows (the same item judged several times): intervals resample "
+                        "these clusters and the tests allow for them (default: Inspect epochs and ids on several "
+                        "rows are clusters; 'none' treats rows as independent)")
     g.add_argument("--variant", choices=("acc", "acc_norm"), default="acc",
                    help="lm-evaluation-harness samples: score as acc or acc_norm (default acc)")
     g.add_argument("--normalisation", "--normalization", dest="normalisation",
@@ -86,8 +93,9 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
                                ("gold_key", getattr(args, "gold_key", None))) if v}
     return LoadOptions(
         confidence_key=args.confidence_key, outcome_key=args.outcome_key, group_key=args.group_key,
-        id_key=getattr(args, "id_key", None),
-        rescale=parse_rescale(args.rescale) if args.rescale else None, strict=bool(args.strict),
+        id_key=getattr(args, "id_key", None), cluster_key=getattr(args, "cluster_key", None),
+        rescale=parse_rescale(args.rescale) if args.rescale else None,
+        mixed_scales=bool(getattr(args, "mixed_scales", False)), strict=bool(args.strict),
         normalisation=getattr(args, "normalisation", "none") or "none", variant=getattr(args, "variant", "acc"),
         extra=extra,
     )
@@ -143,9 +151,17 @@ def _load(path: str, args: argparse.Namespace, *, name: str | None = None) -> Da
     from calib.loading import load
 
     ds = load(path, name=name, options=load_options(args))
+    warn_load(ds)
     if ds.table.total == 0:
         raise CalibError(f"{path}: nothing to use: {ds.report.summary()}")
     return ds
+
+
+def warn_load(ds: Dataset) -> None:
+    """Print the load report's warnings (an option that contradicts the data, such as
+    ``--rescale 0,100`` on values 1 to 9) on stderr; ``--json`` has them in its notes."""
+    for w in ds.report.warnings:
+        print(f"calib: warning: {w}", file=sys.stderr)
 
 
 def _dumps(obj: Any) -> str:
@@ -230,6 +246,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     plot_fmt = _plot_format(args.plot) if args.plot else None
     ds = load(args.file, options=load_options(args))
+    warn_load(ds)
     if ds.table.total == 0:
         raise CalibError(f"{args.file}: nothing to audit: {ds.report.summary()}")
     result = audit(
@@ -699,7 +716,8 @@ def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     p.add_argument("--target-error", type=_number, default=None, metavar="E",
                    help="find the lowest threshold whose accepted items are wrong at most this often (0-1)")
     p.add_argument("--bound", choices=("point", "wilson"), default="point",
-                   help="--target-error on the observed error rate or its Wilson upper bound (default point)")
+                   help="--target-error on the observed error rate or its one-sided upper Wilson bound at "
+                        "--level (default point)")
     p.add_argument("--map", metavar="MAP.json", help="threshold on the calibrated probability of this map")
     p.add_argument("--cost-review", type=_number, default=None, metavar="C", help="cost of one review")
     p.add_argument("--cost-miss", type=_number, default=None, metavar="C",
@@ -739,6 +757,7 @@ def cmd_route(args: argparse.Namespace) -> int:
             raise CalibError(f"{args.map}: a softmax temperature map rescales option scores; route on the "
                              "file it was fitted for by applying it first (calib apply) and routing the output")
         check_map_scale(cmap, ds, args.map, args.file)
+    warnings = [] if cmap is not None else _threshold_warnings(ds, args)
     b = basis(ds.table, calibration=cmap, reps=args.reps, seed=args.seed)
     r = route(b, args.threshold, args.upper, cost_review=args.cost_review, cost_miss=args.cost_miss,
               level=args.level)
@@ -760,11 +779,32 @@ def cmd_route(args: argparse.Namespace) -> int:
             "map": cmap.to_dict() if cmap is not None else None, **r.to_dict(), "reps": args.reps,
             "seed": args.seed, "target": choice.to_dict() if choice is not None else None,
             "sweep": sw.to_dict(), "queue": {"path": args.queue, "rows": queued} if args.queue else None,
+            "warnings": list(ds.report.warnings) + warnings,
             "load_report": ds.report.to_dict(),
         })
         return EXIT_OK
     sys.stdout.write("\n".join(_route_text(r, choice, ds, cmap, args, queued)) + "\n")
     return EXIT_OK
+
+
+def _threshold_warnings(ds: Dataset, args: argparse.Namespace) -> list[str]:
+    """Thresholds on the stated scale checked against it (:func:`calib.scale.threshold_check`):
+    one outside the scale is refused (exit 2), one beyond every stated value warned about."""
+    from calib.scale import threshold_check
+
+    t = ds.table
+    values = ds.rows.stated if ds.rows is not None else t.value[t.n > 0]
+    out = []
+    for flag, v in (("--threshold", args.threshold), ("--upper", args.upper)):
+        if v is None:
+            continue
+        check = threshold_check(values, t.scale, v, flag=flag)
+        if check.refuse:
+            raise CalibError(f"{check.message}; give a threshold on the {t.scale.name} scale")
+        if check.message and flag == "--threshold":  # the wording is about the lower threshold
+            print(f"calib: warning: {check.message}", file=sys.stderr)
+            out.append(check.message)
+    return out
 
 
 def _route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace,

@@ -6,6 +6,9 @@ Each row is computed from that dataset's count table with the metrics of
 :mod:`calib.metrics` (so the figures equal those of ``calib audit`` on each file);
 the calibration error carries a percentile bootstrap interval
 (:func:`calib.bootstrap.resample_counts`, seeded, each model with the same seed).
+Which forecast wins on Brier is decided, as in ``calib audit``, by the paired test
+:func:`calib.metrics.brier_vs_constant` at ``1 - level``
+(:func:`calib.metrics.brier_winner`), never by the point estimates alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from calib import metrics
-from calib.bootstrap import REPS, percentile_interval, resample_counts
+from calib.bootstrap import REPS, ece_interval, resample_counts
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.table import CountTable
@@ -53,10 +56,16 @@ class ModelRow:
     brier, brier_constant:
         Brier score of the stated confidence and of the constant forecast (the
         model's own hit rate).
+    brier_winner:
+        ``"constant"`` or ``"stated"`` when the paired test of the two
+        (:func:`calib.metrics.brier_vs_constant`) finds a difference at ``1 - level``,
+        ``"neither"`` when it does not, ``None`` when undefined
+        (:func:`calib.metrics.brier_winner`, as in ``calib audit``).
     constant_wins:
-        True when the constant has the lower (better) Brier score.
+        True when the constant wins by that test, False when the stated confidence
+        does, ``None`` otherwise.
     brier_p_value:
-        Two-sided p-value of the paired test of the two (:func:`calib.metrics.brier_vs_constant`).
+        Two-sided p-value of that test.
     ece_scheme:
         ``values``, ``width`` or ``mass``.
     """
@@ -78,6 +87,7 @@ class ModelRow:
     constant_wins: bool | None
     brier_p_value: float | None
     ece_scheme: str
+    brier_winner: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,7 +95,8 @@ class ModelRow:
             "mean_confidence": self.mean_confidence, "scale": self.scale, "at_stated": self.at_stated,
             "share_at": self.share_at, "right_when_at": self.right_when_at, "ece": self.ece,
             "ece_ci": [self.ece_lo, self.ece_hi], "brier": self.brier, "brier_constant": self.brier_constant,
-            "constant_wins": self.constant_wins, "brier_p_value": self.brier_p_value,
+            "constant_wins": self.constant_wins, "brier_winner": self.brier_winner,
+            "brier_p_value": self.brier_p_value,
             "ece_scheme": self.ece_scheme,
         }
 
@@ -157,7 +168,8 @@ def _with_ci(x: float | None, lo: float | None, hi: float | None) -> str:
 def _brier_text(r: ModelRow) -> str:
     if r.brier is None or r.brier_constant is None:
         return "–"
-    who = "constant wins" if r.constant_wins else "stated wins"
+    # the paired test decides (as in the audit); the p-value is in the JSON
+    who = {"constant": "constant wins", "stated": "stated wins"}.get(r.brier_winner or "", "no clear winner")
     return f"{r.brier:.3f} vs {r.brier_constant:.3f} ({who})"
 
 
@@ -171,19 +183,27 @@ def _num(x: float | None) -> float | None:
 
 
 def _ece_ci(table: CountTable, scheme: str, bins: int, reps: int, seed: int, level: float) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of the ECE with the kernels of :mod:`calib.metrics`.
+    """The audit's ``ece_ci`` (:func:`calib.bootstrap.ece_interval`), with the kernels of :mod:`calib.metrics`.
 
     The same resamples (:func:`calib.bootstrap.resample_counts` of the group-pooled
-    table, same seed) and kernels as :func:`calib.bootstrap.bootstrap`, so the
-    interval equals the audit's ``ece_ci``; only the ECE is evaluated per resample."""
+    table's coarse table, same seed), kernels and exact-minus-coarse shift as
+    :func:`calib.bootstrap.bootstrap`, so the interval equals the audit's; only the
+    binned errors are evaluated per resample."""
     if reps <= 0 or table.total == 0:
         return None, None
     t = metrics.single(table)
-    n_b, k_b = resample_counts(t, reps, seed)
-    s = metrics.CellStats.resampled(t, n_b, k_b)
-    fixed = None if scheme == "mass" else metrics.bin_index(t, scheme, bins)
+    c = t.coarse()
+    n_b, k_b = resample_counts(c, reps, seed)
+    s = metrics.CellStats.resampled(c, n_b, k_b)
+    fixed = None if scheme == "mass" else metrics.bin_index(c, scheme, bins)
     ids, nbins = metrics.bin_ids_batch(s, scheme, fixed, bins)
-    return percentile_interval(metrics.binned_errors_batch(s, ids, nbins)[0], level)
+    e, _mce, _l2, deb = metrics.binned_errors_batch(s, ids, nbins)
+    exact_e, exact_d = metrics.ece(t, scheme, bins), metrics.ece_debiased(t, scheme, bins)
+    if c is not t:  # move the resamples onto the exact point estimates (see calib.bootstrap)
+        rough_e, rough_d = metrics.ece(c, scheme, bins), metrics.ece_debiased(c, scheme, bins)
+        e = e + (exact_e - rough_e if exact_e is not None and rough_e is not None else 0.0)
+        deb = deb + (exact_d - rough_d if exact_d is not None and rough_d is not None else 0.0)
+    return ece_interval(e, deb, exact_d, level)
 
 
 def model_row(
@@ -204,14 +224,15 @@ def model_row(
     lo, hi = _ece_ci(t, scheme, bins, reps, seed, level) if e is not None else (None, None)
     bs, base = metrics.brier(t), metrics.brier_base_rate(t)
     test = metrics.brier_vs_constant(t)
+    winner = metrics.brier_winner(test, 1 - level)
     return ModelRow(
         model=name, n=t.total, accuracy=metrics.accuracy(t),
         mean_stated=None if mc is None else float(s.to_stated(mc)), mean_confidence=mc, scale=s.name,
         at_stated=round(at_stated, 9), share_at=n_at / t.total if t.total else None,
         right_when_at=int(t.correct[m].sum()) / n_at if n_at else None,
         ece=e, ece_lo=lo, ece_hi=hi, brier=bs, brier_constant=base,
-        constant_wins=None if bs is None or base is None else bool(base < bs),
-        brier_p_value=_num(test.p_value), ece_scheme=scheme,
+        constant_wins={"constant": True, "stated": False}.get(winner or ""),
+        brier_p_value=_num(test.p_value), ece_scheme=scheme, brier_winner=winner,
     )
 
 
@@ -232,7 +253,8 @@ def compare(
         ECE binning (``"auto"``: per value for at most 101 distinct values, else
         equal width), resolved per model.
     reps, seed, level:
-        Bootstrap of the ECE interval (0: none).
+        Bootstrap of the ECE interval (0: none); ``1 - level`` is also the level of
+        the paired Brier test.
     """
     if not 0 <= at <= 1:
         raise CalibError(f"'at' is a probability between 0 and 1, got {at!r}")

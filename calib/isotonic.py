@@ -38,7 +38,8 @@ def pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     pos = w > 0
     if not pos.any():
         return np.full(n, np.nan)
-    fitted = _pav_positive(y[pos], w[pos])
+    # SciPy's compiled PAVA (Busing 2022) on many cells: the loop below costs ~0.7 s per million
+    fitted = optimize.isotonic_regression(y[pos], weights=w[pos]).x if n > 1000 else _pav_positive(y[pos], w[pos])
     # a zero-weight cell carries no evidence: it takes the fitted value of the nearest
     # weighted cell to its left (to its right before the first one), which keeps the fit monotone
     idx = np.flatnonzero(pos)

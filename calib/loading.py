@@ -7,24 +7,36 @@ this module turns that into a :class:`~calib.dataset.Dataset` with its count tab
 
 from __future__ import annotations
 
-import io
 import json
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from calib import clusters
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
-from calib.scale import Scale
+from calib.scale import Scale, rescale_warnings
 from calib.table import from_judgments, read_counts
 
-#: Default cap on the decompressed size of a .gz input (a gzip bomb is refused).
-MAX_DECOMPRESSED_BYTES = 2 * 1024**3
+#: Default cap on the decompressed size of a .gz input (a gzip bomb is refused): the
+#: dashboard's default too (``CALIB_MAX_DECOMPRESSED_MB``).
+MAX_DECOMPRESSED_BYTES = 1024**3
 #: Default cap on the number of rows of one input.
 MAX_ROWS = 20_000_000
 #: Default cap on the length of one line (bytes: the JSONL readers measure the raw line).
 MAX_LINE_CHARS = 1_000_000
+#: Default cap on the rows of a count table (one per group and stated value; a million
+#: cells hold every distinct softmax probability of a million items).
+MAX_CELLS = 1_000_000
+#: Default cap on one JSON document parsed whole: an Inspect ``.eval`` member, one
+#: sample of a ``.json`` log, a JSON count table (Inspect samples are 10-100 kB; one
+#: holding images as base64 a few MB).
+MAX_JSON_BYTES = 64 * 2**20
+#: Default cap on the memory :func:`parse_cost` estimates parsing one JSON document takes.
+MAX_PARSE_BYTES = 512 * 2**20
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,10 @@ class LoadOptions:
         ``None``: inferred (Inspect epochs, repeated item ids) where the reader can.
     rescale:
         Stated scale overriding detection (``--rescale LO,HI``).
+    mixed_scales:
+        Read bare numbers in two ranges (0.85 next to 85) each by its range: up to 1 a
+        probability, above 1 on the detected scale (``--mixed-scales``); without it such
+        a file is refused with both counts (:func:`calib.scale.read_scale`).
     strict:
         Fail on the first bad line instead of reporting it and going on.
     normalisation:
@@ -47,8 +63,9 @@ class LoadOptions:
         ``"token"`` (lm-eval's ``acc_norm`` is ``"char"``).
     variant:
         For lm-eval samples: ``"acc"`` or ``"acc_norm"`` (sets normalisation).
-    max_rows, max_line_chars, max_decompressed_bytes:
-        Limits; inputs over them are refused with a clear message.
+    max_rows, max_line_chars, max_decompressed_bytes, max_cells, max_json_bytes, max_parse_bytes:
+        Limits; inputs over them are refused with a clear message, before the cost they
+        guard (see :mod:`calib.limits`).
     """
 
     confidence_key: str | None = None
@@ -57,12 +74,16 @@ class LoadOptions:
     id_key: str | None = None
     cluster_key: str | None = None
     rescale: Scale | None = None
+    mixed_scales: bool = False
     strict: bool = False
     normalisation: str = "none"
     variant: str = "acc"
     max_rows: int = MAX_ROWS
     max_line_chars: int = MAX_LINE_CHARS
     max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES
+    max_cells: int = MAX_CELLS
+    max_json_bytes: int = MAX_JSON_BYTES
+    max_parse_bytes: int = MAX_PARSE_BYTES
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -85,40 +106,152 @@ def _megabytes(nbytes: int) -> str:
     return f"{mb:,.1f}" if mb >= 10 else f"{mb:.2g}"
 
 
-def gunzip_capped(data: bytes, name: str, limit: int) -> bytes:
+def gunzip_capped(data: bytes, name: str, limit: int, *, max_lines: int | None = None) -> bytes:
     """Decompress gzip data, refusing output larger than ``limit`` bytes.
 
     ``limit`` is :attr:`LoadOptions.max_decompressed_bytes`: on the dashboard it comes
     from the environment variable ``CALIB_MAX_DECOMPRESSED_MB`` (read by
     :meth:`calib.limits.Limits.from_env` when the server starts, default 1024 MB);
-    the command line and the Python API use :data:`MAX_DECOMPRESSED_BYTES` (2,048 MB)
+    the command line and the Python API use :data:`MAX_DECOMPRESSED_BYTES` (1,024 MB)
     unless a caller passes its own :class:`LoadOptions`. The refusal names the file,
-    the cap and both ways to raise it.
+    the cap and both ways to raise it. ``max_lines``: also refuse more newlines than
+    this (a line-per-row input over the row cap), before anything is held.
+
+    Two passes, so that neither a refusal nor an accepted file costs twice its size:
+    the first inflates in 1 MB pieces, keeping nothing but the size of each gzip
+    member (and the newline count), and refuses as soon as the cap is passed; the
+    second inflates each member straight into a buffer of its known size. A file of
+    several concatenated members briefly holds its output twice (they are joined).
     """
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = io.BytesIO()
-    chunk = data
+    sizes: list[tuple[int, int, int]] = []  # (start, end, inflated size) of each member
+    view = memoryview(data)
+    total = lines = start = 0
     try:
-        while chunk:
-            out.write(d.decompress(chunk, max(1, limit + 1 - out.tell())))
-            if out.tell() > limit:
-                raise CalibError(
-                    f"{name}: decompresses to more than {limit:,} bytes ({_megabytes(limit)} MB); refused, "
-                    "since a .gz that inflates past this cap may be a gzip bomb. If the file is genuine, "
-                    "raise the cap: on the dashboard with the environment variable CALIB_MAX_DECOMPRESSED_MB "
-                    "(in MB; restart the server after setting it), in Python with "
-                    "LoadOptions(max_decompressed_bytes=...); or decompress the file and load it uncompressed."
-                )
-            chunk = d.unconsumed_tail
-            if d.eof and d.unused_data:  # concatenated gzip members
-                rest = d.unused_data
-                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                chunk = rest
+        while True:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk: bytes | memoryview = view[start:]
+            size = 0
+            while chunk and not d.eof:
+                piece = d.decompress(chunk, _PIECE)
+                size += len(piece)
+                if total + size > limit:
+                    raise CalibError(_bomb_message(name, limit))
+                if max_lines is not None:
+                    lines += piece.count(b"\n")
+                    if lines > max_lines:
+                        raise CalibError(
+                            f"{name}: more than {max_lines:,} lines once decompressed; refused before "
+                            "decompressing it all (raise max_rows if this file is genuine, or aggregate it "
+                            "to a count table value,n,correct)"
+                        )
+                chunk = d.unconsumed_tail
+            if not d.eof:
+                raise CalibError(f"{name}: the gzip stream is truncated")
+            end = len(data) - len(d.unused_data)
+            sizes.append((start, end, size))
+            total += size
+            if not d.unused_data:  # else: concatenated gzip members
+                break
+            start = end
     except zlib.error as exc:
         raise CalibError(f"{name}: not a valid gzip file ({exc})") from None
-    if not d.eof:
-        raise CalibError(f"{name}: the gzip stream is truncated")
-    return out.getvalue()
+    # one allocation of exactly the final size per member: zlib then neither grows nor
+    # shrinks (a shrink copies the whole buffer)
+    parts = [zlib.decompress(view[a:b], 16 + zlib.MAX_WBITS, max(n, 1)) for a, b, n in sizes]
+    out = parts[0] if len(parts) == 1 else b"".join(parts)
+    if out[:2] == b"\x1f\x8b":
+        raise CalibError(f"{name}: decompresses to another gzip stream (compressed twice?); "
+                         "decompress it once more and load the result")
+    return out
+
+
+#: Piece size of the counting pass of :func:`gunzip_capped`.
+_PIECE = 1 << 20
+
+
+def _bomb_message(name: str, limit: int) -> str:
+    return (
+        f"{name}: decompresses to more than {limit:,} bytes ({_megabytes(limit)} MB); refused, "
+        "since a .gz that inflates past this cap may be a gzip bomb. If the file is genuine, "
+        "raise the cap: on the dashboard with the environment variable CALIB_MAX_DECOMPRESSED_MB "
+        "(in MB; restart the server after setting it), in Python with "
+        "LoadOptions(max_decompressed_bytes=...); or decompress the file and load it uncompressed."
+    )
+
+
+# ------------------------------------------------------------------ JSON, untrusted
+class JsonLimitError(ValueError):
+    """A JSON text that is valid but refused: nested too deeply, or too costly to parse.
+
+    A :class:`ValueError`, so a reader's handler of unreadable JSON also sees it; its
+    message says which limit and why."""
+
+
+#: What :func:`json_loads` says of a text nested deeper than Python's recursion limit.
+TOO_DEEP = "nested too deeply to read (more than about 1,000 levels of [ and {)"
+
+
+def big_int(digits: str) -> int | float:
+    limit = sys.get_int_max_str_digits()
+    return int(digits) if limit == 0 or len(digits.lstrip("-")) <= limit else float(digits)
+
+
+def json_loads(text: str | bytes) -> Any:
+    """``json.loads`` for untrusted text.
+
+    An integer literal over Python's int-string digit limit (4,300 digits; JSON has
+    none) is read as a float (``inf``) rather than refusing the whole text; nesting
+    deeper than the recursion limit raises :class:`JsonLimitError` (:data:`TOO_DEEP`)
+    instead of :class:`RecursionError`. The C parser gives up at that depth after
+    touching at most that many characters, so the check costs nothing up front.
+    """
+    try:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # the int-string digit limit (json raises it as ValueError)
+            return json.loads(text, parse_int=big_int)
+    except RecursionError:
+        raise JsonLimitError(TOO_DEEP) from None
+
+
+def parse_cost(text: str | bytes) -> int:
+    """An upper estimate of the memory ``json.loads(text)`` takes, in bytes.
+
+    The text itself (strings and numbers become objects about as large), plus 80 bytes
+    per ``[`` or ``{`` (an empty list or dict with its garbage-collector header) and 48
+    per ``,`` or ``:`` (a pointer, a small object or a dict slot). Brackets inside
+    strings are counted too, so text-heavy documents are overestimated by a constant
+    factor, never underestimated: ``[[],[],...]`` parses to about 25 times its size.
+    Four C-speed passes over the text.
+    """
+    if isinstance(text, str):
+        opens = text.count("[") + text.count("{")
+        seps = text.count(",") + text.count(":")
+    else:
+        opens = text.count(b"[") + text.count(b"{")
+        seps = text.count(b",") + text.count(b":")
+    return 2 * len(text) + 80 * opens + 48 * seps
+
+
+def check_json_size(text: str | bytes, what: str, options: LoadOptions, *, whole_file: bool = False) -> None:
+    """Refuse a JSON document over :attr:`LoadOptions.max_json_bytes` or whose
+    :func:`parse_cost` is over :attr:`LoadOptions.max_parse_bytes`, before parsing it
+    (:class:`JsonLimitError` naming ``what``, the size and the cap). ``whole_file``: a
+    whole input, already under the decompression cap; only its parse cost is checked."""
+    if not whole_file and len(text) > options.max_json_bytes:
+        raise JsonLimitError(
+            f"{what} is {_megabytes(len(text))} MB of JSON, over the {_megabytes(options.max_json_bytes)} MB "
+            "that one JSON document may hold (LoadOptions.max_json_bytes)"
+        )
+    cost = parse_cost(text)
+    if cost > options.max_parse_bytes:
+        raise JsonLimitError(
+            f"{what} would take about {_megabytes(cost)} MB of memory to parse ({_megabytes(len(text))} MB "
+            f"of JSON, mostly brackets and separators), over the {_megabytes(options.max_parse_bytes)} MB "
+            "allowed (LoadOptions.max_parse_bytes)"
+        )
 
 
 def _strip_gz(name: str) -> str:
@@ -144,10 +277,16 @@ def sniff_format(name: str, data: bytes) -> str:
     # a whole-file JSON object: Inspect's .json log
     if head[:1] == b"{" and low.endswith(".json") and (b'"eval"' in data[:4096] or b'"samples"' in data):
         return "inspect"
+    if data[:4] == b"PAR1":  # Parquet under another name
+        return "counts"
     first = _first_object(head)
     if first is None:
         if head[:1] == b"[":
-            return "lmeval" if b"filtered_resps" in head else "counts"
+            if b"filtered_resps" in head:
+                return "lmeval"
+            # a JSON array: a count table when its rows have the count columns; else the
+            # stated reader says that one object per line was expected
+            return "counts" if all(k in head.lower() for k in (b'"value"', b'"n"', b'"correct"')) else "stated"
         return "stated"
     keys = set(first)
     if {"filtered_resps", "doc"} <= keys or "resps" in keys and "doc" in keys:
@@ -166,8 +305,8 @@ def _first_object(head: bytes, limit: int = 50) -> dict | None:
         if not raw:
             continue
         try:
-            obj = json.loads(raw)
-        except ValueError:
+            obj = json_loads(raw)
+        except ValueError:  # also nested too deeply (JsonLimitError)
             continue
         if isinstance(obj, dict):
             return obj
@@ -202,7 +341,10 @@ def read_source(path: str | Path, data: bytes | None = None, options: LoadOption
         except OSError as exc:
             raise CalibError(f"{name}: cannot read ({exc.strerror})") from None
     if name.lower().endswith(".gz") or data[:2] == b"\x1f\x8b":
-        data = gunzip_capped(data, name, options.max_decompressed_bytes)
+        # one row per line: the row cap applies while inflating, before the bytes are held
+        lined = _strip_gz(name).lower().endswith((".jsonl", ".ndjson", ".csv"))
+        data = gunzip_capped(data, name, options.max_decompressed_bytes,
+                             max_lines=options.max_rows + 1 if lined else None)
     return Source(_strip_gz(Path(name).name) if "/" in name else _strip_gz(name), data)
 
 
@@ -239,14 +381,20 @@ def load(
         raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if kind == "counts":
         table = read_counts(src.name, scale=options.rescale, data=src.data)
+        # --rescale 0,100 on a table of values 1 to 9: said, not applied silently
+        warnings = tuple(rescale_warnings(table.value[table.n > 0], options.rescale)) if options.rescale else ()
         report = LoadReport(
             source=src.name, format="counts", lines_read=table.cells, kept=table.cells,
             fields={"value": "value", "n": "n", "correct": "correct"},
             scale=table.scale.to_dict(),
-            notes=(f"count table: {table.total:,} judgments in {table.cells:,} cells",),
+            notes=(f"count table: {table.total:,} judgments in {table.cells:,} cells",)
+            + tuple(f"warning: {w}" for w in warnings),
+            warnings=warnings,
         )
         return Dataset(ds_name, table, report, None)
     rows, report = _reader(kind)(src, options)
+    # dependent rows (Inspect epochs, repeated ids, --cluster-key): intervals resample clusters
+    rows, report = clusters.infer(rows, report, options, src)
     return Dataset(ds_name, from_judgments(rows), report, rows)
 
 

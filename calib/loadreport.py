@@ -78,6 +78,11 @@ class LoadReport:
     ``dropped`` + ``blank`` equals ``lines_read``. ``dropped_by_reason`` counts
     every dropped line by its :attr:`LineIssue.reason`; ``issues`` holds the first
     :data:`EXAMPLES_PER_REASON` examples of each reason (``issues_total`` all).
+    ``forms`` counts the written forms of the confidences that were read
+    (``{"percent": 40, "0-100": 35, "probability": 25}``, see
+    :func:`calib.scale.read_scale`); ``warnings`` says where an option contradicts the
+    data (``--rescale 0,100`` on values 1 to 9): every face shows them as warnings, and
+    they are also among the ``notes``.
     """
 
     source: str
@@ -91,6 +96,8 @@ class LoadReport:
     fields: dict[str, str | None] = field(default_factory=dict)
     scale: dict[str, object] | None = None
     notes: tuple[str, ...] = ()
+    forms: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -105,6 +112,8 @@ class LoadReport:
             "fields": dict(self.fields),
             "scale": self.scale,
             "notes": list(self.notes),
+            "forms": dict(self.forms),
+            "warnings": list(self.warnings),
         }
 
     def summary(self) -> str:
@@ -158,4 +167,6 @@ def merge_reports(reports: list[LoadReport], source: str, fmt: str) -> LoadRepor
         fields=reports[0].fields if reports else {},
         scale=reports[0].scale if reports else None,
         notes=tuple(dict.fromkeys(notes)),
+        forms=dict(sum((Counter(r.forms) for r in reports), Counter())),
+        warnings=tuple(dict.fromkeys(w for r in reports for w in r.warnings)),
     )

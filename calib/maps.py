@@ -31,7 +31,11 @@ Finite logits for stated 0 and 100
 A stated 0 or 100 has an infinite logit. Every logit-based map reads a stated value
 through the continuity correction :func:`calib.scale.finite_prob`,
 ``f(s) = (s - lo + c) / (hi - lo + 2c)`` with ``c = 1/2`` (the rule
-``(s - lo + 1/2) / (hi - lo + 1)``), in units of one step of the scale. The
+``(s - lo + 1/2) / (hi - lo + 1)``), in units of one step of the scale; on a 0-1
+scale a step is the resolution the fitting data's values are written in
+(:func:`calib.scale.scale_steps`: hundredths for a judge stating 0.95, ``1e-12``
+for continuous softmax probabilities, which the correction then leaves as they are
+except at exactly 0 and 1), kept in the map as ``"steps"``. The
 alternative, clipping ``p`` to ``[eps, 1 - eps]``, puts a stated 100 at
 ``logit(1 - eps)`` (13.8 for ``eps = 1e-6``), far from every other value, so the
 answers stated at 100 alone decide the fitted slope and the slope changes with
@@ -108,7 +112,7 @@ from calib.errors import CalibError
 from calib.isotonic import pav
 from calib.options import top_probability
 from calib.rows import Judgments, OptionScores
-from calib.scale import CORRECTION, PROBABILITY, Scale, finite_from_prob
+from calib.scale import CORRECTION, PROBABILITY, Scale, finite_from_prob, scale_steps
 from calib.table import GRID, MAX_EXACT_CELLS, CountTable, from_counts, from_judgments, nll
 
 #: Version written in (and required of) the ``calib_map`` key of a map's JSON.
@@ -127,8 +131,15 @@ HIST_BINS = 10
 
 # ---------------------------------------------------------------- finite logits
 def _table_finite(t: CountTable, c: float) -> np.ndarray:
-    """:func:`calib.scale.finite_from_prob` of each cell's probability (:func:`cell_prob`)."""
-    return finite_from_prob(cell_prob(t), t.scale, c=c)
+    """:func:`calib.scale.finite_from_prob` of each cell's probability (:func:`cell_prob`),
+    in the table's own steps (:func:`_steps`)."""
+    return finite_from_prob(cell_prob(t), t.scale, c=c, steps=_steps(t))
+
+
+def _steps(t: CountTable) -> float:
+    """The ``m`` of the continuity correction for fitting data ``t``: the scale's
+    steps, or on 0-1 the resolution of its values (:func:`calib.scale.scale_steps`)."""
+    return scale_steps(t.scale, cell_prob(t))
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -171,6 +182,9 @@ class CalibrationMap:
         Rows the map was fitted on.
     note:
         What the reader of the map must know (a bound hit, non-convergence...).
+    steps:
+        The ``m`` of the continuity correction (:func:`calib.scale.scale_steps` of the
+        fitting data); ``None``: that of the scale alone (hundredths on 0-1).
     """
 
     method: str
@@ -181,6 +195,7 @@ class CalibrationMap:
     replaces: str | None = None
     n_fit: int = 0
     note: str = ""
+    steps: float | None = None
 
     # ---------------------------------------------------------------- apply
     def apply_prob(self, p: np.ndarray | float) -> np.ndarray:
@@ -204,7 +219,7 @@ class CalibrationMap:
                 "this map is a softmax temperature over option log-probs: it applies to files "
                 "with per-option scores, not to stated values"
             )
-        f = finite_from_prob(p, self.scale, c=self.correction)
+        f = finite_from_prob(p, self.scale, c=self.correction, steps=self.steps)
         if m == "platt":
             return expit(float(prm["slope"]) * _logit(f) + float(prm["intercept"]))
         if m == "temperature":
@@ -274,6 +289,7 @@ class CalibrationMap:
             "method": self.method,
             "scale": {"lo": _num(self.scale.lo), "hi": _num(self.scale.hi), "name": self.scale.name},
             "correction": self.correction,
+            **({} if self.steps is None else {"steps": _num(self.steps)}),
             "params": {k: _jsonable(v) for k, v in self.params.items()},
             "table": self.table(),
             "replaces": self.replaces,
@@ -355,6 +371,9 @@ def _map_from_dict(d: Any, source: str) -> CalibrationMap:
     corr = _finite_number(d.get("correction", CORRECTION), "correction", bad)
     if corr <= 0:
         raise bad("correction must be positive")
+    steps = None if d.get("steps") is None else _finite_number(d.get("steps"), "steps", bad)
+    if steps is not None and steps < 1:
+        raise bad("steps must be at least 1")
     prm = d.get("params")
     if not isinstance(prm, dict):
         raise bad('"params" must be an object')
@@ -381,7 +400,7 @@ def _map_from_dict(d: Any, source: str) -> CalibrationMap:
         values=np.asarray(values, dtype=np.float64),
         replaces=str(replaces) if replaces is not None else None,
         n_fit=int(d.get("n_fit") or 0) if isinstance(d.get("n_fit", 0), int) else 0,
-        note=str(d.get("note") or ""),
+        note=str(d.get("note") or ""), steps=steps,
     )
 
 
@@ -550,7 +569,7 @@ def _fit_platt(t: CountTable, c: float) -> _Fit:
     beta, ok = logistic_fit(z, t.n, t.correct)
     cmap = CalibrationMap(
         "platt", t.scale, {"slope": float(beta[0]), "intercept": float(beta[1])}, c, t.value, n_fit=t.total,
-        note="" if ok else _NOT_CONVERGED,
+        note="" if ok else _NOT_CONVERGED, steps=_steps(t),
     )
     if beta[0] <= 0:
         return _Fit(cmap, _slope_reason("Platt slope", beta[0]))
@@ -610,11 +629,11 @@ def _fit_temperature(t: CountTable, c: float) -> _Fit:
 
     a, status = _temperature_slope(grad, 1 / T_MAX, 1 / T_MIN)
     if status == "nonpositive":
-        cmap = CalibrationMap("temperature", t.scale, {"T": T_MAX}, c, t.value, n_fit=t.total)
+        cmap = CalibrationMap("temperature", t.scale, {"T": T_MAX}, c, t.value, n_fit=t.total, steps=_steps(t))
         return _Fit(cmap, _slope_reason("best slope 1/T", _nonpositive_slope(grad)))
     temp = 1.0 / a
     cmap = CalibrationMap("temperature", t.scale, {"T": temp}, c, t.value, n_fit=t.total,
-                          note=_bound_note(status, temp))
+                          note=_bound_note(status, temp), steps=_steps(t))
     return _Fit(cmap)
 
 
@@ -648,7 +667,7 @@ def _fit_beta(t: CountTable, c: float) -> _Fit:
     if not ok:
         notes.append(_NOT_CONVERGED)
     cmap = CalibrationMap("beta", t.scale, {"a": a, "b": b, "c": icpt}, c, t.value, n_fit=t.total,
-                          note="; ".join(notes))
+                          note="; ".join(notes), steps=_steps(t))
     if a <= 0 and b <= 0:
         return _Fit(cmap, _slope_reason("beta map's slope (a and b)", max(a, b)))
     return _Fit(cmap)

@@ -17,11 +17,21 @@ Speed
 -----
 :func:`basis` sorts the cells by score once and keeps cumulative counts, so a
 threshold is a binary search and a few subtractions, independent of the number
-of rows (microseconds; ``bench/bench_models.py``). For intervals, :func:`basis`
-takes ``reps`` and draws the bootstrap (:func:`calib.bootstrap.resample_counts`)
-once, keeping cumulative counts per resample of shape ``(reps, cells + 1)``; each
-threshold is then one column lookup per resample and a percentile. A dashboard
-caches the basis and moves the threshold freely.
+of rows (microseconds; ``bench/bench_models.py``). The table has one cell per
+distinct stated value, so the counts at any threshold are exact: they equal
+:func:`review_queue`'s rows, for continuous scores too.
+
+For intervals, :func:`basis` takes ``reps`` and draws the bootstrap
+(:func:`calib.bootstrap.resample_counts`) once, of the table's coarse table
+(:meth:`calib.table.CountTable.coarse`: itself up to 101 distinct values, else
+cells 0.001 wide in probability), keeping cumulative counts per resample of shape
+``(reps, coarse cells + 1)``; each threshold is then one column lookup per
+resample and a percentile. On a coarse table the threshold falls inside a cell
+whose rows the resamples count on one side: every resampled figure is moved by
+exact minus coarse point figure, so the interval sits on the exact count, and the
+rows of the grid cell holding the threshold (at most 0.001 wide in probability)
+bound what pooling changes. A dashboard caches the basis and moves the threshold
+freely.
 """
 
 from __future__ import annotations
@@ -59,8 +69,13 @@ class Basis:
         ``cum_n[i]`` = rows with score below ``score[i]`` (length ``cells + 1``;
         ``cum_n[-1]`` is all rows); same for right answers.
     boot_n, boot_k:
-        The same cumulative counts per bootstrap resample, shape ``(reps, cells + 1)``,
-        or ``None`` when built without intervals.
+        The same cumulative counts per bootstrap resample over the scores of the
+        coarse table, shape ``(reps, coarse cells + 1)``, or ``None`` when built
+        without intervals.
+    boot_score, boot_cum_n, boot_cum_k:
+        The coarse table's distinct scores and their cumulative counts (the point
+        figures the resamples are compared with); equal to ``score``, ``cum_n`` and
+        ``cum_k`` when the table is its own coarse table.
     on:
         ``"stated"`` or ``"calibrated"``.
     scale:
@@ -83,6 +98,9 @@ class Basis:
     method: str | None
     reps: int
     seed: int
+    boot_score: np.ndarray | None = None
+    boot_cum_n: np.ndarray | None = None
+    boot_cum_k: np.ndarray | None = None
 
     @property
     def total(self) -> int:
@@ -112,28 +130,47 @@ def basis(
     t = metrics.single(table)
     if calibration is not None:
         calibration.check_scale(t.scale)
-        raw = np.asarray(calibration.apply_prob(cell_prob(t)), dtype=np.float64)
         on, method = "calibrated", calibration.method
     else:
-        raw, on, method = t.value.astype(np.float64), "stated", None
-    score, inv = np.unique(raw, return_inverse=True)
-    inv = inv.ravel()
-    c = score.size
-    n = np.bincount(inv, weights=t.n, minlength=c).astype(np.int64)
-    k = np.bincount(inv, weights=t.correct, minlength=c).astype(np.int64)
+        on, method = "stated", None
+    score, n, k, _inv = _scores(t, calibration)
     cum_n = np.concatenate([[0], np.cumsum(n)])
     cum_k = np.concatenate([[0], np.cumsum(k)])
-    boot_n = boot_k = None
-    if reps > 0 and c > 0:
-        nb, kb = resample_counts(t, reps, seed)
+    boot_n = boot_k = boot_score = boot_cum_n = boot_cum_k = None
+    if reps > 0 and score.size > 0:
+        c = t.coarse()
+        if c is t:
+            boot_score, cn, ck, inv = score, n, k, _inv
+        else:
+            boot_score, cn, ck, inv = _scores(c, calibration)
+        boot_cum_n = np.concatenate([[0], np.cumsum(cn)])
+        boot_cum_k = np.concatenate([[0], np.cumsum(ck)])
+        nb, kb = resample_counts(c, reps, seed)
         order = np.argsort(inv, kind="stable")
         starts = np.flatnonzero(np.r_[True, inv[order][1:] != inv[order][:-1]])
         dtype = np.int32 if t.total < 2**31 else np.int64
-        boot_n = np.zeros((reps, c + 1), dtype=dtype)
-        boot_k = np.zeros((reps, c + 1), dtype=dtype)
+        boot_n = np.zeros((reps, boot_score.size + 1), dtype=dtype)
+        boot_k = np.zeros((reps, boot_score.size + 1), dtype=dtype)
         np.cumsum(np.add.reduceat(nb[:, order], starts, axis=1), axis=1, out=boot_n[:, 1:])
         np.cumsum(np.add.reduceat(kb[:, order], starts, axis=1), axis=1, out=boot_k[:, 1:])
-    return Basis(score, n, k, cum_n, cum_k, boot_n, boot_k, on, t.scale, method, int(reps), int(seed))
+    return Basis(score, n, k, cum_n, cum_k, boot_n, boot_k, on, t.scale, method, int(reps), int(seed),
+                 boot_score, boot_cum_n, boot_cum_k)
+
+
+def _scores(
+    t: CountTable, calibration: CalibrationMap | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores of the cells (stated values, or calibrated probabilities),
+    increasing; rows and right answers per score; each cell's score index."""
+    if calibration is not None:
+        raw = np.asarray(calibration.apply_prob(cell_prob(t)), dtype=np.float64)
+    else:
+        raw = t.value.astype(np.float64)
+    score, inv = np.unique(raw, return_inverse=True)
+    inv = inv.ravel()
+    n = np.bincount(inv, weights=t.n, minlength=score.size).astype(np.int64)
+    k = np.bincount(inv, weights=t.correct, minlength=score.size).astype(np.int64)
+    return score, n, k, inv
 
 
 @dataclass(frozen=True)
@@ -257,8 +294,10 @@ def route(
 
     Counts come from the cumulative sums: ``to_person = cum_n[i_lo]`` with
     ``i_lo`` the first score ``>= lower`` (binary search), ``accepted = N -
-    cum_n[i_hi]``; the same index into the per-resample cumulative counts gives
-    every resample's figures at once, hence the percentile intervals.
+    cum_n[i_hi]``, exact at any threshold. The same search in the coarse scores
+    indexes the per-resample cumulative counts, giving every resample's figures at
+    once; each is moved by exact minus coarse point figure (0 when the table is its
+    own coarse table) before the percentile intervals are taken.
     """
     lower = _check_threshold(lower, "lower")
     if upper is not None:
@@ -279,22 +318,16 @@ def route(
     if cr is not None or cm is not None:
         total_cost = (cr or 0.0) * person + (cm or 0.0) * slip
     ci: dict[str, Interval] = {}
-    if b.boot_n is not None and b.boot_k is not None:
-        bn, bk = b.boot_n, b.boot_k
-        tot_n, tot_k = bn[:, -1].astype(np.float64), bk[:, -1].astype(np.float64)
-        p_n, p_k = bn[:, i_lo].astype(np.float64), bk[:, i_lo].astype(np.float64)
-        a_n = tot_n - bn[:, i_hi]
-        a_k = tot_k - bk[:, i_hi]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws = {
-                "to_person": p_n, "accepted": a_n, "accuracy_accepted": np.where(a_n > 0, a_k / a_n, np.nan),
-                "errors_slipping": a_n - a_k, "errors_caught": p_n - p_k,
-                "coverage": np.where(tot_n > 0, a_n / tot_n, np.nan),
-                "risk": np.where(a_n > 0, 1 - a_k / a_n, np.nan),
-            }
-        if total_cost is not None:
-            draws["cost_total"] = (cr or 0.0) * p_n + (cm or 0.0) * (a_n - a_k)
-        ci = {name: _interval(x, level) for name, x in draws.items()}
+    if b.boot_n is not None and b.boot_k is not None and b.boot_score is not None:
+        costs = (cr, cm) if total_cost is not None else None
+        j_lo = int(np.searchsorted(b.boot_score, lower, side="left"))
+        j_hi = j_lo if upper is None else int(np.searchsorted(b.boot_score, upper, side="left"))
+        draws = _figures(b.boot_n, b.boot_k, j_lo, j_hi, costs)
+        exact = _figures(b.cum_n[None, :], b.cum_k[None, :], i_lo, i_hi, costs)
+        rough = _figures(b.boot_cum_n[None, :], b.boot_cum_k[None, :], j_lo, j_hi, costs)
+        with np.errstate(invalid="ignore"):
+            shift = {k: np.nan_to_num(exact[k][0] - rough[k][0]) for k in draws}
+        ci = {name: _interval(x + shift[name], level) for name, x in draws.items()}
     return Routing(
         lower=lower, upper=upper, on=b.on, total=N, to_person=person, middle=mid_n, accepted=acc_n,
         accepted_correct=acc_k, accuracy_accepted=accuracy, errors_slipping=slip, errors_caught=caught,
@@ -302,6 +335,27 @@ def route(
         risk=None if accuracy is None else 1 - accuracy, cost_review=cr, cost_miss=cm,
         cost_total=total_cost, ci=ci, level=level,
     )
+
+
+def _figures(
+    cn: np.ndarray, ck: np.ndarray, i_lo: int, i_hi: int, costs: tuple[float | None, float | None] | None,
+) -> dict[str, np.ndarray]:
+    """Routing figures per row of cumulative counts ``cn, ck`` (shape ``(reps, scores + 1)``)
+    for the thresholds at score indices ``i_lo <= i_hi``."""
+    tot_n, tot_k = cn[:, -1].astype(np.float64), ck[:, -1].astype(np.float64)
+    p_n, p_k = cn[:, i_lo].astype(np.float64), ck[:, i_lo].astype(np.float64)
+    a_n = tot_n - cn[:, i_hi]
+    a_k = tot_k - ck[:, i_hi]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {
+            "to_person": p_n, "accepted": a_n, "accuracy_accepted": np.where(a_n > 0, a_k / a_n, np.nan),
+            "errors_slipping": a_n - a_k, "errors_caught": p_n - p_k,
+            "coverage": np.where(tot_n > 0, a_n / tot_n, np.nan),
+            "risk": np.where(a_n > 0, 1 - a_k / a_n, np.nan),
+        }
+    if costs is not None:
+        out["cost_total"] = (costs[0] or 0.0) * p_n + (costs[1] or 0.0) * (a_n - a_k)
+    return out
 
 
 def _interval(x: np.ndarray, level: float) -> Interval:
@@ -321,7 +375,8 @@ class Sweep:
     threshold, accepted, errors_slipping, to_person, errors_caught, coverage, risk:
         Per threshold.
     risk_upper:
-        Wilson upper bound of ``risk`` at ``level`` (a conservative reading).
+        Top of the two-sided Wilson interval of ``risk`` at ``level`` (a one-sided
+        upper bound at ``(1 + level) / 2``: 97.5% for 95%).
     cost_total:
         Per threshold, when costs were given.
     """
@@ -382,8 +437,9 @@ class ThresholdChoice:
     """The lowest threshold whose accepted items keep the error rate at or under a target.
 
     ``threshold`` is ``None`` when no threshold does; ``message`` says so in words.
-    ``bound`` is ``"point"`` (the observed error rate) or ``"wilson"`` (its Wilson
-    upper bound at ``level``, a conservative choice).
+    ``bound`` is ``"point"`` (the observed error rate) or ``"wilson"`` (its one-sided
+    upper Wilson bound at ``level``, a conservative choice); ``risk_upper`` is that
+    one-sided bound either way.
     """
 
     target: float
@@ -408,15 +464,24 @@ def lowest_threshold(b: Basis, target: float, *, bound: str = "point", level: fl
     accepted (``score >= t``) at or under ``target``; the most items accepted unseen
     for that error rate. The error rate is not monotone in ``t``: a lower ``t``
     that misses the target can sit below one that meets it, and is skipped.
+
+    With ``bound="wilson"`` the error rate compared with ``target`` is its one-sided
+    upper Wilson bound at ``level`` (the top of the two-sided Wilson interval at
+    ``2 level - 1``: with 95%, the error rate is below it with 95% confidence), which
+    is also what :attr:`ThresholdChoice.risk_upper` and the message report. (Each
+    threshold's bound holds on its own; choosing the lowest threshold that meets it
+    is not corrected for having looked at many.)
     """
     if not (0 <= float(target) <= 1):
         raise CalibError(f"the target error rate must be between 0 and 1, got {target!r}")
     if bound not in ("point", "wilson"):
         raise CalibError(f"bound must be 'point' or 'wilson', got {bound!r}")
     s = sweep(b, level=level)
-    r = s.risk if bound == "point" else s.risk_upper
+    # one-sided: the upper end of the two-sided interval at 2 level - 1
+    upper = np.asarray(metrics.wilson_interval(s.errors_slipping, s.accepted, 2 * level - 1)[1], dtype=np.float64)
+    r = s.risk if bound == "point" else upper
     ok = np.flatnonzero(np.isfinite(r) & (r <= target))
-    what = "error rate" if bound == "point" else f"upper {level:.0%} bound of the error rate"
+    what = "error rate" if bound == "point" else f"one-sided upper {level:.0%} Wilson bound of the error rate"
     if ok.size == 0:
         best = np.nanmin(r) if np.isfinite(r).any() else math.nan
         msg = (
@@ -431,11 +496,11 @@ def lowest_threshold(b: Basis, target: float, *, bound: str = "point", level: fl
     msg = (
         f"accept items at or above {t:g}{unit}: {int(s.accepted[i])} of {b.total} "
         f"({s.coverage[i]:.1%}) accepted unseen with an error rate of {s.risk[i]:.1%} "
-        f"(upper {level:.0%} bound {s.risk_upper[i]:.1%})"
+        f"(one-sided upper {level:.0%} bound {upper[i]:.1%})"
     )
     return ThresholdChoice(
         float(target), bound, t, _fin(float(s.coverage[i])), _fin(float(s.risk[i])),
-        _fin(float(s.risk_upper[i])), int(s.accepted[i]), msg,
+        _fin(float(upper[i])), int(s.accepted[i]), msg,
     )
 
 

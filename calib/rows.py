@@ -75,6 +75,9 @@ class Judgments:
         Cluster label per row (the item an Inspect epoch or a repeated id belongs to,
         or ``--cluster-key``), or ``None`` when rows are independent. Intervals then
         resample whole clusters (:mod:`calib.clusters`).
+    cluster_how:
+        How the clusters were found, in words (``"Inspect epochs: sample id"``), for
+        :attr:`calib.clusters.Clusters.how`; ``""`` without clusters.
     """
 
     stated: np.ndarray
@@ -87,6 +90,7 @@ class Judgments:
     options: OptionScores | None = None
     text: np.ndarray | None = None
     cluster: np.ndarray | None = None
+    cluster_how: str = ""
 
     def __len__(self) -> int:
         return int(self.stated.shape[0])
@@ -112,4 +116,5 @@ class Judgments:
             options=opt,
             text=None if self.text is None else self.text[mask],
             cluster=None if self.cluster is None else self.cluster[mask],
+            cluster_how=self.cluster_how,
         )

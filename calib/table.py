@@ -6,9 +6,11 @@ stated values, not with the number of rows.
 
 Exactness
 ---------
-For stated confidences (a judge's 0-100 integers) each cell holds one distinct
-stated value and the table is exact: every statistic computed from it equals the
-row-level statistic.
+Each cell holds one distinct stated value, for stated confidences (a judge's 0-100
+integers) and for continuous ones (softmax probabilities from log-probs, as many
+distinct values as rows) alike: sorting the distinct values costs one
+``np.unique`` (~0.1 s for a million rows), and every point estimate computed from
+the table equals the row-level statistic.
 
 Values are first snapped to a fine decimal grid (:func:`calib.scale.snap`, about
 1e-12 of the scale's span) so that numbers differing only by floating-point noise share a cell:
@@ -18,29 +20,38 @@ grid is far coarser than that noise (a few units in the 16th digit) and far fine
 than any step a model states (0.4 and 0.4001, 95 and 95.5 stay apart), so "exact"
 above means exact up to half a grid step in each stated value.
 
-Continuous confidences (softmax probabilities from log-probs) have as many distinct
-values as rows. Above :data:`MAX_EXACT_CELLS` distinct values per group they are
-pooled on a grid of width :data:`GRID` = 0.001 in probability (cell ``i`` holds
-``|p - i/1000| <= 0.0005``). Each cell keeps the exact sums ``sum p``,
-``sum p*y``, ``sum p^2`` and the summed log loss, so these stay exact after
-pooling: n, accuracy, mean confidence, the calibration-in-the-large gap, Brier
-score, log loss. What pooling changes, and by how much at most:
+Resampling: the coarse table
+----------------------------
+Only the bootstrap needs few cells: 2,000 resamples of a million cells would not
+fit in memory. :meth:`CountTable.coarse` pools a table with more than
+:data:`MAX_EXACT_CELLS` distinct values in some group on a grid of width
+:data:`GRID` = 0.001 in probability (cell ``i`` holds ``|p - i/1000| <= 0.0005``),
+keeping the exact sums ``sum p``, ``sum p*y``, ``sum p^2`` and the summed log loss
+of its rows; tables with fewer values are their own coarse table. Intervals are
+computed on it and moved by the difference of the point estimates,
+exact minus coarse (:func:`calib.bootstrap.bootstrap`); what pooling changes in a
+resample, and by how much at most:
 
-- binned ECE / reliability points: a row's bin is decided by its cell's grid point
-  (:func:`calib.metrics.width_bins`), so a row within 0.0005 of a bin edge may
-  land in the neighbouring bin (a cell at an edge goes, whole, to the bin the edge
-  closes).
+- n, accuracy, mean confidence, the calibration-in-the-large gap, Brier score and
+  log loss: nothing (the sums are exact), so their intervals are unchanged;
+- binned ECE / reliability points: a row's bin is decided by its cell's grid point,
+  so a row within 0.0005 of a bin edge may land in the neighbouring bin;
 - AUROC: pairs of one right and one wrong answer inside the same cell count as
-  ties (1/2). :func:`calib.metrics.auroc_grid_bound` gives the largest possible
-  change for a given table.
-- bootstrap resamples draw whole cells, each right/wrong part at its cell mean:
-  resampled probabilities move by at most 0.0005.
-- isotonic (CORP) fits and maps act on cell means (at most 1,001 steps per group).
+  ties (1/2); :func:`calib.metrics.auroc_grid_bound` bounds the change;
+- resampled right and wrong answers of a cell sit at the cell's mean probability
+  of each: resampled probabilities move by at most 0.0005;
+- routing at a threshold inside a grid cell: that cell's rows (a count shown by
+  :class:`calib.routing.Basis`) are counted on one side in every resample.
+
+A table built with ``from_judgments(rows, pool=True)`` is itself pooled
+(``pooled=True``) and only its exact sums are row-level figures.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,14 +59,16 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.rows import Judgments
-from calib.scale import PROBABILITY, Scale, detect_scale, snap
+from calib.scale import PROBABILITY, Scale, detect_scale, onto_ends, snap
 
 if TYPE_CHECKING:  # pandas is imported where used: it costs 0.3 s at start-up
     import pandas as pd
 
-#: Width of the probability grid on which continuous confidences are pooled.
+    from calib.clusters import Clusters
+
+#: Width of the probability grid of the coarse table (:meth:`CountTable.coarse`).
 GRID = 1e-3
-#: Up to this many distinct stated values per group, every value keeps its own cell.
+#: Up to this many distinct stated values per group, a table is its own coarse table.
 MAX_EXACT_CELLS = 101
 #: Log loss clips probabilities to [EPS, 1 - EPS] (a stated 100 that is wrong costs
 #: -log(1e-15) = 34.5 nats instead of infinity).
@@ -77,8 +90,8 @@ class CountTable:
     Attributes
     ----------
     value:
-        Stated value of the cell on the stated scale (for pooled continuous cells,
-        the grid point ``scale.to_stated(i * GRID)``).
+        Stated value of the cell on the stated scale (for pooled cells, the grid
+        point ``scale.to_stated(i * GRID)``).
     prob:
         Mean probability of the rows in the cell (exactly ``scale.to_prob(value)``
         for unpooled cells).
@@ -97,7 +110,11 @@ class CountTable:
     scale:
         The stated scale.
     pooled:
-        True when continuous values were pooled on the :data:`GRID`.
+        True when values were pooled on the :data:`GRID` (a coarse table).
+    clusters:
+        Per-cluster counts per cell (:class:`calib.clusters.Clusters`) when the rows
+        carry a cluster label: the bootstrap then resamples clusters. ``None`` for
+        independent rows, and for tables of resampled counts (:meth:`with_counts`).
     """
 
     value: np.ndarray
@@ -111,6 +128,7 @@ class CountTable:
     groups: tuple[str, ...]
     scale: Scale
     pooled: bool = False
+    clusters: Clusters | None = None
 
     # ----------------------------------------------------------------- basics
     @property
@@ -148,26 +166,52 @@ class CountTable:
         """The table of one group (by name or index), with a single group."""
         gi = self.groups.index(group) if isinstance(group, str) else int(group)
         m = self.group == gi
+        cl = self.clusters
         return replace(
             self,
             value=self.value[m], prob=self.prob[m], n=self.n[m], correct=self.correct[m],
             py_sum=self.py_sum[m], sq_sum=self.sq_sum[m], nll_sum=self.nll_sum[m],
             group=np.zeros(int(m.sum()), dtype=np.int64), groups=(self.groups[gi],),
+            clusters=None if cl is None else cl.select(np.flatnonzero(m)),
         )
 
     def pooled_over_groups(self) -> CountTable:
         """All groups merged into one (cells with the same stated value summed)."""
         if len(self.groups) == 1:
             return self
+        cl = self.clusters
         return _from_cells(
             key_group=np.zeros(self.cells, dtype=np.int64), groups=("",), scale=self.scale,
             pooled=self.pooled, value=self.value, n=self.n, correct=self.correct,
             p_sum=self.prob * self.n, py_sum=self.py_sum, sq_sum=self.sq_sum, nll_sum=self.nll_sum,
+            regroup=None if cl is None else cl.merge_cells,
+        )
+
+    def coarse(self) -> CountTable:
+        """The table the bootstrap resamples: this one when no group has more than
+        :data:`MAX_EXACT_CELLS` distinct values (or it is pooled already), else its
+        cells pooled on the :data:`GRID` (see the module docstring). Built once per
+        table."""
+        return self._coarse
+
+    @cached_property
+    def _coarse(self) -> CountTable:
+        # a frozen dataclass still has an instance __dict__, where cached_property keeps it
+        if self.pooled or self.cells <= MAX_EXACT_CELLS or _most_cells_in_a_group(self.group) <= MAX_EXACT_CELLS:
+            return self
+        grid = np.rint(np.clip(snap(self.prob, PROBABILITY), 0.0, 1.0) / GRID).astype(np.int64)
+        cl = self.clusters
+        return _from_cells(
+            key_group=self.group, groups=self.groups, scale=self.scale, pooled=True,
+            value=self.scale.to_stated(grid * GRID), n=self.n, correct=self.correct,
+            p_sum=self.prob * self.n, py_sum=self.py_sum, sq_sum=self.sq_sum, nll_sum=self.nll_sum,
+            regroup=None if cl is None else cl.merge_cells,
         )
 
     def with_counts(self, n: np.ndarray, correct: np.ndarray) -> CountTable:
         """Same cells, new counts (a bootstrap or held-out resample): right and wrong
-        parts of each cell keep their mean probability."""
+        parts of each cell keep their mean probability. The result has no clusters
+        (its counts are not those of the table's clusters)."""
         n = np.asarray(n, dtype=np.int64)
         k = np.asarray(correct, dtype=np.int64)
         p1, p0 = self.p_correct, self.p_wrong
@@ -176,7 +220,7 @@ class CountTable:
             m2 = np.where(self.n > 0, self.sq_sum / np.maximum(self.n, 1), self.prob**2)
         prob = np.where(n > 0, (p1 * k + p0 * (n - k)) / np.maximum(n, 1), self.prob)
         return replace(
-            self, n=n, correct=k, prob=prob, py_sum=p1 * k,
+            self, n=n, correct=k, prob=prob, py_sum=p1 * k, clusters=None,
             sq_sum=m2 * n,
             nll_sum=k * nll(p1, np.ones_like(p1, dtype=bool)) + (n - k) * nll(p0, np.zeros_like(p0, dtype=bool)),
         )
@@ -192,12 +236,20 @@ class CountTable:
         return df
 
 
+def _most_cells_in_a_group(group: np.ndarray) -> int:
+    return int(np.bincount(group).max()) if group.size else 0
+
+
 def _from_cells(
     *, key_group: np.ndarray, groups: tuple[str, ...], scale: Scale, pooled: bool,
     value: np.ndarray, n: np.ndarray, correct: np.ndarray, p_sum: np.ndarray,
     py_sum: np.ndarray, sq_sum: np.ndarray, nll_sum: np.ndarray,
+    regroup: Callable[[np.ndarray, int], Clusters] | None = None,
 ) -> CountTable:
-    """Sum per-row (or per-cell) statistics into cells keyed by (group, value)."""
+    """Sum per-row (or per-cell) statistics into cells keyed by (group, value).
+
+    ``regroup(index, cells)`` builds the result's clusters from the cell ``index``
+    of each input (-1: dropped, an empty cell), e.g. ``Clusters.merge_cells``."""
     order = np.lexsort((value, key_group))
     g, v = key_group[order], value[order]
     start = np.ones(v.shape[0], dtype=bool)
@@ -217,13 +269,19 @@ def _from_cells(
     else:
         # one stated value per cell: its probability exactly, not a sum divided back
         prob = scale.to_prob(v[idx])
+    clusters = None
+    if regroup is not None:
+        new = np.cumsum(keep) - 1  # output cell of each kept (group, value)
+        index = np.empty(v.shape[0], dtype=np.int64)
+        index[order] = np.where(keep, new, -1)[np.cumsum(start) - 1]
+        clusters = regroup(index, int(keep.sum()))
     return CountTable(
         value=v[idx][keep], prob=prob[keep], n=n_c[keep],
         correct=sums(np.asarray(correct, dtype=np.int64))[keep],
         py_sum=sums(np.asarray(py_sum, dtype=np.float64))[keep],
         sq_sum=sums(np.asarray(sq_sum, dtype=np.float64))[keep],
         nll_sum=sums(np.asarray(nll_sum, dtype=np.float64))[keep],
-        group=g[idx][keep], groups=groups, scale=scale, pooled=pooled,
+        group=g[idx][keep], groups=groups, scale=scale, pooled=pooled, clusters=clusters,
     )
 
 
@@ -234,16 +292,19 @@ def _group_codes(group: np.ndarray | None, size: int) -> tuple[np.ndarray, tuple
     return codes.astype(np.int64), tuple(str(x) for x in names)
 
 
-def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
-    """Reduce rows to a count table.
+def from_judgments(rows: Judgments, *, pool: bool = False) -> CountTable:
+    """Reduce rows to a count table, one cell per (group, distinct stated value).
 
     Parameters
     ----------
     rows:
-        Loaded judgments.
+        Loaded judgments. With a cluster label (``rows.cluster``) the table carries
+        per-cluster counts per cell (:mod:`calib.clusters`), and its bootstrap
+        resamples clusters.
     pool:
-        Pool values on the :data:`GRID`. ``None`` (default) pools only when some
-        group has more than :data:`MAX_EXACT_CELLS` distinct stated values.
+        Pool values on the :data:`GRID` instead (the table is then its own
+        :meth:`~CountTable.coarse` table, and only its sums are exact). Off by
+        default: the exact table's coarse table is built when a resample needs it.
 
     Cells are summed with ``np.bincount`` on an integer cell key (one sort, for
     the distinct stated values; none at all when pooling), ~0.1 s for a million
@@ -261,15 +322,25 @@ def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
     p = np.asarray(rows.prob, dtype=np.float64)
     y = np.asarray(rows.correct, dtype=bool)
     groups = len(names)
+    table, cell = _cells_of_rows(rows, codes, names, stated, p, y, groups, pool)
+    if rows.cluster is None or cell is None:
+        return table
+    from calib import clusters as cl  # only clustered data needs scipy.sparse
+
+    return replace(table, clusters=cl.build(np.asarray(rows.cluster), cell, y, table.cells, rows.cluster_how))
+
+
+def _cells_of_rows(
+    rows: Judgments, codes: np.ndarray, names: tuple[str, ...], stated: np.ndarray, p: np.ndarray,
+    y: np.ndarray, groups: int, pool: bool,
+) -> tuple[CountTable, np.ndarray | None]:
+    """The table of :func:`from_judgments`, and each row's cell index (``None`` when
+    the table is empty)."""
     if stated.size == 0:
         return _from_cells(
             key_group=codes, groups=names, scale=rows.scale, pooled=bool(pool), value=stated, n=codes,
             correct=codes, p_sum=p, py_sum=p, sq_sum=p, nll_sum=p,
-        )
-    uniq, inv = np.unique(stated, return_inverse=True)
-    inv = inv.reshape(-1).astype(np.int64)
-    if pool is None:
-        pool = uniq.size > MAX_EXACT_CELLS and _distinct_per_group(codes, inv, uniq.size) > MAX_EXACT_CELLS
+        ), None
     if pool:
         slots = int(round(1 / GRID)) + 1
         key = codes * slots + np.rint(np.clip(snap(p, PROBABILITY), 0.0, 1.0) / GRID).astype(np.int64)
@@ -286,14 +357,23 @@ def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
             correct=np.bincount(key, weights=y, minlength=size)[keep].astype(np.int64),
             py_sum=tot(np.where(y, p, 0.0))[keep], sq_sum=tot(p * p)[keep], nll_sum=tot(nll(p, y))[keep],
             group=keep // slots, groups=names, scale=rows.scale, pooled=True,
-        )
+        ), np.searchsorted(keep, key)
+    uniq, inv = np.unique(stated, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
     if groups * uniq.size > 4 * stated.size + 4096:  # many groups, few rows each: sort instead
         ps = rows.scale.to_prob(stated)  # the cell's probability, as in the closed form below
-        return _from_cells(
+        cell: list[np.ndarray] = []
+
+        def remember(index: np.ndarray, cells: int) -> None:
+            cell.append(index)
+
+        t = _from_cells(
             key_group=codes, groups=names, scale=rows.scale, pooled=False, value=stated,
             n=np.ones(len(rows), dtype=np.int64), correct=y.astype(np.int64), p_sum=ps,
             py_sum=np.where(y, ps, 0.0), sq_sum=ps * ps, nll_sum=nll(ps, y),
+            regroup=remember if rows.cluster is not None else None,  # type: ignore[arg-type]
         )
+        return t, (cell[0] if cell else np.zeros(0, dtype=np.int64))
     key = codes * uniq.size + inv
     size = groups * uniq.size
     n = np.bincount(key, minlength=size).astype(np.int64)
@@ -307,7 +387,7 @@ def from_judgments(rows: Judgments, *, pool: bool | None = None) -> CountTable:
         value=value, prob=prob, n=n, correct=k, py_sum=prob * k, sq_sum=prob * prob * n,
         nll_sum=k * nll(prob, ones) + (n - k) * nll(prob, ~ones),
         group=keep // uniq.size, groups=names, scale=rows.scale, pooled=False,
-    )
+    ), (np.searchsorted(keep, key) if rows.cluster is not None else None)
 
 
 def _distinct_per_group(codes: np.ndarray, inv: np.ndarray, distinct: int) -> int:
@@ -348,6 +428,7 @@ def from_counts(
         i = int(np.flatnonzero(~np.isfinite(value))[0])
         raise CalibError(f"row {i + 1}: value must be a finite number, got {value[i]}")
     scale = scale or detect_scale(value)
+    value, _ = onto_ends(value, scale)  # 1.0000000000000002 is 1 on 0-1 (calib.scale.END_TOLERANCE)
     outside = ~scale.contains(value)
     if outside.any():
         i = int(np.flatnonzero(outside)[0])

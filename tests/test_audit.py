@@ -46,7 +46,7 @@ def test_json_schema_keys_and_strictness() -> None:
     assert set(d["murphy"]) >= {"reliability", "resolution", "uncertainty"}
     assert set(d["corp"]) == {"mcb", "dsc", "unc"}
     assert set(d["tests"]) == {"calibration_in_the_large", "goodness_of_fit", "cox_lr", "brier_vs_constant",
-                               "spiegelhalter"}
+                               "spiegelhalter", "auroc_vs_chance"}
     assert d["load_report"]["source"] == "qwen.jsonl"
     assert (d["n"], d["distinct_values"], d["reps"], d["scheme"]) == (1000, 4, 200, "values")
     assert [r["value"] for r in d["per_value"]] == [85, 90, 95, 100]

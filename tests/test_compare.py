@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 from sklearn.metrics import brier_score_loss
 
 from calib import compare
@@ -47,7 +49,12 @@ def test_rows_match_row_level_computations():
         assert row.right_when_at == pytest.approx(y[said].mean())
         assert row.brier == pytest.approx(brier_score_loss(y, p))
         assert row.brier_constant == pytest.approx(brier_score_loss(y, np.full(len(y), y.mean())))
-        assert row.constant_wins == (row.brier_constant < row.brier)
+        # the winner comes from the paired test (Diebold-Mariano on per-row loss differences), as in the audit
+        d = (p - y) ** 2 - (y.mean() - y) ** 2
+        pz = 2 * norm.sf(abs(d.mean() / (d.std(ddof=1) / math.sqrt(d.size))))
+        assert row.brier_p_value == pytest.approx(pz, rel=1e-9)
+        want = "neither" if pz >= 0.05 else ("constant" if d.mean() > 0 else "stated")
+        assert row.brier_winner == want and row.constant_wins == {"constant": True, "stated": False}.get(want)
         ece = sum(abs(p[s == v].sum() - y[s == v].sum()) for v in np.unique(s)) / len(y)
         assert row.ece_scheme == "values" and row.ece == pytest.approx(ece, abs=1e-12)
         assert row.ece_lo <= row.ece <= row.ece_hi

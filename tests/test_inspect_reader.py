@@ -11,6 +11,7 @@ import copy
 import io
 import json
 import math
+import re
 import struct
 import zipfile
 import zlib
@@ -169,8 +170,13 @@ def test_corrupt_member_is_named(tmp_path: Path, path: Path) -> None:
         data[j] ^= 0x5A
     p = tmp_path / path.name
     p.write_bytes(bytes(data))
-    with pytest.raises(CalibError, match=r"member samples/q005_epoch_1.json is (corrupt|not valid JSON)"):
-        load(p)
+    # one unreadable sample is a bad sample, named with its member; the others are kept
+    ds = load(p)
+    (issue,) = [i for i in ds.report.issues if i.reason == "unreadable sample"]
+    assert issue.sample_id == "q005"
+    assert re.search(r"member samples/q005_epoch_1.json is (corrupt|not valid JSON)", issue.detail)
+    assert ds.report.dropped_by_reason["unreadable sample"] == 1
+    assert "q005" not in ds.rows.item_id.tolist() and ds.report.kept == ds.report.lines_read - ds.report.dropped
 
 
 def _zip(members: dict[str, bytes], zstd_members: dict[str, tuple[bytes, int]] | None = None) -> bytes:

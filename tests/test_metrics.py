@@ -72,7 +72,7 @@ def test_pooled_table_keeps_brier_and_log_loss_exact_and_auroc_within_bound() ->
     rng = np.random.default_rng(7)
     p = rng.beta(5, 2, 5000)
     y = rng.random(5000) < p**1.5
-    t = from_judgments(rows_of(p, y, PROB))
+    t = from_judgments(rows_of(p, y, PROB)).coarse()  # the table the bootstrap resamples
     assert t.pooled
     assert m.brier(t) == pytest.approx(brier_score_loss(y, p), abs=1e-12)
     assert m.log_loss(t) == pytest.approx(log_loss(y, p), abs=1e-9)
@@ -85,11 +85,14 @@ def test_pooled_table_keeps_brier_and_log_loss_exact_and_auroc_within_bound() ->
 @pytest.mark.parametrize("seed", [3, 4])
 def test_cox_matches_sklearn_logistic_regression_and_row_level_likelihood(seed: int) -> None:
     v, p, y = judge(seed, 800)
+    y = np.where(v == 100, True, np.where(v == 0, False, y))  # the ends as stated (else: impossible, p = 0)
     t = from_judgments(rows_of(v, y, PCT))
     c = m.cox(t)
-    # the finite mapping of the ends, written out: a stated 0 or 100 is 0.5/101 or 100.5/101
-    q = np.where(v == 100, 100.5 / 101, np.where(v == 0, 0.5 / 101, p))
-    x = np.log(q / (1 - q))
+    # answers stated at 0 or 100 that came out as stated carry no information: fitted on the others
+    inner = (v > 0) & (v < 100)
+    assert "fitted on the other" in c.note
+    v, p, y = v[inner], p[inner], y[inner]
+    x = np.log(p / (1 - p))
     lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
     assert c.intercept == pytest.approx(lr.intercept_[0], abs=1e-6)
     assert c.slope == pytest.approx(lr.coef_[0, 0], abs=1e-6)
@@ -208,8 +211,9 @@ def test_width_ece_and_debiased_l2_against_rows() -> None:
 
 def test_tests_against_row_level_formulas() -> None:
     v, p, y = judge(10, 900)
+    y = np.where(v == 100, True, np.where(v == 0, False, y))  # the ends as stated (else: impossible, p = 0)
     t = from_judgments(rows_of(v, y, PCT))
-    q = np.where(v == 100, 100.5 / 101, np.where(v == 0, 0.5 / 101, p))
+    q = p  # as stated: the ends add nothing to the sums
     z = (y.sum() - q.sum()) / math.sqrt(np.sum(q * (1 - q)))
     assert m.calibration_in_the_large(t).statistic == pytest.approx(z, rel=1e-12)
     sz = np.sum((y - p) * (1 - 2 * p)) / math.sqrt(np.sum((1 - 2 * p) ** 2 * p * (1 - p)))
@@ -217,12 +221,13 @@ def test_tests_against_row_level_formulas() -> None:
     assert sp.statistic == pytest.approx(sz, rel=1e-9)
     assert sp.p_value == pytest.approx(2 * norm.sf(abs(sz)), rel=1e-9)
     x2 = 0.0
-    for val in np.unique(v):
+    inner = np.unique(v[(v > 0) & (v < 100)])
+    for val in inner:
         i = v == val
         x2 += (y[i].sum() - q[i].sum()) ** 2 / np.sum(q[i] * (1 - q[i]))
     g = m.goodness_of_fit(t)
     assert g.statistic == pytest.approx(x2, rel=1e-12)
-    assert g.df == np.unique(v).size
+    assert g.df == inner.size
     d = (p - y) ** 2 - (y.mean() - y) ** 2
     bz = d.mean() / (d.std(ddof=1) / math.sqrt(d.size))
     bt = m.brier_vs_constant(t)
@@ -338,19 +343,19 @@ def test_constant_forecast_at_the_hit_rate() -> None:
 def test_everything_stated_at_100_is_seen_by_the_verdict_tests_not_by_spiegelhalter() -> None:
     t = from_counts(np.array([100.0]), np.array([593]), np.array([357]), scale=PCT)
     assert m.spiegelhalter(t).p_value is None
-    for test in (m.cox(t).test, m.brier_vs_constant(t)):
-        assert test.p_value is not None and test.p_value < 1e-10, test
-    # 593 x 0.5/101 = 2.9 wrong answers expected: Monte Carlo p-values, at their floor
-    for test in (m.calibration_in_the_large(t), m.goodness_of_fit(t)):
-        assert test.p_value == 1 / (m.NULL_DRAWS + 1) and "Monte Carlo" in test.note, test
+    assert m.brier_vs_constant(t).p_value < 1e-10
+    # a wrong answer stated at 100 is impossible under calibration: p = 0, said in words
+    for test in (m.calibration_in_the_large(t), m.goodness_of_fit(t), m.cox(t).test):
+        assert test.p_value == 0.0 and "236 wrong answers stated at 100: impossible" in test.note, test
 
 
 def test_values_zero_half_one_are_seen_by_the_verdict_tests_not_by_spiegelhalter() -> None:
     v = np.array([0.0, 0.5, 1.0])
     t = from_counts(v, np.array([200, 200, 200]), np.array([60, 100, 140]), scale=PROB)
     assert m.spiegelhalter(t).p_value is None
-    assert m.cox(t).test.p_value < 1e-10
-    assert m.goodness_of_fit(t).p_value == 1 / (m.NULL_DRAWS + 1)
+    # 60 right answers stated at 0 and 60 wrong at 1: impossible under calibration
+    for test in (m.cox(t).test, m.goodness_of_fit(t), m.calibration_in_the_large(t)):
+        assert test.p_value == 0.0 and "60 wrong answers stated at 1 and 60 right answers stated at 0" in test.note
 
 
 def test_symmetric_overconfidence_is_seen_by_goodness_of_fit_and_cox() -> None:
@@ -372,7 +377,7 @@ def test_over_and_underconfidence_that_cancel_in_spiegelhalter_are_seen() -> Non
 
 
 def test_p_values_never_underflow_to_zero() -> None:
-    t = from_counts(np.array([100.0]), np.array([100_000]), np.array([50_000]), scale=PCT)
+    t = from_counts(np.array([99.0]), np.array([100_000]), np.array([50_000]), scale=PCT)
     for test in (m.calibration_in_the_large(t), m.goodness_of_fit(t), m.cox(t).test):
         assert 0 < test.p_value <= m.P_FLOOR
         assert test.log10_p < -308 and math.isfinite(test.log10_p)
@@ -448,8 +453,10 @@ def test_properties_no_crash_ece_in_unit_interval(data, scheme, bins) -> None:  
     assert 0 <= m.ece_l2_debiased(t, scheme, bins) <= 1
     s = m.smooth_ece(t)
     assert s is not None and 0 <= s <= 1
+    # p = 0 exactly when, and only when, calibration rules the data out
+    ruled_out = m.impossible(t) != (0, 0)
     for test in (m.calibration_in_the_large(t), m.goodness_of_fit(t, scheme, bins), m.cox(t).test):
-        assert test.p_value is None or 0 < test.p_value <= 1
+        assert test.p_value is None or (test.p_value == 0) == ruled_out and 0 <= test.p_value <= 1
     c = m.corp(t)
     assert c.mcb >= -1e-12 and c.dsc >= -1e-12
 

@@ -210,7 +210,8 @@ def test_percent_strings_give_the_percent_scale() -> None:
     assert rows.scale.name == "percent"
     assert rows.stated.tolist() == [85, 40, 100, 70]
     assert rows.prob.tolist() == pytest.approx([0.85, 0.40, 1.0, 0.70])
-    assert "1 confidences written as plain numbers read on the same 0-100 scale" in report.notes
+    assert 'forms: 1 on 0-100, 3 written as percentages ("85%"); every value shown on the percent scale' in report.notes
+    assert report.forms == {"0-100": 1, "percent": 3}
 
 
 def test_rescale_overrides_detection_and_reports_values_outside() -> None:

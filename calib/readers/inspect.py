@@ -52,17 +52,29 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import zstandard
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source
+from calib.loading import TOO_DEEP, JsonLimitError, LoadOptions, Source, check_json_size, json_loads
 from calib.loadreport import LoadReport
 from calib.readers.logprobs import IssueCollector, as_number, get_or, get_path, is_missing, short_text
 from calib.rows import Judgments
-from calib.scale import Scale, detect_scale
+from calib.scale import (
+    AMBIGUOUS,
+    FORM_NUMBER,
+    FORM_PERCENT,
+    FORM_PROBABILITY,
+    OUTSIDE,
+    Scale,
+    ScaleReading,
+    onto_ends,
+    read_scale,
+)
+from calib.scale import OK as SCALE_OK
 
 #: Zip compression method of zstd members (APPNOTE 4.4.5).
 ZIP_ZSTD = 93
@@ -74,7 +86,7 @@ STATED_THEN_LOGPROB = "stated|logprob"
 LOGPROB_SCALE = Scale(0.0, 1.0, "0-1", "answer-letter token probability exp(logprob)")
 _CHUNK = 1 << 20
 _CONF_TEXT = re.compile(
-    r"\bconfidence(?:\s+(?:level|score))?\b[\s\"'*:=]*(?:is|of)?[\s\"'*:=]*(?P<v>-?\d+(?:\.\d+)?)\s*(?P<pct>%|percent)?",
+    r"\bconfidence(?:\s+(?:level|score))?\b[\s\"'*:=]*(?:is|of)?[\s\"'*:=]*(?P<v>-?(?:\d+(?:\.\d+)?|\.\d+))\s*(?P<pct>%|percent)?",
     re.IGNORECASE,
 )
 _PCT_TEXT = re.compile(r"(?P<v>\d+(?:\.\d+)?)\s*(?P<pct>%|percent)\s*(?:sure|confident|certain)", re.IGNORECASE)
@@ -84,6 +96,19 @@ _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 
 
 # --------------------------------------------------------------------------- archive
+class BadMember(CalibError):
+    """One member of a ``.eval`` archive cannot be read (corrupt, cut off, not JSON): a bad
+    sample when it holds a sample, a bad file when it is the header. Limits (a member or
+    the archive over the decompression cap) stay :class:`CalibError`: the file is refused."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Stands in for a sample whose member could not be read; ``why`` says why."""
+
+    why: str
+
+
 class _Archive:
     """Members of a ``.eval`` zip, decompressed under a per-member and a total cap."""
 
@@ -91,6 +116,7 @@ class _Archive:
         self.name = source.name
         self.data = source.data
         self.cap = options.max_decompressed_bytes
+        self.options = options
         self.total = 0
         try:
             self.zf = zipfile.ZipFile(io.BytesIO(self.data))
@@ -140,18 +166,20 @@ class _Archive:
                 with self.zf.open(info) as fh:
                     out = self._capped(fh, name)
             except NotImplementedError:
-                raise CalibError(f"{self.name}: member {name} uses zip compression method "
+                raise BadMember(f"{self.name}: member {name} uses zip compression method "
                                  f"{info.compress_type}, which calib cannot read") from None
             except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, ValueError, OSError) as exc:
                 # RuntimeError: an encrypted member; the others: damaged data or headers
-                raise CalibError(f"{self.name}: member {name} is corrupt ({exc})") from None
+                raise BadMember(f"{self.name}: member {name} is corrupt ({exc})") from None
         self.total += len(out)
         if self.total > self.cap:
             raise CalibError(f"{self.name}: the archive decompresses to more than {self.cap:,} bytes; refused "
                              "(raise the limit if this log is genuine)")
         return out
 
-    def _capped(self, fh: Any, name: str) -> bytes:
+    def _capped(self, fh: Any, name: str, declared: int | None = None) -> bytes:
+        """Read ``fh`` to its end, refusing more than the cap, or more than ``declared``
+        bytes (the member's own size: more is a corrupt member, refused as it inflates)."""
         buf = io.BytesIO()
         while True:
             chunk = fh.read(_CHUNK)
@@ -161,33 +189,48 @@ class _Archive:
             if buf.tell() > self.cap:
                 raise CalibError(f"{self.name}: member {name} decompresses to more than {self.cap:,} bytes; "
                                  "refused (a zip bomb?)")
+            if declared is not None and buf.tell() > declared:
+                raise BadMember(f"{self.name}: member {name} is corrupt (it inflates past the "
+                                f"{declared:,} bytes it declares)")
 
     def _zstd(self, info: zipfile.ZipInfo) -> bytes:
         off = info.header_offset
         head = self.data[off:off + 30]
         if len(head) < 30 or head[:4] != b"PK\x03\x04":
-            raise CalibError(f"{self.name}: member {info.filename} is corrupt (bad local header)")
+            raise BadMember(f"{self.name}: member {info.filename} is corrupt (bad local header)")
         nlen, elen = struct.unpack("<HH", head[26:30])
         start = off + 30 + nlen + elen
         comp = self.data[start:start + info.compress_size]
         if len(comp) < info.compress_size:
-            raise CalibError(f"{self.name}: member {info.filename} is cut off (file truncated?)")
+            raise BadMember(f"{self.name}: member {info.filename} is cut off (file truncated?)")
         try:
             reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(comp), read_across_frames=True)
-            out = self._capped(reader, info.filename)
+            out = self._capped(reader, info.filename, info.file_size)
         except zstandard.ZstdError as exc:
-            raise CalibError(f"{self.name}: member {info.filename} is corrupt (zstd: {exc})") from None
+            raise BadMember(f"{self.name}: member {info.filename} is corrupt (zstd: {exc})") from None
         if len(out) != info.file_size or zlib.crc32(out) != info.CRC:
-            raise CalibError(f"{self.name}: member {info.filename} is corrupt or cut off "
+            raise BadMember(f"{self.name}: member {info.filename} is corrupt or cut off "
                              f"(expected {info.file_size:,} bytes with CRC {info.CRC:08x}, got {len(out):,})")
         return out
 
     def json(self, name: str) -> Any:
-        raw = self.read(name)
+        """One member parsed, under the JSON limits: its declared size is checked before
+        it is inflated, its parse cost (:func:`calib.loading.parse_cost`) and nesting
+        depth before and while it is parsed; over them it is a :class:`BadMember`."""
+        declared = self.infos[name].file_size
         try:
-            return json.loads(raw)
+            if declared > self.options.max_json_bytes:  # zipfile never inflates past it
+                raise JsonLimitError(
+                    f"member {name} declares {declared / 2**20:,.1f} MB of JSON, over the "
+                    f"{self.options.max_json_bytes / 2**20:,.0f} MB one JSON document may hold "
+                    "(LoadOptions.max_json_bytes)")
+            raw = self.read(name)
+            check_json_size(raw, f"member {name}", self.options)
+            return json_loads(raw)
+        except JsonLimitError as exc:
+            raise BadMember(f"{self.name}: {exc}") from None
         except ValueError as exc:
-            raise CalibError(f"{self.name}: member {name} is not valid JSON ({exc})") from None
+            raise BadMember(f"{self.name}: member {name} is not valid JSON ({exc})") from None
 
     def sample_members(self, order: list[str]) -> list[str]:
         rank = {sid: i for i, sid in enumerate(order)}
@@ -208,30 +251,50 @@ def _open_eval(source: Source, options: LoadOptions) -> tuple[dict[str, Any], It
         header = ar.json("header.json")
     elif ar.has("_journal/start.json"):
         header = ar.json("_journal/start.json")
-        header.setdefault("status", "started")
+        if isinstance(header, dict):
+            header.setdefault("status", "started")
     else:
         header = {}
     if not isinstance(header, dict):
         raise CalibError(f"{source.name}: header.json is not a JSON object")
-    ids = [str(x) for x in (get_or(header, "eval.dataset.sample_ids") or [])]
+    listed = get_or(header, "eval.dataset.sample_ids")
+    ids = [str(x) for x in listed] if isinstance(listed, list) else []
     members = ar.sample_members(ids)
     methods = {ar.infos[n].compress_type for n in ar.infos}
     comp = "zstd" if ZIP_ZSTD in methods else "deflate" if zipfile.ZIP_DEFLATED in methods else "stored"
 
     def gen() -> Iterator[tuple[str, Any]]:
         for m in members:
-            yield m, ar.json(m)
+            try:
+                sample = ar.json(m)
+            except BadMember as exc:  # one unreadable sample is a bad sample, not a bad archive
+                sample = Unreadable(str(exc).removeprefix(f"{source.name}: "))
+            yield m, sample
 
     return header, gen(), len(members), f".eval archive, {comp} members"
 
 
-def _open_json(source: Source) -> tuple[dict[str, Any], Iterator[tuple[str, Any]], int, str]:
+def _open_json(
+    source: Source, options: LoadOptions,
+) -> tuple[dict[str, Any], Iterator[tuple[str, Any]], int, str]:
+    """Header (the log object), ``(samples[i], sample)`` pairs, the count, a description.
+
+    The whole log is parsed at once, so its :func:`~calib.loading.parse_cost` is checked
+    against ``options.max_parse_bytes`` first (a larger log is refused: convert it to
+    ``.eval``, whose samples are parsed one at a time). A sample nested too deeply to
+    parse is a bad sample; the samples after it cannot be found and are lost with it."""
     try:
+        check_json_size(source.data, "the .json log", options, whole_file=True)
         text = source.data.decode("utf-8-sig")
+    except JsonLimitError as exc:
+        raise CalibError(f"{source.name}: {exc}; convert it to .eval (inspect log convert --to eval), "
+                         "whose samples are read one at a time") from None
     except UnicodeDecodeError as exc:
         raise CalibError(f"{source.name}: not UTF-8 text (byte {exc.start})") from None
     try:
-        obj = json.loads(text)
+        obj = json_loads(text)
+    except JsonLimitError:
+        obj = _samples_before_too_deep(source.name, text)
     except json.JSONDecodeError as exc:
         ids = re.findall(r'"id":\s*("(?:[^"\\]|\\.)*"|-?\d+),\s*"epoch"', text[: exc.pos])
         last = f"; the last sample that starts before it is {json.loads(ids[-1])}" if ids else ""
@@ -249,7 +312,91 @@ def _open_json(source: Source) -> tuple[dict[str, Any], Iterator[tuple[str, Any]
     return obj, ((f"samples[{i}]", s) for i, s in enumerate(samples)), len(samples), ".json log"
 
 
+def _samples_before_too_deep(name: str, text: str) -> dict[str, Any]:
+    """The log with the samples that precede the first one nested too deeply, that one
+    as :class:`Unreadable`, and nothing after (where it ends is unknown). The top-level
+    keys are read one value at a time, and the samples one at a time."""
+    dec = json.JSONDecoder()
+    ws = re.compile(r"[ \t\r\n]*")
+    pos = ws.match(text, 0).end()  # type: ignore[union-attr]
+    log: dict[str, Any] = {}
+    if text[pos:pos + 1] != "{":
+        raise CalibError(f"{name}: not an Inspect AI log: {TOO_DEEP}")
+    pos += 1
+    while True:
+        pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+        key, pos = dec.raw_decode(text, pos) if text[pos:pos + 1] == '"' else (None, pos)
+        pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+        if not isinstance(key, str) or text[pos:pos + 1] != ":":
+            raise CalibError(f"{name}: not an Inspect AI log: {TOO_DEEP}")
+        pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
+        if key == "samples" and text[pos:pos + 1] == "[":
+            samples: list[Any] = []
+            log["samples"] = samples
+            pos += 1
+            while True:
+                pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+                if text[pos:pos + 1] in ("]", ""):
+                    break
+                try:
+                    sample, pos = dec.raw_decode(text, pos)
+                except RecursionError:
+                    samples.append(Unreadable(f"samples[{len(samples)}] cannot be read: {TOO_DEEP}; the "
+                                              "samples after it cannot be found and are not read"))
+                    return log
+                samples.append(sample)
+                pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+                pos += text[pos:pos + 1] == ","
+        else:
+            try:
+                log[key], pos = dec.raw_decode(text, pos)
+            except RecursionError:
+                raise CalibError(f"{name}: the log's {key!r} cannot be read: {TOO_DEEP}") from None
+        pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos:pos + 1] != ",":
+            return log
+        pos += 1
+
+
 # --------------------------------------------------------------------------- samples
+#: Fields of a sample read here and the JSON types they may have (``None`` always may).
+_SAMPLE_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("scores", (dict,)), ("output", (dict,)), ("metadata", (dict,)), ("store", (dict,)),
+    ("attachments", (dict,)), ("input", (str, list)), ("error", (dict, str)),
+    ("epoch", (int, float, str)),
+)
+
+
+def _malformed(sample: dict[str, Any]) -> str | None:
+    """Why a sample does not have the structure of an Inspect sample, or ``None``.
+
+    Checks the type of each field the reader uses, so that a damaged or hand-edited
+    sample ("scores": [1, 2], "output": "text") is one bad sample with its reason
+    instead of an error that refuses the whole log.
+    """
+    for key, types in _SAMPLE_TYPES:
+        v = sample.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, types)):
+            want = " or ".join({dict: "an object", list: "a list", str: "a string"}.get(t, "a number") for t in types)
+            return f"{key!r} is {_json_kind(v)}, not {want}"
+    sid = sample.get("id")
+    if sid is not None and not isinstance(sid, str | int | float):
+        return f"'id' is {_json_kind(sid)}, not a string or number"
+    return None
+
+
+def _json_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, str):
+        return "a string"
+    return "a number"
+
+
 def completion_text(sample: dict[str, Any]) -> str:
     """The model's final text: ``output.completion``, else the first choice's message."""
     out = sample.get("output") or {}
@@ -267,8 +414,8 @@ def completion_text(sample: dict[str, Any]) -> str:
 def _resolve(text: str, sample: dict[str, Any]) -> str:
     """Inspect stores long strings once, as ``attachment://<hash>``."""
     if text.startswith("attachment://"):
-        att = sample.get("attachments") or {}
-        return str(att.get(text[len("attachment://"):], text))
+        att = sample.get("attachments")
+        return str(att.get(text[len("attachment://"):], text)) if isinstance(att, dict) else text
     return text
 
 
@@ -277,7 +424,8 @@ def outcome_of(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return {0: False, 1: True}.get(value) if float(value) in (0.0, 1.0) else None
+        # compared as is: float() of a 400-digit integer raises OverflowError
+        return True if value == 1 else False if value == 0 else None
     if isinstance(value, str):
         v = value.strip().lower()
         if v in ("c", "correct", "true", "yes", "1", "1.0"):
@@ -287,23 +435,50 @@ def outcome_of(value: Any) -> bool | None:
     return None
 
 
-def _parse_conf(value: Any) -> tuple[float | None, bool, bool]:
-    """(number, written as a percent string, present-but-unparseable)."""
+def written_form(x: float, text: str | None, *, written: bool) -> int:
+    """The form (:data:`calib.scale.FORM_NUMBER`...) of a confidence ``x`` read from ``text``.
+
+    Only what the model wrote (``written``: the completion text or a JSON object in it)
+    is read by its form: a number with a decimal point from 0 to 1 (``0.6``, ``.6``,
+    ``1.0``, ``0.0``; a JSON float such as ``0.6``) is a probability; an integer
+    (``65``, also ``1`` and ``0``) or a decimal above 1 is a bare number, on the scale
+    detected from the bare numbers of the log (``1`` is 1% when the others are on
+    0-100, a probability 1 when every bare number is 0 or 1). Values in metadata are
+    written by a program (a scorer may store 65.0): bare numbers, whatever their type.
+    """
+    if not written or not 0.0 <= x <= 1.0:
+        return FORM_NUMBER
+    return FORM_PROBABILITY if text is None or "." in text else FORM_NUMBER
+
+
+def _parse_conf(value: Any, *, written: bool = False) -> tuple[float | None, int, bool]:
+    """(number, written form, present-but-unparseable); see :func:`written_form`."""
     if value is None or is_missing(value):
-        return None, False, False
+        return None, FORM_NUMBER, False
     if isinstance(value, str):
         s = value.strip()
         pct = s.endswith("%")
-        x = as_number(s[:-1] if pct else s)
-        return (x, pct, x is None)
+        s = s[:-1].rstrip() if pct else s
+        x = as_number(s)
+        if x is None:
+            return None, FORM_NUMBER, True
+        return x, FORM_PERCENT if pct else written_form(x, s, written=written), False
     x = as_number(value)
-    return (x, False, x is None)
+    if x is None:
+        return None, FORM_NUMBER, True
+    # a JSON float (0.6, 1.0) is written with a point; an int (1) is not
+    return x, written_form(x, None if isinstance(value, float) else str(value), written=written), False
 
 
 def stated_confidence(
     sample: dict[str, Any], score: dict[str, Any], text: str, key: str | None,
-) -> tuple[float | None, bool, str, Any]:
-    """Find the stated confidence: ``(value, percent?, where, raw_if_unparseable)``."""
+) -> tuple[float | None, int, str, Any]:
+    """Find the stated confidence: ``(value, written form, where, raw_if_unparseable)``.
+
+    The form (:func:`written_form`) is :data:`~calib.scale.FORM_PERCENT` for ``85%``,
+    :data:`~calib.scale.FORM_PROBABILITY` for ``0.6`` written by the model and
+    :data:`~calib.scale.FORM_NUMBER` otherwise.
+    """
     places: list[tuple[str, Any]] = []
     if key:
         for where, obj in (("score", score), ("score metadata", score.get("metadata") or {}),
@@ -317,13 +492,13 @@ def stated_confidence(
     # the first place holding a value decides: a "high" there is reported, not
     # silently replaced by a number found elsewhere
     for where, raw in places:
-        x, pct, bad = _parse_conf(raw)
+        x, form, bad = _parse_conf(raw)
         if x is not None:
-            return x, pct, where, None
+            return x, form, where, None
         if bad:
-            return None, False, where, raw
+            return None, FORM_NUMBER, where, raw
     if key:
-        return None, False, "", None
+        return None, FORM_NUMBER, "", None
     for m in _JSON_OBJ.finditer(text):
         try:
             obj = json.loads(m.group(0))
@@ -332,16 +507,18 @@ def stated_confidence(
         if isinstance(obj, dict):
             for k in CONF_KEYS:
                 if k in obj:
-                    x, pct, bad = _parse_conf(obj[k])
+                    x, form, bad = _parse_conf(obj[k], written=True)
                     if x is not None:
-                        return x, pct, "completion JSON", None
+                        return x, form, "completion JSON", None
                     if bad:
-                        return None, False, "completion JSON", obj[k]
+                        return None, FORM_NUMBER, "completion JSON", obj[k]
     for rx in (_CONF_TEXT, _PCT_TEXT):
         m = rx.search(text)
         if m:
-            return float(m.group("v")), bool(m.group("pct")), "completion text", None
-    return None, False, "", None
+            x = float(m.group("v"))
+            form = FORM_PERCENT if m.group("pct") else written_form(x, m.group("v"), written=True)
+            return x, form, "completion text", None
+    return None, FORM_NUMBER, "", None
 
 
 def answer_of(score: dict[str, Any], text: str) -> str | None:
@@ -396,20 +573,26 @@ def _pick_scorer(scores: dict[str, Any], outcome_key: str | None, default: str |
 def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
     """Read an Inspect AI ``.eval`` or ``.json`` log into judgments."""
     is_zip = source.data[:4] == b"PK\x03\x04" or source.name.lower().endswith(".eval")
-    header, samples, n_samples, kind = _open_eval(source, options) if is_zip else _open_json(source)
+    if not source.data.strip():
+        raise CalibError(f"{source.name}: the file is empty")
+    header, samples, n_samples, kind = _open_eval(source, options) if is_zip else _open_json(source, options)
     mode = "stated"
     key = options.confidence_key
     if key in (LOGPROB, STATED_THEN_LOGPROB):
         mode, key = key, None
-    scorer_names = [s.get("name") for s in (get_or(header, "eval.scorers") or []) if isinstance(s, dict)]
+    scorers = get_or(header, "eval.scorers")
+    scorer_names = [s.get("name") for s in (scorers if isinstance(scorers, list) else []) if isinstance(s, dict)]
     default_scorer = scorer_names[0] if scorer_names else None
     issues = IssueCollector(source.name, options.strict)
 
     pos_l: list[int] = []
     ids: list[str] = []
     epochs: list[int] = []
+    # --cluster-key: a sample field (dotted path) whose value groups dependent samples
+    ckey = options.cluster_key if options.cluster_key and options.cluster_key.lower() != "none" else None
+    cluster_vals: list[object] = []
     conf: list[float] = []
-    pct_any = False
+    forms: list[int] = []
     correct: list[bool] = []
     groups: list[str] = []
     texts: list[str] = []
@@ -424,8 +607,18 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
     for n, (member, sample) in enumerate(samples, start=1):
         if n > options.max_rows:
             raise CalibError(f"{source.name}: more than {options.max_rows:,} samples; refused")
+        if isinstance(sample, Unreadable):
+            sid = m.group("id") if (m := _SAMPLE_MEMBER.match(member)) else None
+            issues.bad(n, None, "unreadable sample", sample.why, sample_id=sid)
+            continue
         if not isinstance(sample, dict):
             issues.bad(n, None, "not a sample", f"{member} is not a JSON object")
+            continue
+        problem = _malformed(sample)
+        if problem:
+            sid = sample.get("id")
+            issues.bad(n, None, "malformed sample", f"{member}: {problem}",
+                       sample_id=str(sid) if isinstance(sid, str | int) else None)
             continue
         sid = str(sample.get("id", member) if not options.id_key else get_or(sample, options.id_key, member))
         if sample.get("error"):
@@ -460,9 +653,9 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
         lp = answer_logprob(sample, answer_of(score, text))
         with_logprob += lp is not None
         c: float | None = None
-        pct = False
+        form = FORM_NUMBER
         if mode in ("stated", STATED_THEN_LOGPROB):
-            c, pct, where, unparseable = stated_confidence(sample, score, text, key)
+            c, form, where, unparseable = stated_confidence(sample, score, text, key)
             if c is None and unparseable is not None and mode == "stated":
                 issues.bad(n, "confidence", "confidence not a number",
                            f"stated confidence {unparseable!r} ({where}) is not a number", sample_id=sid,
@@ -478,11 +671,14 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
                        f"no confidence found (looked in {looked}); completion: {short_text(text)[:80]!r}",
                        sample_id=sid, preview=text)
             continue
-        pct_any |= pct
+        forms.append(form)
         where_count[where] += 1
         from_lp.append(where.startswith("answer-letter"))
         pos_l.append(n)
         ids.append(sid)
+        if ckey:
+            cv = get_or(sample, ckey)
+            cluster_vals.append(None if cv is None or isinstance(cv, dict | list) else str(cv))
         ep = as_number(sample.get("epoch"))
         epochs.append(int(ep) if ep is not None and math.isfinite(ep) else 1)
         conf.append(c)
@@ -537,19 +733,42 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
 
     values = np.asarray(conf, dtype=np.float64)
     lp_rows = np.asarray(from_lp, dtype=bool)
+    keep = np.ones(values.size, dtype=bool)
+    reading = None
     if mode == LOGPROB or lp_rows.all():
         # token probabilities are probabilities: no scale to detect or override
         scale = LOGPROB_SCALE
+        values, _ = onto_ends(values, scale)
+        bad = np.where(scale.contains(values), SCALE_OK, OUTSIDE)
     else:
-        scale = options.rescale or detect_scale(values[~lp_rows], percent_strings=pct_any)
+        # each stated value by its written form ("95%", "0.6", "65"), bare numbers by the bulk rule
+        st = ~lp_rows
+        try:
+            reading = read_scale(values[st], np.asarray(forms, dtype=np.int8)[st], given=options.rescale,
+                                 mixed=options.mixed_scales)
+        except CalibError as exc:
+            raise CalibError(f"{source.name}: {exc}") from None
+        scale = reading.scale
+        raw = values
+        values = values.copy()
+        values[st] = reading.stated
         # fallback rows hold probabilities; put them on the stated scale of the others
-        values = np.where(lp_rows, scale.to_stated(values), values)
-    inside = scale.contains(values)
-    keep = np.ones(values.size, dtype=bool)
-    for i in np.flatnonzero(~inside):
-        issues.bad(pos_l[i], "confidence", "outside the scale",
-                   f"confidence {values[i]:g} is outside the {scale.name} scale [{scale.lo:g}, {scale.hi:g}]",
-                   sample_id=ids[i])
+        values[lp_rows] = scale.to_stated(raw[lp_rows])
+        bad = np.full(values.size, SCALE_OK, dtype=np.int8)
+        bad[st] = reading.bad
+        bad[lp_rows] = np.where(scale.contains(values[lp_rows]), SCALE_OK, OUTSIDE)
+        notes.extend(reading.notes)
+        notes.extend(f"warning: {w}" for w in reading.warnings)
+    st_index = np.cumsum(~lp_rows) - 1  # position among the stated rows, for reading.why
+    for i in np.flatnonzero(bad != SCALE_OK):
+        if reading is not None and not lp_rows[i]:
+            why = reading.why(int(st_index[i]), float(raw[i]))
+            shown = raw[i]
+        else:
+            why = f"is outside the {scale.name} scale [{scale.lo:g}, {scale.hi:g}]"
+            shown = values[i]
+        issues.bad(pos_l[i], "confidence", "ambiguous scale" if bad[i] == AMBIGUOUS else "outside the scale",
+                   f"confidence {shown:.12g} {why}", sample_id=ids[i])
         keep[i] = False
     if not keep.any():
         first = issues.log.issues()[0].message()
@@ -568,6 +787,10 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
         group=np.asarray(groups, dtype=str)[sel] if any(groups) else None,
         options=None,
         text=np.asarray(texts, dtype=str)[sel],
+        # epochs of one sample are dependent: the sample is the cluster (calib.clusters)
+        cluster=(np.asarray(cluster_vals, dtype=object)[sel] if ckey
+                 else np.asarray(ids, dtype=object)[sel] if multi_epoch else None),
+        cluster_how=f"field {ckey!r}" if ckey else "Inspect epochs: sample id" if multi_epoch else "",
     )
     if mode == LOGPROB:
         notes.append("confidence: exp(logprob) of the token spelling the answer letter (a token probability, "
@@ -581,17 +804,22 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
         notes.append(f"no confidence on {len(no_conf_ids):,} sample(s): {_ids(no_conf_ids)}")
     if multi_epoch:
         notes.append("several epochs: one row per sample and epoch (item id 'id#epoch')")
+        if options.cluster_key is None:
+            notes.append(f"{max(epochs)} epochs of {len(set(ids)):,} samples: intervals resample samples "
+                         "(the epochs of a sample are one cluster); --cluster-key none treats rows as independent")
     if rows.group is not None:
         notes.append(f"group: {fields['group']}")
-    return rows, _report(source, n, issues, fields, scale, notes, kept=int(sel.size))
+    return rows, _report(source, n, issues, fields, scale, notes, kept=int(sel.size), reading=reading)
 
 
 def _report(source: Source, n: int, issues: IssueCollector, fields: dict[str, str | None],
-            scale: Scale | None, notes: list[str], kept: int = 0) -> LoadReport:
+            scale: Scale | None, notes: list[str], kept: int = 0, reading: ScaleReading | None = None) -> LoadReport:
     return LoadReport(
         source=source.name, format="inspect", lines_read=n, blank=0, kept=kept, dropped=issues.dropped,
         dropped_by_reason=dict(issues.log.counts), issues=issues.log.issues(), fields=fields,
         scale=None if scale is None else scale.to_dict(), notes=tuple(notes),
+        forms={} if reading is None else dict(reading.forms),
+        warnings=() if reading is None else reading.warnings,
     )
 
 
@@ -608,7 +836,8 @@ def _h(header: dict[str, Any], path: str) -> str:
 
 
 def _header_accuracy(header: dict[str, Any], scorer: str) -> float | None:
-    for s in get_or(header, "results.scores") or []:
+    scores = get_or(header, "results.scores")
+    for s in scores if isinstance(scores, list) else []:
         if isinstance(s, dict) and s.get("name") == scorer:
             return as_number(get_path(s, "metrics.accuracy.value"))
     return None

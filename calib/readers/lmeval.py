@@ -45,9 +45,19 @@ from typing import Any
 
 import numpy as np
 
+from calib import clusters
 from calib.dataset import Dataset
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source, read_source
+from calib.loading import (
+    TOO_DEEP,
+    JsonLimitError,
+    LoadOptions,
+    Source,
+    big_int,
+    check_json_size,
+    json_loads,
+    read_source,
+)
 from calib.loadreport import LoadReport, merge_reports
 from calib.options import TOP_LABEL_SCALE, length_normalise, option_letters, pad_rows, to_judgments
 from calib.readers.logprobs import IssueCollector, JsonLines, as_number, short_text
@@ -300,9 +310,12 @@ def _array_items(source: Source, options: LoadOptions, issues: IssueCollector): 
 
     def gen():  # type: ignore[no-untyped-def]
         try:
+            check_json_size(source.data, "the JSON array", options, whole_file=True)
             text = source.data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise CalibError(f"{source.name}: not UTF-8 text (byte {exc.start})") from None
+        except JsonLimitError as exc:
+            raise CalibError(f"{source.name}: {exc}; write the samples as JSON Lines (lm-eval >= 0.4.3 does)") from None
         dec = json.JSONDecoder()
         pos = text.index("[") + 1
         n = 0
@@ -321,7 +334,16 @@ def _array_items(source: Source, options: LoadOptions, issues: IssueCollector): 
             if n > options.max_rows:
                 raise CalibError(f"{source.name}: more than {options.max_rows:,} samples; refused")
             try:
-                obj, end = dec.raw_decode(text, pos)
+                try:
+                    obj, end = dec.raw_decode(text, pos)
+                except json.JSONDecodeError:
+                    raise
+                except ValueError:  # an integer over Python's digit limit: read as a float
+                    obj, end = json.JSONDecoder(parse_int=big_int).raw_decode(text, pos)
+            except RecursionError:  # where the sample ends is unknown: the rest is lost too
+                issues.bad(n, None, "invalid JSON", f"sample {n} cannot be read: {TOO_DEEP}; "
+                           "the rest of the array cannot be read", preview=text[pos:pos + 160])
+                return
             except json.JSONDecodeError as exc:
                 line = text.count("\n", 0, exc.pos) + 1
                 issues.bad(n, None, "truncated file" if exc.pos >= len(text) - 1 else "invalid JSON",
@@ -539,7 +561,8 @@ def read_folder(files: list[tuple[str, bytes]], *, name: str, options: LoadOptio
         if RESULTS_RE.match(base):
             try:
                 src = read_source(path, data, options)
-                obj = json.loads(src.data.decode("utf-8-sig"))
+                check_json_size(src.data, base, options)
+                obj = json_loads(src.data.decode("utf-8-sig"))
                 if isinstance(obj, dict):
                     results.append((base, obj))
                 notes.append(f"skipped {base}: lm-eval's aggregate results (used to check the recomputed scores)")
@@ -608,6 +631,7 @@ def read_folder(files: list[tuple[str, bytes]], *, name: str, options: LoadOptio
     rest = [n for r in reports for n in r.notes[4:]]
     report = merge_reports(reports, source=name, fmt="lmeval")
     report = replace(report, notes=tuple(dict.fromkeys(head + notes + rest)))
+    rows, report = clusters.infer(rows, report, options)  # repeated task/doc_id: intervals resample docs
     return Dataset(name, from_judgments(rows), report, rows)
 
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source
+from calib.loading import JsonLimitError, LoadOptions, Source, json_loads
 from calib.loadreport import IssueLog, LineIssue, LoadReport, preview_of
 from calib.options import (
     NORMALISATIONS,
@@ -142,7 +142,10 @@ class JsonLines:
                                 preview=raw.decode("utf-8", "replace"))
                 continue
             try:
-                obj = json.loads(text)
+                obj = json_loads(text)
+            except JsonLimitError as exc:  # valid JSON nested deeper than Python reads
+                self.issues.bad(no, None, "invalid JSON", f"cannot be read: {exc}", preview=text)
+                continue
             except ValueError as exc:
                 if no == last and not ends_with_newline:
                     self.issues.bad(no, None, "truncated line",
@@ -215,7 +218,10 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond the float range (1e400 written out)
+            return math.inf if value > 0 else -math.inf
     if isinstance(value, str):
         try:
             return float(value.strip())

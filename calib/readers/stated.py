@@ -35,10 +35,19 @@ The report's ``fields`` says which keys were used and its ``notes`` say how.
 
 Scale
 -----
-:func:`calib.scale.detect_scale` over the confidences of the lines that passed every
-other check (percent scale when at least half of them were percent strings), unless
-``options.rescale`` gives it. ``Judgments.stated`` keeps the number as written
-(``"85%"`` is 85), ``Judgments.prob`` is ``scale.to_prob(stated)``.
+:func:`calib.scale.read_scale` over the confidences of the lines that passed every
+other check: a percent string (``"85%"``) is on 0-100 whatever the other lines say;
+bare numbers (JSON numbers and numeric strings) are on ``options.rescale`` or on the
+scale the bulk of them fits (:func:`calib.scale.detect_scale`: at most 5% of them
+outside, reported as ``outside the scale``; a value within 1e-9 of the span beyond an
+end is on it). Bare numbers in two ranges, between 0 and 1 next to numbers above 1
+(0.85 and 85), are refused with both counts unless ``options.mixed_scales`` reads each
+by its range; a few (at most the 5% allowance) are ``ambiguous scale`` bad lines.
+``Judgments.stated`` keeps the number as written (``"85%"`` is 85) when every value has
+one form; with several forms it is on the commonest form's scale (the others converted
+through their probability, counted in ``report.forms`` and a note). ``Judgments.prob``
+is ``scale.to_prob(stated)``. A ``--rescale`` that contradicts the values is applied and
+warned about (``report.warnings``, :func:`calib.scale.rescale_warnings`).
 
 Bad lines
 ---------
@@ -49,7 +58,8 @@ checked in this order: ``line too long`` (bytes, ``options.max_line_chars``),
 newline that ends inside its JSON), ``not a JSON object``, ``missing confidence``
 (absent or null), ``non-numeric confidence``, ``NaN/Infinity`` (Python's ``json``
 reads ``NaN``/``Infinity`` literals and ``1e400``; they are refused here), then
-``missing outcome`` / ``unknown outcome token``, and last ``outside the scale``.
+``missing outcome`` / ``unknown outcome token``, and last ``outside the scale`` or
+``ambiguous scale``.
 A ``NaN`` in a field that is not used does not drop the line. Blank lines are
 counted (``report.blank``); a UTF-8 byte-order mark (at the start of the file or
 of a line, as when files were concatenated) and CRLF line ends are accepted.
@@ -85,7 +95,6 @@ import json
 import math
 import os
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -98,10 +107,13 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source
+from calib.loading import JsonLimitError, LoadOptions, Source, json_loads
 from calib.loadreport import EXAMPLES_PER_REASON, LineIssue, LoadReport, preview_of
 from calib.rows import Judgments
-from calib.scale import detect_scale
+from calib.scale import AMBIGUOUS as SCALE_AMBIGUOUS
+from calib.scale import FORM_NUMBER, FORM_PERCENT, read_scale
+from calib.scale import OK as SCALE_OK
+from calib.scale import OUTSIDE as SCALE_OUTSIDE
 
 CONFIDENCE_KEYS: tuple[str, ...] = (
     "confidence", "stated_confidence", "verbalized_confidence", "verbal_confidence",
@@ -165,6 +177,7 @@ R_NOT_FINITE = "NaN/Infinity"
 R_MISSING_OUTCOME = "missing outcome"
 R_BAD_OUTCOME = "unknown outcome token"
 R_OUTSIDE = "outside the scale"
+R_AMBIGUOUS = "ambiguous scale"
 
 _BOM = b"\xef\xbb\xbf"
 _OK, _MISSING, _NON_NUMERIC, _NOT_FINITE, _BAD = 0, 1, 2, 3, 4
@@ -544,9 +557,9 @@ class _Slow:
                      raw.decode("utf-8", "replace"))
             return
         try:
-            obj = _loads(text)
-        except RecursionError:
-            self.bad(no, None, R_JSON, "not valid JSON: nested too deeply", text)
+            obj = json_loads(text)
+        except JsonLimitError as exc:  # valid JSON, but nested deeper than Python reads
+            self.bad(no, None, R_JSON, f"cannot be read: {exc}", text)
             return
         except json.JSONDecodeError as exc:
             if no == ctx.last_line and ctx.unterminated and _cut_off(text, exc):
@@ -598,22 +611,6 @@ class _Slow:
             text=None if f.text is None else np.array(cols[6], dtype=object),
             issues=self.ex.issues, counts=self.ex.counts, blank=self.blank,
         )
-
-
-def _big_int(digits: str) -> int | float:
-    limit = sys.get_int_max_str_digits()
-    return int(digits) if limit == 0 or len(digits.lstrip("-")) <= limit else float(digits)
-
-
-def _loads(text: str) -> Any:
-    """``json.loads``; an integer literal over Python's digit limit (4,300; JSON has
-    none) is read as a float (``inf``) rather than making the whole line unreadable."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise
-    except ValueError:
-        return json.loads(text, parse_int=_big_int)
 
 
 def _kind(obj: Any) -> str:
@@ -1128,8 +1125,11 @@ def _chunks(data: bytes, size: int) -> list[tuple[int, int, int, int]]:
 
 
 # ------------------------------------------------------------------- driver
-def _sample(data: bytes, name: str) -> _Sample:
-    """Parse the first objects of the file (the per-line rules) to find the fields."""
+def _sample(data: bytes, name: str, max_line: int) -> _Sample:
+    """Parse the first objects of the file (the per-line rules) to find the fields.
+
+    A line over ``max_line`` bytes is skipped unread, as the per-line path reports it:
+    the sample must not parse what the limit refuses."""
     objects: list[dict[str, Any]] = []
     problems: Counter[str] = Counter()
     first: str | None = None
@@ -1137,22 +1137,35 @@ def _sample(data: bytes, name: str) -> _Sample:
     while pos < len(data) and nonblank < SAMPLE_LINES and len(objects) < SAMPLE_OBJECTS:
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
+        if end - pos > max_line + 4:  # a BOM and a CR are not counted
+            pos, no, nonblank = end + 1, no + 1, nonblank + 1
+            problems[R_TOO_LONG] += 1
+            if first is None:
+                first = f"line {no}: {end - pos:,} bytes, over the {max_line:,} limit"
+            continue
         raw = data[pos:end].removeprefix(_BOM).rstrip(b"\r")
         pos, no = end + 1, no + 1
         if not raw.strip(b" \t\r"):
             continue
         nonblank += 1
+        if len(raw) > max_line:
+            problems[R_TOO_LONG] += 1
+            first = first or f"line {no}: {len(raw):,} bytes, over the {max_line:,} limit"
+            continue
         try:
-            obj = _loads(raw.decode("utf-8"))
+            obj = json_loads(raw.decode("utf-8"))
         except UnicodeDecodeError:
             reason = R_UTF8
-        except (ValueError, RecursionError):
+        except ValueError:  # invalid, or nested too deeply (JsonLimitError)
             reason = R_JSON
         else:
             if isinstance(obj, dict):
                 objects.append(obj)
                 continue
             reason = R_NOT_OBJECT
+            if first is None and isinstance(obj, list):  # a JSON array, not JSON Lines
+                first = (f"line {no}: a JSON array of {len(obj):,} item(s), not one object per line; "
+                         "write each item on a line of its own (JSON Lines)")
         problems[reason] += 1
         if first is None:
             first = f"line {no}: {preview_of(raw.decode('utf-8', 'replace'))[:80]!r}"
@@ -1204,7 +1217,7 @@ def read(source: Source, options: LoadOptions, *, fast: bool = True) -> tuple[Ju
             f"{name}: more than {options.max_rows:,} lines ({n_lines:,}); refused "
             "(raise max_rows if this file is genuine, or aggregate it to a count table value,n,correct)"
         )
-    sample = _sample(data, name)
+    sample = _sample(data, name, options.max_line_chars)
     fields, notes = _resolve(sample, options, name)
     ctx = _Ctx(
         name=name, options=options, fields=fields, last_line=n_lines,
@@ -1249,31 +1262,31 @@ def _finish(
         issues.extend(p.issues)
     blank = sum(p.blank for p in parts)
 
-    # the scale, from the lines that passed every other check
-    if options.rescale is not None:
-        scale = options.rescale
-    else:
-        try:
-            scale = detect_scale(conf, percent_strings=bool(conf.size) and 2 * int(pct.sum()) >= conf.size)
-        except CalibError as exc:
-            raise CalibError(f"{name}: {exc}") from None
-        if pct.any() and scale.name != "percent":
-            notes.append(f"{int(pct.sum()):,} confidences written as percent strings read as numbers on {scale.name}")
-        elif scale.name == "percent" and not pct.all():
-            notes.append(f"{int((~pct).sum()):,} confidences written as plain numbers read on the same 0-100 scale")
-    inside = scale.contains(conf)
-    out = np.flatnonzero(~inside)
-    for i in out[:EXAMPLES_PER_REASON]:
-        v = _num(float(conf[i])) + ("%" if pct[i] else "")
-        issues.append(LineIssue(
-            int(line[i]), f.confidence.name, R_OUTSIDE,
-            f"{f.confidence.name} {v} is outside the {scale.name} scale [{scale.lo:g}, {scale.hi:g}]",
-            "", name,
-        ))
-    if out.size:
-        counts[R_OUTSIDE] += int(out.size)
+    # the scale, from the lines that passed every other check; each value by its written
+    # form ("85%" is on 0-100 whatever the others are), bare numbers by the bulk rule
+    try:
+        reading = read_scale(conf, np.where(pct, FORM_PERCENT, FORM_NUMBER), given=options.rescale,
+                             mixed=options.mixed_scales)
+    except CalibError as exc:
+        raise CalibError(f"{name}: {exc}") from None
+    scale = reading.scale
+    notes.extend(reading.notes)
+    warnings = list(reading.warnings)
+    notes.extend(f"warning: {w}" for w in warnings)
+    inside = reading.bad == SCALE_OK
+    for code, reason in ((SCALE_OUTSIDE, R_OUTSIDE), (SCALE_AMBIGUOUS, R_AMBIGUOUS)):
+        out = np.flatnonzero(reading.bad == code)
+        for i in out[:EXAMPLES_PER_REASON]:
+            v = _num(float(conf[i])) + ("%" if pct[i] else "")
+            issues.append(LineIssue(
+                int(line[i]), f.confidence.name, reason,
+                f"{f.confidence.name} {v} {reading.why(int(i), float(conf[i]))}", "", name,
+            ))
+        if out.size:
+            counts[reason] += int(out.size)
+    conf = reading.stated
     issues = _first_examples(issues)
-    if out.size:
+    if not inside.all():
         issues = _with_previews(issues, data)
     if options.strict and issues:
         first = min(issues, key=lambda i: i.line)
@@ -1323,7 +1336,7 @@ def _finish(
             "id": None if f.item_id is None else f.item_id.name,
             "text": None if f.text is None else f.text.name,
         },
-        scale=scale.to_dict(), notes=tuple(notes),
+        scale=scale.to_dict(), notes=tuple(notes), forms=dict(reading.forms), warnings=tuple(warnings),
     )
     return rows, report
 
@@ -1342,7 +1355,8 @@ def _first_examples(issues: list[LineIssue]) -> list[LineIssue]:
 def _with_previews(issues: list[LineIssue], data: bytes) -> list[LineIssue]:
     """Fill in the previews of the scale issues (found after parsing, from numbers only)
     by re-reading just the chunks that hold those lines."""
-    want = sorted({i.line for i in issues if i.reason == R_OUTSIDE})
+    later = (R_OUTSIDE, R_AMBIGUOUS)
+    want = sorted({i.line for i in issues if i.reason in later})
     text: dict[int, str] = {}
     spans = _chunks(data, CHUNK_BYTES)
     firsts = [s[2] for s in spans]
@@ -1352,7 +1366,7 @@ def _with_previews(issues: list[LineIssue], data: bytes) -> list[LineIssue]:
         raw = data[start:end].split(b"\n")[no - first]
         raw = raw.removeprefix(_BOM).removesuffix(b"\r")
         text[no] = preview_of(raw.decode("utf-8", "replace"))
-    return [replace(i, preview=text[i.line]) if i.reason == R_OUTSIDE else i for i in issues]
+    return [replace(i, preview=text[i.line]) if i.reason in later else i for i in issues]
 
 
 def _width(a: np.ndarray) -> int:

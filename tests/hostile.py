@@ -1,0 +1,419 @@
+"""A hostile-input corpus: one generator per class of input that once crashed a reader
+or took the server's memory (issue 9, item 7), and the outcome each must get.
+
+Every :class:`Case` writes the bytes of one file with :meth:`Case.bytes`; ``size``
+is the hostile part's size (a line's length, a nesting depth, a row count...). The
+tests use :attr:`Case.small` (fast, still over every limit it probes); the memory
+benchmark (``bench/bench_hostile_memory.py``) uses :attr:`Case.full`, the size that
+once cost gigabytes, at most 5 MB on disk. Nothing here is committed as data: the
+files are generated in a temporary folder.
+
+Each case says what the command line must answer: the exit code (0: the valid rows
+are kept and the bad ones reported; 2: the file is refused with a message), the
+fragments the message must hold (the line or sample, and the reason), and how many
+rows are kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Valid rows every stated-confidence case carries besides its hostile part.
+GOOD = 20
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input and the answer it must get.
+
+    Attributes
+    ----------
+    name:
+        File name (its extension chooses the reader).
+    make:
+        ``make(size)`` returns the file's bytes.
+    small, full:
+        ``size`` for the tests and for the memory benchmark.
+    exit:
+        Expected exit code of ``calib audit``: 0 or 2.
+    says:
+        Fragments the output must contain (case-insensitive): the line or sample
+        and the reason.
+    kept:
+        Rows kept (exit 0).
+    """
+
+    name: str
+    make: Callable[[int], bytes]
+    small: int
+    full: int
+    exit: int
+    says: tuple[str, ...]
+    kept: int | None = None
+
+    def bytes(self, full: bool = False) -> bytes:
+        return self.make(self.full if full else self.small)
+
+
+# --------------------------------------------------------------- building blocks
+def good_lines(n: int = GOOD, start: int = 0) -> bytes:
+    """``n`` valid stated-confidence lines (ids ``q<start>``...)."""
+    return b"".join(
+        json.dumps({"id": f"q{i}", "confidence": 50 + 10 * (i % 5), "correct": i % 2 == 0}).encode() + b"\n"
+        for i in range(start, start + n)
+    )
+
+
+def gz(data: bytes) -> bytes:
+    return gzip.compress(data, 6, mtime=0)
+
+
+def deep(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+def inspect_sample(i: int, sid: str | None = None) -> dict:
+    return {
+        "id": sid if sid is not None else f"s{i}", "epoch": 1,
+        "input": f"question {i}", "target": "A",
+        "output": {"completion": "ANSWER: A"},
+        "scores": {"match": {"value": "C" if i % 2 == 0 else "I", "answer": "A",
+                             "metadata": {"confidence": 50 + 10 * (i % 5)}}},
+    }
+
+
+def inspect_header() -> dict:
+    return {"version": 2, "status": "success",
+            "eval": {"task": "hostile", "model": "m", "scorers": [{"name": "match"}]}}
+
+
+def eval_zip(members: list[tuple[str, bytes]]) -> bytes:
+    """A deflate ``.eval`` archive with these members (header first)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def good_eval(n: int = GOOD, extra: list[tuple[str, bytes]] | None = None, header: bytes | None = None) -> bytes:
+    members = [("header.json", header if header is not None else json.dumps(inspect_header()).encode())]
+    members += [(f"samples/s{i}_epoch_1.json", json.dumps(inspect_sample(i)).encode()) for i in range(n)]
+    return eval_zip(members + (extra or []))
+
+
+def logprob_lines(n: int = GOOD) -> bytes:
+    return b"".join(
+        json.dumps({"id": f"q{i}", "logprobs": [-0.2 - 0.1 * (i % 3), -1.5, -2.5], "gold": i % 2}).encode() + b"\n"
+        for i in range(n)
+    )
+
+
+def lmeval_sample(i: int) -> dict:
+    args = {f"gen_args_{k}": {"arg_0": "Q?\nAnswer:", "arg_1": f" {c}"} for k, c in enumerate("AB")}
+    return {"doc_id": i, "doc": {"question": "Q?", "choices": ["A", "B"], "answer": i % 2},
+            "target": str(i % 2), "arguments": args,
+            "filtered_resps": [[str(-0.5 - 0.1 * (i % 3)), "False"], ["-1.0", "False"]],
+            "acc": float(i % 2 == 0), "acc_norm": float(i % 2 == 0)}
+
+
+def parquet(rows: int) -> bytes:
+    """A count table of ``rows`` identical rows, written a million at a time (a few
+    kB per million on disk)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    block = min(rows, 1_000_000)
+    table = pa.table({"value": pa.array([90.0] * block), "n": pa.array([1] * block), "correct": pa.array([1] * block)})
+    with pq.ParquetWriter(buf, table.schema, compression="zstd") as w:
+        left = rows
+        while left > 0:
+            w.write_table(table.slice(0, min(block, left)))
+            left -= block
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------- generators
+def long_first_line(size: int) -> bytes:
+    """A gzip whose first line is ``size`` bytes: the field sampler used to parse it."""
+    pad = b"a" * max(0, size - 60)
+    return gz(b'{"confidence": 90, "correct": true, "pad": "' + pad + b'"}\n' + good_lines())
+
+
+def deep_line(size: int) -> bytes:
+    return good_lines() + b'{"confidence": 90, "correct": true, "x": ' + deep(size) + b"}\n"
+
+
+def deep_first_line(size: int) -> bytes:
+    return b'{"confidence": 90, "correct": true, "x": ' + deep(size) + b"}\n" + good_lines()
+
+
+def deep_array_line(size: int) -> bytes:
+    """Not an object at all: a bare array nested ``size`` deep."""
+    return good_lines() + deep(size) + b"\n"
+
+
+def huge_ints(size: int) -> bytes:
+    """Integers too large for a float (400 digits) and beyond Python's int-string limit."""
+    big = b"9" * size
+    return good_lines() + b"".join([
+        b'{"confidence": ' + b"9" * 400 + b', "correct": true}\n',
+        b'{"confidence": ' + big + b', "correct": true}\n',
+        b'{"confidence": -' + big + b', "correct": false}\n',
+        b'{"confidence": 90, "correct": ' + big + b"}\n",
+    ])
+
+
+def int64_overflow(size: int) -> bytes:
+    """Valid rows whose unused fields hold integers beyond int64 (kept), and a
+    confidence beyond int64 (outside the scale)."""
+    return good_lines() + b"".join([
+        b'{"confidence": 70, "correct": true, "id": 99999999999999999999}\n',
+        b'{"confidence": 70, "correct": false, "tokens": 18446744073709551616}\n',
+        b'{"confidence": 18446744073709551616, "correct": true}\n',
+    ])
+
+
+def lone_surrogates(size: int) -> bytes:
+    """Lone surrogates in an id, a question, a bad confidence and a bad line's preview."""
+    return good_lines() + b"".join([
+        b'{"id": "\\ud800", "question": "x \\udfff y", "confidence": 80, "correct": true}\n',
+        b'{"id": "ok\\udc80", "confidence": 60, "correct": false}\n',
+        b'{"id": "bad", "confidence": "\\ud83d", "correct": true}\n',
+        b'{"confidence": 90, "correct": "\\udbff"}\n',
+    ])
+
+
+def array_one_line(size: int) -> bytes:
+    """Stated rows written as one JSON array on one line (not JSON Lines)."""
+    rows = [{"confidence": 50 + 10 * (i % 5), "correct": i % 2 == 0} for i in range(max(GOOD, size))]
+    return json.dumps(rows).encode() + b"\n"
+
+
+def array_counts(size: int) -> bytes:
+    return json.dumps([{"value": v, "n": 10, "correct": v // 10 - 1} for v in range(50, 101, 10)]).encode()
+
+
+def nonfinite_tokens(size: int) -> bytes:
+    return good_lines() + b"".join(
+        b'{"confidence": ' + t + b', "correct": true}\n' for t in (b"NaN", b"Infinity", b"-Infinity", b"1e999", b"-1e999")
+    )
+
+
+def boms(size: int) -> bytes:
+    """A BOM before line 1 and before line 11 (accepted) and inside a line (not JSON)."""
+    lines = good_lines().splitlines(keepends=True)
+    lines[10] = b"\xef\xbb\xbf" + lines[10]
+    return b"\xef\xbb\xbf" + b"".join(lines) + b'{"confidence": 90,\xef\xbb\xbf "correct": true}\n'
+
+
+def nul_bytes(size: int) -> bytes:
+    return good_lines() + b'{"id": "a\x00b", "confidence": 90, "correct": true}\n' + b"\x00" * size + b"\n"
+
+
+def duplicate_keys(size: int) -> bytes:
+    """A line naming its confidence twice: the value used is ambiguous."""
+    return good_lines() + b'{"confidence": 90, "confidence": 20, "correct": true}\n'
+
+
+def binary_noise(size: int) -> bytes:
+    import random
+
+    rng = random.Random(9)
+    return bytes(rng.randrange(256) for _ in range(size))
+
+
+def only_cr(size: int) -> bytes:
+    """Lines ended by a bare carriage return (old Mac): one long line to a JSONL reader."""
+    return good_lines().replace(b"\n", b"\r")
+
+
+def gzip_bomb(size: int) -> bytes:
+    """``size`` MiB of newlines gzipped (about 1,000:1): refused past the decompression cap."""
+    z = zlib_compressor()
+    block = b"\n" * (1 << 20)
+    out = [z.compress(block) for _ in range(size)]
+    return b"".join(out) + z.flush()
+
+
+def zlib_compressor():  # type: ignore[no-untyped-def]
+    import zlib
+
+    return zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+
+
+def gzip_in_gzip(size: int) -> bytes:
+    return gz(gz(good_lines()))
+
+
+def zip_in_gzip(size: int) -> bytes:
+    return gz(good_eval())
+
+
+def parquet_rows(size: int) -> bytes:
+    return parquet(size)
+
+
+def parquet_named_jsonl(size: int) -> bytes:
+    return parquet(10)
+
+
+def csv_formula(size: int) -> bytes:
+    """A count table whose group cells are spreadsheet formulas (kept as labels)."""
+    return (b"group,value,n,correct\n" + b'"=HYPERLINK(""http://x"")",90,10,9\n' +
+            b"@SUM(A1),70,10,7\n+1-1,50,10,5\n")
+
+
+def csv_bad_value(size: int) -> bytes:
+    return b"value,n,correct\n90,10,9\n=1+1,10,5\n"
+
+
+def csv_huge_counts(size: int) -> bytes:
+    """Counts beyond int64 and beyond a float's exact integers."""
+    return b"value,n,correct\n90,10,9\n70," + b"9" * 30 + b",5\n"
+
+
+def csv_rows(size: int) -> bytes:
+    return b"value,n,correct\n" + b"90,1,1\n" * size
+
+
+def csv_long_cell(size: int) -> bytes:
+    return b"group,value,n,correct\n" + b"a" * size + b",90,1,1\n"
+
+
+def eval_empty(size: int) -> bytes:
+    return b""
+
+
+def eval_deep_sample(size: int) -> bytes:
+    bad = b'{"id": "deep", "epoch": 1, "scores": ' + deep(size) + b"}"
+    return good_eval(extra=[("samples/deep_epoch_1.json", bad)])
+
+
+def eval_parse_bomb(size: int) -> bytes:
+    """A sample member of ``size`` bytes of empty arrays: small inflated, ~25x parsed."""
+    n = max(1, (size - 100) // 3)
+    bad = b'{"id": "bomb", "epoch": 1, "pad": [' + b"[]," * n + b'[]], "scores": {}}'
+    return good_eval(extra=[("samples/bomb_epoch_1.json", bad)])
+
+
+def eval_huge_header(size: int) -> bytes:
+    """header.json with a ``size``-byte string in it."""
+    head = inspect_header()
+    head["pad"] = "x" * size
+    return good_eval(header=json.dumps(head).encode())
+
+
+def eval_deep_header(size: int) -> bytes:
+    return good_eval(header=b'{"eval": ' + deep(size) + b"}")
+
+
+def eval_many_members(size: int) -> bytes:
+    return good_eval(n=size)
+
+
+def eval_zip_slip(size: int) -> bytes:
+    """Member names that would escape a folder if extracted (never extracted)."""
+    s = json.dumps(inspect_sample(99, "slip")).encode()
+    return good_eval(extra=[("samples/../../../../tmp/calib_zip_slip_epoch_1.json", s),
+                            ("/tmp/calib_zip_slip_abs.json", s)])
+
+
+def eval_surrogate_id(size: int) -> bytes:
+    s = json.dumps(inspect_sample(98, "\ud800")).encode()
+    return good_eval(extra=[("samples/sur_epoch_1.json", s)])
+
+
+def json_log_deep(size: int) -> bytes:
+    log = inspect_header()
+    log["samples"] = [inspect_sample(i) for i in range(GOOD)]
+    text = json.dumps(log).encode()
+    return text[:-2] + b', {"id": "deep", "scores": ' + deep(size) + b"}]}"
+
+
+def json_log_parse_bomb(size: int) -> bytes:
+    log = inspect_header()
+    log["samples"] = [inspect_sample(i) for i in range(GOOD)]
+    text = json.dumps(log).encode()
+    n = max(1, size // 3)
+    return text[:-2] + b', {"id": "bomb", "pad": [' + b"[]," * n + b"[]]}]}"
+
+
+def logprobs_deep(size: int) -> bytes:
+    return logprob_lines() + b'{"logprobs": [-1, -2], "gold": 0, "x": ' + deep(size) + b"}\n"
+
+
+def logprobs_huge_numbers(size: int) -> bytes:
+    return logprob_lines() + b"".join([
+        b'{"logprobs": [-' + b"9" * 400 + b", -1], \"gold\": 0}\n",
+        b'{"logprobs": [-' + b"9" * size + b", -1], \"gold\": 0}\n",
+        b'{"logprobs": [-1e999, -1], "gold": 0}\n',
+        b'{"logprobs": [-1, -2], "gold": ' + b"9" * size + b"}\n",
+        b'{"id": "\\ud800", "logprobs": [-1, -2], "gold": 1}\n',
+    ])
+
+
+def lmeval_array_deep(size: int) -> bytes:
+    """Old lm-eval: one JSON array, its last sample nested ``size`` deep."""
+    items = b", ".join(json.dumps(lmeval_sample(i)).encode() for i in range(GOOD))
+    return b"[" + items + b', {"doc_id": 99, "x": ' + deep(size) + b"}]"
+
+
+def lmeval_deep_line(size: int) -> bytes:
+    lines = b"".join(json.dumps(lmeval_sample(i)).encode() + b"\n" for i in range(GOOD))
+    return lines + b'{"doc_id": 99, "filtered_resps": ' + deep(size) + b"}\n"
+
+
+LMEVAL = "samples_hostile_2026-01-01T00-00-00.jsonl"
+LMEVAL_ARRAY = "samples_hostile_2026-01-01T00-00-00.json"
+
+CASES: tuple[Case, ...] = (
+    Case("long_first_line.jsonl.gz", long_first_line, 1_100_000, 200_000_000, 0, ("line 1", "too long"), GOOD),
+    Case("deep_line.jsonl", deep_line, 100_000, 450_000, 0, ("line 21", "nested too deeply"), GOOD),
+    Case("deep_first_line.jsonl", deep_first_line, 100_000, 450_000, 0, ("line 1", "nested too deeply"), GOOD),
+    Case("deep_array_line.jsonl", deep_array_line, 100_000, 450_000, 0, ("line 21", "nested too deeply"), GOOD),
+    Case("huge_ints.jsonl", huge_ints, 5_000, 400_000, 0, ("line 21", "line 22", "line 23", "line 24"), GOOD),
+    Case("int64_overflow.jsonl", int64_overflow, 0, 0, 0, ("line 23", "outside"), GOOD + 2),
+    Case("lone_surrogates.jsonl", lone_surrogates, 0, 0, 0, ("line 23", "line 24"), GOOD + 2),
+    Case("array_one_line.jsonl", array_one_line, GOOD, 200_000, 2, ("line 1", "array")),
+    Case("array_counts.json", array_counts, 0, 0, 0, (), 6),
+    Case("nonfinite.jsonl", nonfinite_tokens, 0, 0, 0, ("line 21", "line 25", "nan/infinity"), GOOD),
+    Case("boms.jsonl", boms, 0, 0, 0, ("line 21", "invalid json"), GOOD),
+    Case("nul_bytes.jsonl", nul_bytes, 1_000, 4_000_000, 0, ("line 21", "line 22"), GOOD),
+    Case("duplicate_keys.jsonl", duplicate_keys, 0, 0, 0, ("line 21", "twice"), GOOD),
+    Case("binary_noise.jsonl", binary_noise, 4_000, 4_000_000, 2, ("line 1",)),
+    Case("only_cr.jsonl", only_cr, 0, 0, 0, (), GOOD),
+    Case("gzip_bomb.jsonl.gz", gzip_bomb, 1_100, 5_000, 2, ("decompresses to more than",)),
+    Case("gzip_in_gzip.jsonl.gz", gzip_in_gzip, 0, 0, 0, (), GOOD),
+    Case("zip_in_gzip.eval.gz", zip_in_gzip, 0, 0, 0, (), GOOD),
+    Case("parquet_rows.parquet", parquet_rows, 1_000_001, 200_000_000, 2, ("rows",)),
+    Case("parquet_named.jsonl", parquet_named_jsonl, 0, 0, 2, ("parquet",)),
+    Case("csv_formula.csv", csv_formula, 0, 0, 0, (), 3),
+    Case("csv_bad_value.csv", csv_bad_value, 0, 0, 2, ("row 2", "value")),
+    Case("csv_huge_counts.csv", csv_huge_counts, 0, 0, 2, ("row 2", "n")),
+    Case("csv_rows.csv", csv_rows, 1_000_001, 1_000_001, 2, ("rows",)),
+    Case("csv_long_cell.csv", csv_long_cell, 1_100_000, 4_000_000, 2, ("line 2", "too long")),
+    Case("empty.eval", eval_empty, 0, 0, 2, ("empty",)),
+    Case("deep_sample.eval", eval_deep_sample, 100_000, 4_000_000, 0, ("deep_epoch_1", "nested too deeply"), GOOD),
+    Case("parse_bomb.eval", eval_parse_bomb, 30_000_000, 200_000_000, 0, ("bomb_epoch_1", "to parse"), GOOD),
+    Case("huge_header.eval", eval_huge_header, 70_000_000, 200_000_000, 2, ("header.json",)),
+    Case("deep_header.eval", eval_deep_header, 100_000, 4_000_000, 2, ("header.json", "nested too deeply")),
+    Case("many_members.eval", eval_many_members, 10_000, 20_000, 0, (), 10_000),
+    Case("zip_slip.eval", eval_zip_slip, 0, 0, 0, (), GOOD + 2),
+    Case("surrogate_id.eval", eval_surrogate_id, 0, 0, 0, (), GOOD + 1),
+    Case("deep_log.json", json_log_deep, 100_000, 4_000_000, 0, ("samples[20]", "nested too deeply"), GOOD),
+    Case("parse_bomb_log.json", json_log_parse_bomb, 30_000_000, 200_000_000, 0, ("samples[20]", "to parse"), GOOD),
+    Case("logprobs_deep.jsonl", logprobs_deep, 100_000, 450_000, 0, ("line 21", "nested too deeply"), GOOD),
+    Case("logprobs_numbers.jsonl", logprobs_huge_numbers, 5_000, 400_000, 0, ("line 21", "line 24"), GOOD + 1),
+    Case(LMEVAL, lmeval_deep_line, 100_000, 450_000, 0, ("line 21", "nested too deeply"), GOOD),
+    Case(LMEVAL_ARRAY, lmeval_array_deep, 100_000, 4_000_000, 0, ("sample 21", "nested too deeply"), GOOD),
+)
+
+#: Cases whose file is compressed or sparse enough that the full size still fits in 5 MB.
+BY_NAME = {c.name: c for c in CASES}
