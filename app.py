@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
-from calib import view as views
-from calib.loading import field_names
+from calib import webguard
+
+if __name__ == "__main__":
+    # A page run. Serving needs none of this, and ui imported before Streamlit's runtime
+    # exists (at the import below) would make each of its caches log a warning.
+    import ui
+    from calib import view as views
+    from calib.loading import field_names
 
 UPLOAD_TYPES = ["jsonl", "ndjson", "json", "gz", "eval", "csv", "parquet"]
 NORMALISATIONS = ("none", "char", "byte", "token")
@@ -136,8 +141,7 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
     with c4:
         st.session_state[f"{prefix}scale"] = ov.scale
         st.selectbox("Scale", ui.SCALE_CHOICES, key=f"{prefix}scale", **cb,
-                     help="auto: detected from the values (see the load report). mixed: the values mix "
-                          "probabilities and a larger scale (0.85 next to 85): up to 1 is a probability.")
+                     help="auto: detected from the values (see the load report).")
     with c5:
         if ov.scale == "custom":
             st.session_state[f"{prefix}custom"] = ov.custom_scale
@@ -176,8 +180,6 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             m3.metric("Format", r.format)
             m4.metric("Distinct stated values", f"{ds.table.pooled_over_groups().cells:,}")
             st.text(r.summary())
-            for w in r.warnings:  # an override that contradicts the data (calib.scale.rescale_warnings)
-                st.warning(ui.md_escape(w))
             scale = ds.table.scale
             st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
             if r.fields:
@@ -222,6 +224,12 @@ def main() -> None:
         ui.threshold_panel(ctx)
 
 
-main()
-# after the page is drawn: the first upload then finds pandas, scipy and the readers loaded
-ui.warm_up()
+if __name__ == "__main__":
+    # a page run (Streamlit executes this file as __main__ for every session and rerun)
+    main()
+    # after the page is drawn: the first upload then finds pandas, scipy and the readers loaded
+    ui.warm_up()
+else:
+    # `streamlit run app.py` finds this st.App and serves it: the same app, with the security
+    # headers and the upload guard in front of every request (calib.webguard).
+    app = st.App(__file__, middleware=webguard.middleware())

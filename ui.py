@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from calib import view as views
-from calib.access import AccessConfig, PasswordGate, user_allowed
+from calib.access import UPLOAD_SESSIONS, AccessConfig, PasswordGate, user_allowed
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.limits import HeavyGate, Limits, MemoryLedger, SessionBudget, estimated_bytes
@@ -111,8 +112,7 @@ SCHEME_LABELS = {
     "mass": "equal-mass bins",
     "corp": "CORP isotonic curve",
 }
-#: "mixed": bare numbers up to 1 are probabilities, above 1 on the detected scale (``--mixed-scales``)
-SCALE_CHOICES = ("auto", "0-1", "0-100", "1-10", "1-5", "mixed", "custom")
+SCALE_CHOICES = ("auto", "0-1", "0-100", "1-10", "1-5", "custom")
 
 
 # =========================================================================== access
@@ -190,7 +190,10 @@ def _budget() -> SessionBudget:
 
 
 def _client_key() -> str:
-    """The address password failures are counted under (the proxy's, behind a proxy)."""
+    """The address password failures are counted under: the connection's peer, or behind
+    a proxy listed in ``CALIB_TRUSTED_PROXIES`` the right-most ``X-Forwarded-For`` hop
+    that is not one (the web server sets it: :func:`calib.webguard.install_proxy_policy`).
+    Streamlit reports loopback as ``None``."""
     ip = st.context.ip_address
     return ip if isinstance(ip, str) and ip else "unknown"
 
@@ -240,7 +243,20 @@ def access() -> Access:
         raw = st.query_params.get(SHARE_PARAM)
         token = None if raw is None else str(raw)
     read_only = token is not None and token not in st.session_state.get(OWNER_KEY, {})
+    _allow_uploads(not read_only)
     return Access(allowed=True, read_only=read_only, user=user)
+
+
+def _allow_uploads(allowed: bool) -> None:
+    """Tell the web server's upload guard (:mod:`calib.webguard`) whether this session
+    may upload: only once it is allowed in and not read-only."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    if allowed:
+        UPLOAD_SESSIONS.add(ctx.session_id)
+    else:
+        UPLOAD_SESSIONS.discard(ctx.session_id)
 
 
 def _password_form(gate: PasswordGate) -> None:
@@ -543,7 +559,7 @@ class Overrides:
         rescale: Scale | None = None
         if self.scale == "custom" and self.custom_scale.strip():
             rescale = parse_rescale(self.custom_scale)
-        elif self.scale not in ("auto", "custom", "mixed"):
+        elif self.scale not in ("auto", "custom"):
             lo, hi = self.scale.split("-")
             rescale = parse_rescale(f"{lo},{hi}")
         return LoadOptions(
@@ -552,7 +568,6 @@ class Overrides:
             group_key=self.group_key or None,
             cluster_key=self.cluster_key or None,
             rescale=rescale,
-            mixed_scales=self.scale == "mixed",
             normalisation=self.normalisation,
             variant=self.variant,
         )

@@ -25,9 +25,11 @@ answers right 95% of the time and stated 0.95, half right 45% and stated 0.8036,
 that both Brier scores are 0.21).
 
 Power: the blind spots of Spiegelhalter's Z at n = 500 and 2,000 (all stated at 100
-with 70% right; 90 meaning 70% and 10 meaning 30%, symmetric overconfidence; 90 meaning
-70% with 60 meaning 95%, which cancel in Z) and near-1 softmax confidences read one
-notch too sure (true ``1 - p`` three times the stated).
+with 70% right, which the verdict's tests reject with p = 0: a wrong answer at 100 is
+impossible under calibration; 90 meaning 70% and 10 meaning 30%, half the answers each,
+symmetric overconfidence, which calibration-in-the-large cannot see; 90 meaning 70%
+with 60 meaning 95%, which cancel in Z) and near-1 softmax confidences read one notch
+too sure (true ``1 - p`` three times the stated).
 
 Datasets are count tables built directly (:func:`calib.table.from_counts` for stated
 values, :func:`calib.table.from_judgments` for continuous ones); each test's Monte Carlo
@@ -98,12 +100,12 @@ def draw(shape: str, n: int, rng: np.random.Generator) -> CountTable:
         return from_counts(np.array([0.8036, 0.95]), cnt, rng.binomial(cnt, [0.45, 0.95]), scale=PROBABILITY)
     if shape == "all100_70":
         return from_counts(np.array([100.0]), np.array([n]), np.array([rng.binomial(n, 0.7)]), scale=S100)
-    if shape == "symmetric":
-        v = rng.choice([10.0, 90.0], n)
-        return stated(v, np.where(v == 90, 0.7, 0.3), rng)
-    if shape == "cancelling":
-        v = rng.choice([60.0, 90.0], n, p=[1600 / 2300, 700 / 2300])
-        return stated(v, np.where(v == 90, 0.7, 0.95), rng)
+    if shape == "symmetric":  # half the answers at each value, so the mean stated equals the hit rate
+        cnt = np.array([n // 2, n - n // 2])
+        return from_counts(np.array([10.0, 90.0]), cnt, rng.binomial(cnt, [0.3, 0.7]), scale=S100)
+    if shape == "cancelling":  # shares for which Spiegelhalter's numerator is 0 in expectation
+        cnt = np.array([round(n * 1600 / 2300), n - round(n * 1600 / 2300)])
+        return from_counts(np.array([60.0, 90.0]), cnt, rng.binomial(cnt, [0.95, 0.7]), scale=S100)
     if shape == "softmax_too_sure":
         q = 10.0 ** -rng.uniform(1, 5, n)
         return continuous(1 - q, rng.random(n) < 1 - np.minimum(3 * q, 1))

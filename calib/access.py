@@ -47,17 +47,32 @@ Environment
 ``CALIB_LOGIN_MAX_FAILURES`` (5), ``CALIB_LOGIN_WINDOW_SECONDS`` (900),
 ``CALIB_LOGIN_GLOBAL_MAX_FAILURES`` (100)
     The lock-out rules above.
+``CALIB_TRUSTED_PROXIES``
+    Addresses or networks (``10.0.0.0/8, ::1``) of reverse proxies in front of the
+    server, comma- or space-separated; unset = none. Failures are counted under the
+    connection's peer address; only when the peer is one of these is
+    ``X-Forwarded-For`` read, and then the right-most address in it that is not a
+    trusted proxy is the client (:func:`client_address`): the left part of the header
+    is whatever the client wrote.
+
+Uploads
+-------
+The upload endpoint takes bytes before any page code runs, so the web server refuses
+(403, :mod:`calib.webguard`) an upload for a session the page has not registered in
+:data:`UPLOAD_SESSIONS`: a session is registered once it is allowed in (password
+given, login accepted, or nothing configured) and not read-only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -341,3 +356,128 @@ def _locked_message(wait_s: float, *, everyone: bool) -> str:
     if everyone:
         return f"Too many wrong passwords on this server recently; sign-in is paused. Try again in {when}."
     return f"Too many wrong passwords; try again in {when}."
+
+
+# ------------------------------------------------------------- proxies
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class TrustedProxies:
+    """The reverse proxies whose ``X-Forwarded-For`` is believed (``CALIB_TRUSTED_PROXIES``).
+
+    Attributes
+    ----------
+    networks:
+        Addresses (as /32 or /128 networks) and networks; empty = trust no proxy.
+    """
+
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> TrustedProxies:
+        """Parse ``"10.0.0.0/8, 192.168.1.5 ::1"``; anything that is not an address or
+        a network raises :class:`CalibError` naming it (a typo must not silently trust
+        nobody, or everybody)."""
+        nets: list[IPNetwork] = []
+        for item in re.split(r"[,\s]+", text or ""):
+            if not item:
+                continue
+            try:
+                nets.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                raise CalibError(
+                    f"CALIB_TRUSTED_PROXIES: {item!r} is not an IP address or network (e.g. 10.0.0.5, 10.0.0.0/8)"
+                ) from None
+        return cls(tuple(nets))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> TrustedProxies:
+        env = os.environ if env is None else env
+        return cls.parse(env.get("CALIB_TRUSTED_PROXIES", ""))
+
+    def contains(self, address: str) -> bool:
+        """True when ``address`` (an IP, possibly IPv4-mapped IPv6) is a trusted proxy."""
+        ip = _ip(address)
+        if ip is None:
+            return False
+        return any(ip.version == n.version and ip in n for n in self.networks)
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An address from a peer or a header entry (``[::1]:443``, ``1.2.3.4:5`` and
+    IPv4-mapped IPv6 are reduced to the address), or ``None``."""
+    s = text.strip()
+    if s.startswith("[") and "]" in s:
+        s = s[1:s.index("]")]
+    elif s.count(":") == 1:
+        s = s.split(":", 1)[0]
+    try:
+        ip = ipaddress.ip_address(s)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def client_address(peer: str, forwarded_for: str | None, trusted: TrustedProxies) -> str:
+    """The address password failures are counted under.
+
+    The connection's ``peer`` unless it is a trusted proxy; then ``X-Forwarded-For``
+    is read from the right (each proxy appends the address it saw) and the first
+    address that is not a trusted proxy is the client. An entry that is not an
+    address stops the walk there: the proxy (the last hop believed) is the client
+    then, so garbage cannot choose a bucket. All hops trusted: the left-most.
+    """
+    if not trusted.contains(peer) or not forwarded_for:
+        return peer
+    current = peer
+    for item in reversed([h for h in forwarded_for.split(",") if h.strip()]):
+        ip = _ip(item)
+        if ip is None:
+            return current
+        current = str(ip)
+        if not trusted.contains(current):
+            return current
+    return current
+
+
+# ------------------------------------------------------------- uploads
+class SessionRegistry:
+    """The Streamlit session ids that may upload (thread-safe; plain Python).
+
+    The page adds a session once it is allowed in (:func:`ui.access`); the web
+    server's guard (:class:`calib.webguard.GuardMiddleware`) asks before it reads an
+    upload's body. At most ``max_size`` ids are kept; when full, the oldest are
+    dropped (a session that lost its place is added again by its next rerun).
+    """
+
+    def __init__(self, max_size: int = 100_000) -> None:
+        self.max_size = int(max_size)
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, session_id: str) -> None:
+        with self._lock:
+            self._ids[session_id] = None
+            self._ids.move_to_end(session_id)
+            while len(self._ids) > self.max_size:
+                self._ids.popitem(last=False)
+
+    def discard(self, session_id: str) -> None:
+        with self._lock:
+            self._ids.pop(session_id, None)
+
+    def contains(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._ids
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._ids)
+
+
+#: The process's registry: shared by the pages and the web server's guard (one
+#: module object per process, whichever imports it first).
+UPLOAD_SESSIONS = SessionRegistry()

@@ -339,6 +339,14 @@ def stated(a: Audit, p: float) -> str:
     return f"{float(a.scale.to_stated(p)):.3g}"
 
 
+def points(a: Audit, gap: float) -> str:
+    """A gap between probabilities, for reading: ``16.7 points`` on a 0-100 scale (where a
+    point of the scale is a percentage point), ``16.7 percentage points`` on any other (on
+    1-10, "points" would read as points of the scale, 11 times larger)."""
+    unit = "points" if (a.scale.lo, a.scale.hi) == (0.0, 100.0) else "percentage points"
+    return f"{abs(100 * gap):.1f} {unit}"
+
+
 def fmt_value(v: float) -> str:
     """A stated value as people write it: ``95``, ``87.5``, ``0.95``."""
     return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
@@ -387,7 +395,7 @@ def _verdict(a: Audit) -> list[str]:
     side = "overconfident" if gap > 0 else "underconfident"
     out.append(
         f"{a.n:,} answers, {_pct(acc, 1)} right{_ci_pct(ci['accuracy'], 1)}; mean stated confidence "
-        f"{stated(a, mc)} on the {a.scale.name} scale, {abs(100 * gap):.1f} points {side} on average."
+        f"{stated(a, mc)} on the {a.scale.name} scale, {points(a, gap)} {side} on average."
     )
     # how the scale was used (a continuous score has no "most common value")
     if not a.pooled and a.top_value is not None and a.distinct_values <= MAX_EXACT_CELLS:
@@ -420,7 +428,7 @@ def _verdict(a: Audit) -> list[str]:
     if a.miscalibrated:
         how: list[str] = []
         if tests["calibration_in_the_large"].rejects(alpha / 3):
-            how.append(f"{side} by {abs(100 * gap):.1f} points on average")
+            how.append(f"{side} by {points(a, gap)} on average")
         impossible = next((tests[k] for k in CALIBRATION_TESTS if tests[k].p_value == 0.0), None)
         if impossible is not None:
             how.append(impossible.note.replace(": impossible if the stated probabilities were the truth (p = 0)",

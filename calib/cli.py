@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import math
 import os
@@ -168,7 +169,8 @@ def _dumps(obj: Any) -> str:
     """Strict JSON: numpy numbers made plain, NaN and infinity made ``null``."""
     from calib.audit import plain
 
-    return json.dumps(plain(obj), indent=2, allow_nan=False, ensure_ascii=False)
+    # ASCII: a lone surrogate from the input (JSON allows "\ud800") is escaped, not a crash
+    return json.dumps(plain(obj), indent=2, allow_nan=False, ensure_ascii=True)
 
 
 def _emit_json(obj: Any) -> None:
@@ -205,6 +207,10 @@ def _load_lines(ds: Dataset) -> list[str]:
     out = [f"Loaded {r.source}: {r.summary()}."]
     if r.scale and r.scale.get("how"):
         out.append(f"Scale: {r.scale['how']}.")
+    if ds.table.clusters is not None:  # dependent rows (calib.clusters)
+        c = ds.table.clusters.to_dict()
+        eff = "" if c["effective_n"] is None else f", effective n {c['effective_n']:,.0f} of {ds.table.total:,}"
+        out.append(f"Clusters: {c['count']:,} ({c['how']}){eff}: intervals resample clusters.")
     out += [f"  {i.message()}" for i in r.issues[:5]]
     if r.dropped > 5:
         out.append(f"  ... {r.dropped - 5:,} more dropped lines (see --json load_report)")
@@ -310,7 +316,7 @@ def write_plot(result: Audit, ds: Dataset, path: str, fmt: str) -> None:
     page = hr.render(f"Reliability diagram: {ds.name}", blocks,
                      subtitle=f"{ds.report.source}: {ds.report.summary()}")
     try:
-        Path(path).write_text(page, encoding="utf-8")
+        Path(path).write_text(page, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise CalibError(f"--plot {path}: cannot write the file ({exc.strerror or exc})") from None
 
@@ -396,6 +402,8 @@ def map_formula(cmap: CalibrationMap) -> str:
     """The map in one line: its formula and parameters."""
     prm, m = cmap.params, cmap.method
     f = f"f(s) = stated probability with the continuity correction c = {cmap.correction:g}"
+    if cmap.steps is not None and cmap.scale.hi - cmap.scale.lo < 2:
+        f += f" in steps of {1 / cmap.steps:g}"  # on 0-1, the resolution of the fitting data
     if m == "platt":
         return f"q = sigmoid({prm['slope']:.4g} logit f(s) + {prm['intercept']:.4g}); {f}"
     if m == "temperature":
@@ -500,7 +508,10 @@ def cmd_apply(args: argparse.Namespace) -> int:
         raise CalibError(f"--out {args.out}: is the input file; write the output to another file")
     ds = _load(args.file, args)
     records, mode = apply_records(cmap, ds, args.file, args.field, args.map)
-    body = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records).encode("utf-8")
+    # a lone surrogate can only sit inside a JSON string, where backslashreplace writes
+    # exactly its JSON escape (\ud800): the file stays valid UTF-8 and valid JSON
+    body = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
+    body = body.encode("utf-8", "backslashreplace")
     try:
         if args.out.lower().endswith(".gz"):
             with gzip.open(args.out, "wb") as fh:
@@ -877,6 +888,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # input text reaches the output (ids, previews, file names): a lone surrogate or
+        # an undecodable file name is printed escaped instead of ending the run
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -481,8 +481,9 @@ def risk_coverage(name: str, color: str, sweep, *, coverage: float | None = None
     against the error rate among them, one point per possible threshold.
 
     ``sweep`` is a :class:`calib.routing.Sweep`; ``coverage``/``risk`` (fractions)
-    mark where the current threshold sits. The dotted line is the Wilson upper bound
-    of the error rate (a conservative reading where few items are accepted).
+    mark where the current threshold sits. The dotted line is the top of the
+    two-sided Wilson interval of the error rate at ``sweep.level`` (a one-sided upper
+    bound at ``(1 + level) / 2``; a conservative reading where few items are accepted).
     """
     ename = esc(name)
     cov = 100 * np.asarray(sweep.coverage, dtype=np.float64)
@@ -490,7 +491,7 @@ def risk_coverage(name: str, color: str, sweep, *, coverage: float | None = None
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=cov, y=100 * np.asarray(sweep.risk_upper, dtype=np.float64), mode="lines",
-        name=f"upper {100 * sweep.level:g}% bound", line={"color": color, "dash": "dot", "width": 1},
+        name=f"top of the {100 * sweep.level:g}% Wilson interval", line={"color": color, "dash": "dot", "width": 1},
         hoverinfo="skip",
     ))
     fig.add_trace(go.Scatter(

@@ -12,14 +12,27 @@ limits below act in layers, cheapest first:
    what the server would (for paths that do not pass through the upload widget).
 2. **Decompressed size** — a ``.gz`` input is inflated with a cap
    (:func:`calib.loading.gunzip_capped`), so a gzip bomb (10 GB of zeros packed into
-   10 MB) is refused after at most ``max_decompressed_mb`` of output.
+   10 MB) is refused. A first pass inflates in 1 MB pieces and keeps nothing, so the
+   refusal costs a few MB, not the cap; a line-per-row input (``.jsonl``, ``.csv``)
+   with more newlines than the row cap is refused in that pass too. An accepted file
+   is then inflated into a buffer of exactly its size (once, not twice).
 3. **Rows and line length** — :attr:`LoadOptions.max_rows` and
-   :attr:`LoadOptions.max_line_chars`; readers refuse inputs over them by name.
-4. **Memory per session and in total** — :class:`MemoryLedger` books the estimated
+   :attr:`LoadOptions.max_line_chars`; readers refuse inputs over them by name. The
+   line length is checked before a line is parsed, by the field sampler too.
+4. **JSON documents** — an Inspect ``.eval`` member, a ``.json`` log, an old lm-eval
+   array or a JSON count table: a member over :attr:`LoadOptions.max_json_bytes`
+   (declared or inflated) or whose parse cost (:func:`calib.loading.parse_cost`, an
+   upper estimate of ``json.loads``' memory) is over :attr:`LoadOptions.max_parse_bytes`
+   is refused before it is parsed, and nesting deeper than Python's recursion limit
+   is reported (:func:`calib.loading.json_loads`); for a sample it is a bad sample.
+5. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file's row count
+   is read from its metadata before any row, a CSV or JSONL table is parsed up to one
+   row past the cap (:func:`calib.table.read_counts`).
+6. **Memory per session and in total** — :class:`MemoryLedger` books the estimated
    in-memory size of every dataset a session holds (:func:`estimated_bytes`) and
    refuses a dataset that would push the session over its budget, or the server over
    its total, with a message that says what to do.
-5. **Heavy work at once** — :class:`HeavyGate`, a process-wide semaphore around
+7. **Heavy work at once** — :class:`HeavyGate`, a process-wide semaphore around
    parsing and resampling, so that at most ``heavy_jobs`` of them run at the same time
    and the peak memory of parsing is bounded by ``heavy_jobs`` times one input.
 

@@ -18,7 +18,8 @@ LABEL = 30
 
 def to_json(a: Audit, *, indent: int | None = 2) -> str:
     """The audit's JSON object (:meth:`Audit.to_dict`), strict: no NaN or Infinity."""
-    return json.dumps(a.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+    # ASCII: a lone surrogate read from the input is escaped, never an encoding error
+    return json.dumps(a.to_dict(), indent=indent, allow_nan=False, ensure_ascii=True)
 
 
 def _num(x: float | None, digits: int = 3) -> str:
@@ -86,12 +87,14 @@ def tests_block(a: Audit) -> list[str]:
         "cox_lr": "Cox recalibration (LR)",
         "brier_vs_constant": "Brier vs constant (paired)",
         "spiegelhalter": "Spiegelhalter Z (not used)",
+        "auroc_vs_chance": "AUROC vs chance (M-W U)",
     }
     out = []
     for key, label in names.items():
         t = a.tests[key]
         if t.statistic is None:
-            out.append(f"  {label:<{LABEL}}undefined: {t.note}")
+            # p = 0 without a statistic: data that calibration rules out (the note says which)
+            out.append(f"  {label:<{LABEL}}{'p=0, ' if t.p_value == 0 else 'undefined: '}{t.note}")
             continue
         stat = f"z = {t.statistic:.2f}" if t.df is None else f"chi2 = {t.statistic:.1f}, df {t.df:g}"
         out.append(f"  {label:<{LABEL}}{stat}, {fmt_p(t.p_value, t.log10_p, bound=t.p_bound)}")

@@ -36,7 +36,10 @@ freely.
 
 from __future__ import annotations
 
+import csv
 import math
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -542,19 +545,57 @@ def review_queue(
     return df.reset_index(drop=True)
 
 
-#: First characters that make a spreadsheet run a cell as a formula (CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: Characters that make a spreadsheet run a cell as a formula (CSV injection) when they
+#: come first, after any leading whitespace and once fullwidth and compatibility forms
+#: (``＝ ＋ － ＠``, ``﹦``, ``⁼``) are folded by NFKC; the minus sign U+2212 (what NFKC makes
+#: of ``⁻`` and ``₋``) counts as a minus. A cell that starts with a tab, CR or LF is
+#: neutralised too, whatever follows (some importers drop them and then read on).
+FORMULA_STARTS = ("=", "+", "-", "@", "\u2212", "\t", "\r", "\n")
+_FORMULA_CHARS = frozenset("=+-@\u2212")
+#: Unicode the CSV cannot carry faithfully: lone surrogates (not UTF-8) and NUL.
+_UNWRITABLE = re.compile("[\ud800-\udfff\x00]")
+
+
+def _skippable(ch: str) -> bool:
+    """Leading characters a spreadsheet may skip before it looks for a formula:
+    whitespace (any Unicode space) and invisible format characters (zero-width space,
+    byte-order mark, direction marks)."""
+    return ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+
+
+def formula_like(text: str) -> bool:
+    """True when a spreadsheet could read ``text`` as a formula (see :data:`FORMULA_STARTS`)."""
+    if text.startswith(("\t", "\r", "\n")):
+        return True
+    folded = unicodedata.normalize("NFKC", text)
+    i = 0
+    while i < len(folded) and _skippable(folded[i]):
+        i += 1
+    return i < len(folded) and folded[i] in _FORMULA_CHARS
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A text cell made safe for a spreadsheet: unwritable characters become U+FFFD and
+    a formula-like cell gets a leading apostrophe (the spreadsheet's "this is text"
+    mark). Other values pass unchanged."""
+    if not isinstance(value, str):
+        return value
+    text = _UNWRITABLE.sub("\ufffd", value)
+    return "'" + text if formula_like(text) else text
 
 
 def queue_to_csv(queue: pd.DataFrame) -> bytes:
     """The review queue as UTF-8 CSV bytes, safe to open in a spreadsheet.
 
-    Text cells starting with ``= + - @``, a tab or a carriage return get a leading
-    apostrophe: ids and question text are user data, and the file is meant to be
-    opened by reviewers, whose spreadsheet would otherwise run them as formulas.
+    Ids, groups and question text are user data, and the file is meant to be opened by
+    reviewers: every text cell goes through :func:`spreadsheet_cell`, and every text
+    cell is quoted (``csv.QUOTE_NONNUMERIC``), so a carriage return or line feed inside
+    an id stays inside its cell instead of starting a new row (Python's CSV writer
+    leaves a bare CR unquoted when lines end in LF) whose first cell would escape the
+    formula check. Numbers and booleans stay unquoted.
     """
     df = queue.copy()
     for c in df.columns:
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
-            df[c] = df[c].map(lambda s: "'" + s if isinstance(s, str) and s.startswith(FORMULA_STARTS) else s)
-    return df.to_csv(index=False).encode("utf-8")
+            df[c] = df[c].map(spreadsheet_cell)
+    return df.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode("utf-8")

@@ -3,6 +3,14 @@
 A judge asked for "0 to 100" states integers on that scale; the analysis keeps the
 raw stated value (the values the model actually used) and maps it to a probability
 with the affine rule ``p = (v - lo) / (hi - lo)``.
+
+Reading a file's values (:func:`read_scale`, used by the stated-confidence and Inspect
+readers): each value by its written form ("85%" on 0-100, a probability written as one
+on 0-1), bare numbers on the scale that holds the bulk of them (:func:`detect_scale`),
+values in two ranges (0.85 next to 85) refused with counts or, when asked, read by
+range; values within floating-point noise of an end on it (:func:`onto_ends`). Options
+that contradict the data are said, not applied silently: :func:`rescale_warnings` and
+:func:`threshold_check`, which the command line and the dashboard both call.
 """
 
 from __future__ import annotations

@@ -40,6 +40,14 @@ it returns. Several threads and processes may use one data directory at once
 (SQLite serialises the writers); it must be on a local disk (SQLite's locking is
 unreliable on network file systems).
 
+Permissions
+-----------
+The data directory and the blob folders are 0700 and every file in them 0600, owned by
+the server's user, whatever its umask: blobs are written with :func:`tempfile.mkstemp`
+(0600), the catalog is created 0600 before SQLite opens it (SQLite gives its -wal and
+-shm files the catalog's mode), and :meth:`Store.open` tightens a directory or catalog
+left looser (by an older calib or a ``docker volume create``).
+
 Access
 ------
 Anyone holding a link can open it (read-only): look, move thresholds in their own
@@ -65,6 +73,7 @@ import re
 import secrets
 import socket
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -409,6 +418,29 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+#: The data directory and its folders: the server's user only (the blobs are users' uploads,
+#: the catalog their share views and owner digests). Files are created 0600 (``mkstemp``,
+#: and the catalog by :meth:`Store._init`), folders 0700, independent of the umask.
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def _make_private(path: Path, mode: int) -> None:
+    """Set ``path`` to ``mode`` if it has other permission bits (a directory made by an
+    older calib, or by ``docker volume create``); a path the server may not change is
+    logged, not fatal (its owner must fix it)."""
+    try:
+        current = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if current == mode:
+        return
+    try:
+        os.chmod(path, mode)
+    except PermissionError:
+        log.warning("%s has mode %o and cannot be made %o: other users may read it", path, current, mode)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -519,8 +551,15 @@ class Store:
         return cls.open(env.get("CALIB_DATA_DIR") or ".calib-data", **kwargs)
 
     def _init(self) -> None:
-        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.blob_dir.mkdir(mode=0o700, exist_ok=True)
+        self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        _make_private(self.data_dir, DIR_MODE)
+        self.blob_dir.mkdir(mode=DIR_MODE, exist_ok=True)
+        _make_private(self.blob_dir, DIR_MODE)
+        # Created here, 0600, before SQLite opens it: SQLite gives the -wal and -shm files
+        # the catalog's own mode, whatever the process's umask.
+        os.close(os.open(self.catalog_path, os.O_RDWR | os.O_CREAT, FILE_MODE))
+        for suffix in ("", "-wal", "-shm"):
+            _make_private(Path(f"{self.catalog_path}{suffix}"), FILE_MODE)
         con = sqlite3.connect(self.catalog_path, timeout=30.0, isolation_level=None)
         try:
             con.execute("PRAGMA busy_timeout=30000")

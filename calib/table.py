@@ -40,8 +40,8 @@ resample, and by how much at most:
   ties (1/2); :func:`calib.metrics.auroc_grid_bound` bounds the change;
 - resampled right and wrong answers of a cell sit at the cell's mean probability
   of each: resampled probabilities move by at most 0.0005;
-- routing at a threshold inside a grid cell: that cell's rows (a count shown by
-  :class:`calib.routing.Basis`) are counted on one side in every resample.
+- routing at a threshold inside a grid cell: that cell's rows are counted on one
+  side in every resample (:mod:`calib.routing`).
 
 A table built with ``from_judgments(rows, pool=True)`` is itself pooled
 (``pooled=True``) and only its exact sums are row-level figures.
@@ -390,16 +390,6 @@ def _cells_of_rows(
     ), (np.searchsorted(keep, key) if rows.cluster is not None else None)
 
 
-def _distinct_per_group(codes: np.ndarray, inv: np.ndarray, distinct: int) -> int:
-    """Most distinct values in one group (``inv``: index of each row's value)."""
-    if inv.size == 0:
-        return 0
-    if int(codes.max()) == 0:
-        return distinct
-    pairs = np.unique(codes * distinct + inv)
-    return int(np.bincount(pairs // distinct).max())
-
-
 def from_counts(
     value: np.ndarray, n: np.ndarray, correct: np.ndarray, *, scale: Scale | None = None,
     group: np.ndarray | None = None,
@@ -444,34 +434,71 @@ def from_counts(
     )
 
 
-def read_counts(path: str | Path, *, scale: Scale | None = None, data: bytes | None = None) -> CountTable:
+#: Default caps of :func:`read_counts` (:class:`calib.loading.LoadOptions` passes its own).
+COUNT_ROWS = 1_000_000
+COUNT_LINE = 1_000_000
+COUNT_PARSE = 512 * 2**20
+
+
+def read_counts(
+    path: str | Path, *, scale: Scale | None = None, data: bytes | None = None,
+    max_rows: int = COUNT_ROWS, max_line: int = COUNT_LINE, max_parse: int = COUNT_PARSE,
+) -> CountTable:
     """Read a count table file (CSV, Parquet or JSON/JSONL) with columns
     ``value, n, correct`` and optionally ``group``.
 
-    This is what a warehouse GROUP BY produces (see the README)."""
+    This is what a warehouse GROUP BY produces (see the README). Limits apply before
+    the cost they guard: a Parquet file's row count is read from its metadata before
+    any row; a CSV or JSONL line longer than ``max_line`` bytes is refused before
+    parsing, and at most ``max_rows + 1`` rows are parsed; a JSON array's parse cost
+    (:func:`calib.loading.parse_cost`) must be under ``max_parse``. A Parquet file is
+    recognised by its magic bytes whatever its name. A cell that is not a number, or a
+    count beyond 2**53 (where a float stops holding every integer), is refused by row."""
+    import gzip
     import io
 
-    name = str(path)
-    src: object = io.BytesIO(data) if data is not None else name
-    low = name.lower()
     import pandas as pd
 
+    name = str(path)
+    low = name.lower()
+    known = (".parquet", ".csv", ".csv.gz", ".jsonl", ".ndjson", ".json")
+    if not low.endswith(known) and (data is None or data[:4] != b"PAR1"):
+        raise CalibError(f"{name}: a count table must be .csv, .parquet, .json or .jsonl")
+    if data is None:
+        try:
+            data = Path(name).read_bytes()
+        except OSError as exc:
+            raise CalibError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    too_many = (f"{name}: more than {max_rows:,} rows; refused (a count table holds one row per group and "
+                "stated value: aggregate it further, or raise max_cells)")
     try:
-        if low.endswith(".parquet"):
-            df = pd.read_parquet(src)
-        elif low.endswith(".csv") or low.endswith(".csv.gz"):
-            df = pd.read_csv(src, compression="gzip" if low.endswith(".gz") else None)
-        elif low.endswith(".jsonl") or low.endswith(".ndjson"):
-            df = pd.read_json(src, lines=True)
+        if data[:4] == b"PAR1" or low.endswith(".parquet"):
+            df = _read_parquet(data, name, max_rows, too_many)
+        elif low.endswith((".csv", ".csv.gz", ".jsonl", ".ndjson")):
+            if low.endswith(".gz"):
+                data = gzip.decompress(data)
+            _check_lines(data, name, max_line)
+            if low.endswith((".jsonl", ".ndjson")):
+                df = pd.read_json(io.BytesIO(data), lines=True, nrows=max_rows + 1)
+            else:
+                df = pd.read_csv(io.BytesIO(data), nrows=max_rows + 1)
         elif low.endswith(".json"):
-            df = pd.read_json(src)
-        else:
-            raise CalibError(f"{name}: a count table must be .csv, .parquet, .json or .jsonl")
+            from calib.loading import parse_cost
+
+            cost = parse_cost(data)
+            if cost > max_parse:
+                raise CalibError(f"{name}: would take about {cost / 2**20:,.0f} MB of memory to parse, over the "
+                                 f"{max_parse / 2**20:,.0f} MB allowed; write it as CSV or Parquet")
+            df = pd.read_json(io.BytesIO(data))
     except CalibError:
         raise
+    except RecursionError:
+        raise CalibError(f"{name}: cannot read as a count table: nested too deeply") from None
     except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
         raise CalibError(f"{name}: cannot read as a count table: {exc}") from None
-    cols = {c.lower(): c for c in df.columns}
+    if len(df) > max_rows:
+        raise CalibError(too_many)
+    cols = {str(c).lower(): c for c in df.columns}
     missing = [c for c in ("value", "n", "correct") if c not in cols]
     if missing:
         raise CalibError(
@@ -479,12 +506,58 @@ def read_counts(path: str | Path, *, scale: Scale | None = None, data: bytes | N
             f"missing {', '.join(missing)}; found {', '.join(map(str, df.columns))}"
         )
     group = df[cols["group"]].astype(str).to_numpy() if "group" in cols else None
+    value, n, correct = (_numbers(df[cols[c]], c, name) for c in ("value", "n", "correct"))
     try:
-        return from_counts(
-            df[cols["value"]].to_numpy(dtype=np.float64), df[cols["n"]].to_numpy(),
-            df[cols["correct"]].to_numpy(), scale=scale, group=group,
-        )
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, CalibError):
-            raise CalibError(f"{name}: {exc}") from None
-        raise CalibError(f"{name}: count table columns must be numbers: {exc}") from None
+        return from_counts(value, n, correct, scale=scale, group=group)
+    except CalibError as exc:
+        raise CalibError(f"{name}: {exc}") from None
+
+
+def _read_parquet(data: bytes, name: str, max_rows: int, too_many: str) -> pd.DataFrame:
+    """The count columns of a Parquet file, its row count checked in the metadata first."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(io.BytesIO(data))
+    if pf.metadata.num_rows > max_rows:
+        raise CalibError(f"{too_many} (the file's metadata says {pf.metadata.num_rows:,})")
+    want = [c for c in pf.schema_arrow.names if str(c).lower() in ("value", "n", "correct", "group")]
+    return pf.read(columns=want).to_pandas()
+
+
+def _check_lines(data: bytes, name: str, max_line: int) -> None:
+    """Refuse a line over ``max_line`` bytes, naming it, before a parser holds it."""
+    if len(data) <= max_line:
+        return
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    edges = np.concatenate(([-1], ends, [len(data)]))
+    lengths = np.diff(edges) - 1
+    if lengths.max() > max_line:
+        i = int(np.argmax(lengths > max_line))
+        raise CalibError(f"{name}: line {i + 1} is {int(lengths[i]):,} bytes, over the {max_line:,} limit "
+                         "(line too long); refused")
+
+
+def _numbers(col: pd.Series, what: str, name: str) -> np.ndarray:
+    """A column as float64, refusing by row a cell that is not a number or, for the
+    counts, an integer a float cannot hold exactly (beyond 2**53)."""
+    import pandas as pd
+
+    x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(x) & col.notna().to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibError(f"{name}: row {i + 1}: {what} must be a number, got {preview_cell(col.iloc[i])}")
+    if what != "value":
+        big = np.abs(x) > 2.0**53
+        if big.any():
+            i = int(np.flatnonzero(big)[0])
+            raise CalibError(f"{name}: row {i + 1}: {what} {preview_cell(col.iloc[i])} is too large a count "
+                             "(at most 2**53)")
+    return x
+
+
+def preview_cell(v: object) -> str:
+    t = str(v)
+    return repr(t if len(t) <= 40 else t[:39] + "…")

@@ -8,6 +8,7 @@ import streamlit as st
 import ui
 from calib import figures, routing
 from calib.errors import CalibError
+from calib.scale import threshold_check
 
 ctx = ui.page_setup("routing")
 st.title(ui.PAGE_TITLES["routing"])
@@ -39,6 +40,10 @@ def detail(ctx: ui.Context, ds, r, axis: ui.ThresholdAxis, b, cmap) -> None:
     where += (f", {ui.fmt_threshold(r.upper, axis)}{axis.unit} and above accepted unseen" if r.upper is not None
               else ", the rest accepted unseen")
     st.text(where)
+    if cmap is None:  # on the stated scale: a threshold beyond every stated value routes all one way
+        check = threshold_check(ds.table.value[ds.table.n > 0], ds.table.scale, r.lower, flag="Review threshold")
+        if check.message:
+            st.warning(ui.md_escape(check.message))
     ui.routing_metrics(r)
 
     # figures: the threshold on the reliability diagram and on the risk-coverage curve

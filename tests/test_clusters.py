@@ -105,7 +105,7 @@ def test_one_row_clusters_collapse_to_at_most_two_patterns_per_cell() -> None:
     rng = np.random.default_rng(4)
     cell, y = rng.integers(0, 5, 3000), rng.random(3000) < 0.5
     cl = C.build(np.arange(3000), cell, y, 5, "rows")
-    pn, _pk, mult = C._pattern_table(cl)
+    pn, _pk, mult = cl.patterns
     assert pn.shape[0] <= 10 and mult.sum() == 3000
     assert C.outcome_design_effect(cl) == pytest.approx(1.0, abs=1e-12)
 
@@ -262,6 +262,18 @@ def test_stated_repeated_ids_are_inferred_as_clusters(tmp_path: Path) -> None:
     assert "6 ids" in note and "6 ids (clusters), not the 18 rows" in note and "--cluster-key none" in note
     off = load(_jsonl(tmp_path, _stated()), options=LoadOptions(cluster_key="none"))
     assert off.rows.cluster is None and not any("cluster" in n for n in off.report.notes)
+
+
+def test_stated_rows_without_an_id_are_their_own_clusters(tmp_path: Path) -> None:
+    objs = _stated()
+    for o in objs[:3]:
+        del o["id"]
+    ds = load(_jsonl(tmp_path, objs))
+    lab = ds.rows.cluster.tolist()
+    assert len(set(lab[:3])) == 3 and not set(lab[:3]) & set(lab[3:])
+    assert lab[3:] == [o["id"] for o in objs[3:]]
+    assert any("3 row(s) without a value are each their own cluster" in n for n in ds.report.notes)
+    assert ds.table.clusters.count == 3 + 6 - 1  # q0 has no row left with an id
 
 
 def test_stated_unique_ids_are_not_clusters(tmp_path: Path) -> None:

@@ -69,3 +69,97 @@ def test_lone_surrogates_print_in_text_and_json(tmp_path: Path, name: str, fmt: 
         assert json.loads(out)["load_report"]["kept"] == case.kept
     else:
         assert f"kept {case.kept}" in out
+
+
+#: One file of each class that once crashed a page (an exception box that left the
+#: session unable to load the next file).
+DASHBOARD = ("lone_surrogates.jsonl", "surrogate_id.eval", "deep_first_line.jsonl", "array_one_line.jsonl",
+             "csv_huge_counts.csv", "deep_sample.eval", "logprobs_numbers.jsonl", "deep_log.json",
+             hostile.LMEVAL_ARRAY, "huge_ints.jsonl")
+
+
+@pytest.mark.parametrize("name", DASHBOARD)
+def test_dashboard_shows_a_message_and_loads_the_next_file(name: str) -> None:
+    from tests.apptest import app, clear_caches, ok, upload
+
+    clear_caches()
+    case = hostile.BY_NAME[name]
+    at = upload(ok(app().run()), name, case.bytes())
+    if case.exit:
+        assert at.error, "a refused file shows its message"
+    at = upload(at, "good.jsonl", hostile.good_lines())
+    models = at.sidebar.selectbox(key="w_model").options
+    assert "good" in models and (case.exit or len(models) == 2)
+
+
+# ------------------------------------------------------------- the layers one by one
+def test_gunzip_refuses_before_holding_and_keeps_valid_members() -> None:
+    import gzip
+
+    from calib.errors import CalibError
+    from calib.loading import gunzip_capped
+
+    one = gzip.compress(b"a\n" * 1000)
+    assert gunzip_capped(one + one, "x.gz", 4000) == b"a\n" * 2000  # concatenated members
+    with pytest.raises(CalibError, match=r"x\.gz: decompresses to more than 3,999 bytes"):
+        gunzip_capped(one + one, "x.gz", 3999)
+    # a line-per-row input over the row cap is refused in the counting pass
+    with pytest.raises(CalibError, match=r"x\.jsonl\.gz: more than 1,500 lines once decompressed"):
+        gunzip_capped(one + one, "x.jsonl.gz", 10**6, max_lines=1500)
+    with pytest.raises(CalibError, match=r"compressed twice"):
+        gunzip_capped(gzip.compress(one), "x.gz", 10**6)
+    with pytest.raises(CalibError, match=r"not a valid gzip file"):
+        gunzip_capped(one + b"junk", "x.gz", 10**6)
+
+
+def test_json_loads_reports_depth_reads_long_integers_and_escapes_lone_surrogates() -> None:
+    from calib.loading import TOO_DEEP, JsonLimitError, json_loads
+
+    with pytest.raises(JsonLimitError, match="nested too deeply"):
+        json_loads("[" * 100_000 + "]" * 100_000)
+    assert str(JsonLimitError(TOO_DEEP)) == TOO_DEEP
+    assert json_loads('{"n": ' + "9" * 5000 + "}") == {"n": float("inf")}
+    assert json_loads('{"n": 12}') == {"n": 12}
+    got = json_loads(b'{"id": "x\\ud800", "e": "\\ud83d\\ude00", "k\\udfff": ["\\udbff"]}')
+    assert got == {"id": "x\\ud800", "e": "\U0001F600", "k\\udfff": ["\\udbff"]}
+    json.dumps(got, ensure_ascii=False).encode("utf-8")  # encodable: no lone surrogate left
+
+
+def test_parse_cost_bounds_the_expansion_and_the_check_names_the_document() -> None:
+    from calib.loading import JsonLimitError, LoadOptions, check_json_size, parse_cost
+
+    bomb = b"[" + b"[]," * 100_000 + b"[]]"
+    assert parse_cost(bomb) > 25 * len(bomb)  # empty lists: ~25x their text once parsed
+    text = json.dumps({"question": "x" * 10_000, "confidence": 90}).encode()
+    assert parse_cost(text) < 3 * len(text)
+    opts = LoadOptions(max_json_bytes=10_000, max_parse_bytes=1_000_000)
+    with pytest.raises(JsonLimitError, match=r"member m\.json is 0\.011 MB of JSON, over the 0\.0095 MB"):
+        check_json_size(b" " * 12_000, "member m.json", opts)
+    with pytest.raises(JsonLimitError, match=r"member m\.json would take about 14\.3 MB of memory to parse"):
+        check_json_size(bomb, "member m.json", opts, whole_file=True)
+
+
+def test_sniffing_a_json_array_and_parquet_by_its_magic() -> None:
+    from calib.loading import sniff_format
+
+    assert sniff_format("x.jsonl", hostile.array_one_line(3)) == "stated"
+    assert sniff_format("x.json", hostile.array_counts(0)) == "counts"
+    assert sniff_format("x.jsonl", hostile.parquet(3)) == "counts"
+    assert sniff_format("x.jsonl", b'{"x": ' + hostile.deep(50_000) + b"}\n") == "stated"
+
+
+def test_parquet_row_count_is_refused_from_the_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows of a Parquet file over the cap are never read."""
+    import pyarrow.parquet as pq
+
+    from calib.errors import CalibError
+    from calib.table import read_counts
+
+    data = hostile.parquet(11)
+
+    def no_rows(*args: object, **kwargs: object) -> None:
+        raise AssertionError("rows were read")
+
+    monkeypatch.setattr(pq.ParquetFile, "read", no_rows)
+    with pytest.raises(CalibError, match=r"more than 10 rows.*metadata says 11"):
+        read_counts("t.parquet", data=data, max_rows=10)

@@ -316,3 +316,25 @@ def test_dashboard_warns_and_reads_mixed_scales(ten: Path) -> None:
     at.selectbox(key="ov0_scale").set_value("mixed")
     ok(at.run())
     assert not at.error and any(t.value.startswith("read 200 lines: kept 200") for t in at.text)
+
+
+def test_dashboard_routing_warns_when_the_threshold_is_above_every_stated_value(ten: Path) -> None:
+    from tests.apptest import app, ok, upload
+
+    top = max(json.loads(line)["confidence"] for line in ten.read_bytes().splitlines())
+    assert top == 9  # 1-10 scale, nobody said 10
+    at = upload(ok(app().run()), "ten.jsonl", ten.read_bytes())
+    at.switch_page("pages/5_Routing.py")
+    ok(at.run())
+    assert not [w for w in at.warning if "above every stated value" in w.value]
+    at.sidebar.slider(key="w_lo").set_value(10.0)
+    ok(at.run())
+    (w,) = [w.value for w in at.warning if "above every stated value" in w.value]
+    assert w == ui_escape("Review threshold 10 is above every stated value (the highest is 9 on 1-10): every item "
+                          "goes to a person")
+
+
+def ui_escape(text: str) -> str:
+    import ui
+
+    return ui.md_escape(text)

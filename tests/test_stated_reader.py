@@ -186,7 +186,8 @@ def test_ids_numbers_escapes_and_lone_surrogates() -> None:
              b'{"id": "x\\ud800y", "confidence": 50, "correct": true}',
              b'{"confidence": 50, "correct": true}']
     rows, _ = read(lines)
-    assert rows.item_id.tolist() == ["17", "café", "x\ufffdy", ""]
+    # a lone surrogate is kept as the escape the file wrote (printable, and two differ)
+    assert rows.item_id.tolist() == ["17", "café", "x\\ud800y", ""]
     same(b"\n".join(lines))
 
 
@@ -349,10 +350,15 @@ def test_tokens_pyarrow_accepts_but_json_does_not() -> None:
     assert report.kept == 4
 
 
-def test_duplicate_keys_take_the_last_value_on_both_paths() -> None:
-    rows, _ = read([b'{"confidence": 10, "confidence": 90, "correct": true}', js(confidence=20, correct=False)])
-    assert rows.stated.tolist() == [90, 20]
+def test_duplicate_used_keys_are_reported_on_both_paths() -> None:
+    # a silent choice of the last value was the old behaviour: the line is now reported
+    rows, report = read([b'{"confidence": 10, "confidence": 90, "correct": true}', js(confidence=20, correct=False)])
+    assert rows.stated.tolist() == [20]
+    assert [(i.line, i.reason, i.field) for i in report.issues] == [(1, "duplicate key", "confidence")]
     same(b'{"confidence": 10, "confidence": 90, "correct": true}\n' + js(confidence=20, correct=False))
+    # an unused key twice, or the name inside a string, is no problem
+    rows, report = read([b'{"x": 1, "x": 2, "confidence": 90, "correct": true, "q": "\\"confidence\\""}'])
+    assert rows.stated.tolist() == [90] and not report.issues
 
 
 def test_large_numbers_in_used_fields() -> None:

@@ -28,6 +28,14 @@ Stated confidence (the default), first found of
     score's metadata (``confidence``, ``stated_confidence``, ``conf``, ``certainty``,
     ``probability``); the sample's metadata and store; a JSON object with such a key
     in the completion text; ``confidence: 85%`` or ``85% confident`` in the text.
+    What the model wrote (the completion's text and JSON) is read per sample by its
+    written form (:func:`written_form`): ``95%`` is 0.95, ``0.6`` (a decimal from 0 to
+    1: ``.6``, ``1.0``, ``0.0``, a JSON float) a probability, and an integer (``65``,
+    ``1``, ``0``) or a decimal above 1 a bare number, on the scale detected from the
+    log's bare numbers (65 is 0.65 when they are on 0-100; ``1`` is then 1%, but a
+    probability 1 when every bare number is 0 or 1). Metadata values are bare numbers
+    (a scorer may store 65.0). The forms are counted in ``report.forms`` and a note;
+    see :func:`calib.scale.read_scale`.
 Answer-letter probability
     With ``confidence_key="logprob"`` the confidence of every sample is
     ``exp(logprob)`` of the token that spells the answer letter (the parsed answer;
@@ -35,6 +43,14 @@ Answer-letter probability
     probability on 0-1. ``confidence_key="stated|logprob"`` uses the stated
     confidence and falls back to it per sample. Token probability and stated
     confidence are different quantities, so they are mixed only when asked.
+
+Bad samples
+    An unreadable member (corrupt, cut off, not valid JSON: ``unreadable sample``), a
+    sample whose fields have the wrong JSON type (``"scores": [...]``, ``"output":
+    "text"``: ``malformed sample``, :func:`_malformed`) or with a score value that is
+    not right/wrong is one bad sample, named by its id and member, and every other
+    sample is kept. The header, the archive as a whole and the decompression limits
+    stay file-level: such a log is refused.
 
 A log with outcomes but no stated confidence at all (Inspect's ``choice()`` scorer)
 raises :class:`~calib.errors.CalibError` saying so and how to get one; the error
@@ -59,7 +75,16 @@ import numpy as np
 import zstandard
 
 from calib.errors import CalibError
-from calib.loading import TOO_DEEP, JsonLimitError, LoadOptions, Source, check_json_size, json_loads
+from calib.loading import (
+    TOO_DEEP,
+    JsonLimitError,
+    LoadOptions,
+    Source,
+    check_json_size,
+    json_loads,
+    may_hold_surrogates,
+    no_lone_surrogates,
+)
 from calib.loadreport import LoadReport
 from calib.readers.logprobs import IssueCollector, as_number, get_or, get_path, is_missing, short_text
 from calib.rows import Judgments
@@ -165,6 +190,8 @@ class _Archive:
             try:
                 with self.zf.open(info) as fh:
                     out = self._capped(fh, name)
+            except CalibError:  # the decompression cap (_capped): the file is refused
+                raise
             except NotImplementedError:
                 raise BadMember(f"{self.name}: member {name} uses zip compression method "
                                  f"{info.compress_type}, which calib cannot read") from None
@@ -226,9 +253,14 @@ class _Archive:
                     "(LoadOptions.max_json_bytes)")
             raw = self.read(name)
             check_json_size(raw, f"member {name}", self.options)
-            return json_loads(raw)
+            try:
+                return json_loads(raw)
+            except JsonLimitError as exc:  # nested too deeply: say which member
+                raise JsonLimitError(f"member {name} cannot be read: {exc}") from None
         except JsonLimitError as exc:
             raise BadMember(f"{self.name}: {exc}") from None
+        except CalibError:  # from read(): a corrupt member stays a BadMember, the caps stay file-level
+            raise
         except ValueError as exc:
             raise BadMember(f"{self.name}: member {name} is not valid JSON ({exc})") from None
 
@@ -295,6 +327,7 @@ def _open_json(
         obj = json_loads(text)
     except JsonLimitError:
         obj = _samples_before_too_deep(source.name, text)
+        obj = no_lone_surrogates(obj) if may_hold_surrogates(text) else obj
     except json.JSONDecodeError as exc:
         ids = re.findall(r'"id":\s*("(?:[^"\\]|\\.)*"|-?\d+),\s*"epoch"', text[: exc.pos])
         last = f"; the last sample that starts before it is {json.loads(ids[-1])}" if ids else ""

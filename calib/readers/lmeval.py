@@ -56,6 +56,8 @@ from calib.loading import (
     big_int,
     check_json_size,
     json_loads,
+    may_hold_surrogates,
+    no_lone_surrogates,
     read_source,
 )
 from calib.loadreport import LoadReport, merge_reports
@@ -317,6 +319,7 @@ def _array_items(source: Source, options: LoadOptions, issues: IssueCollector): 
         except JsonLimitError as exc:
             raise CalibError(f"{source.name}: {exc}; write the samples as JSON Lines (lm-eval >= 0.4.3 does)") from None
         dec = json.JSONDecoder()
+        escapes = may_hold_surrogates(text)
         pos = text.index("[") + 1
         n = 0
         while True:
@@ -352,6 +355,8 @@ def _array_items(source: Source, options: LoadOptions, issues: IssueCollector): 
                            preview=text[pos:pos + 160])
                 return
             pos = end
+            if escapes:
+                obj = no_lone_surrogates(obj)
             if not isinstance(obj, dict):
                 issues.bad(n, None, "not a JSON object", f"sample {n} is a {type(obj).__name__}, not an object")
                 continue

@@ -55,7 +55,9 @@ Every line that cannot be used is reported (:class:`~calib.loadreport.LineIssue`
 line, field, reason, detail) and every other line is kept. One reason per line,
 checked in this order: ``line too long`` (bytes, ``options.max_line_chars``),
 ``not UTF-8``, ``invalid JSON`` (``truncated line`` for a last line without its
-newline that ends inside its JSON), ``not a JSON object``, ``missing confidence``
+newline that ends inside its JSON), ``not a JSON object``, ``duplicate key`` (the
+confidence, outcome, prediction or gold named twice in one object: Python's ``json``
+would keep the last silently, pyarrow refuses the line), ``missing confidence``
 (absent or null), ``non-numeric confidence``, ``NaN/Infinity`` (Python's ``json``
 reads ``NaN``/``Infinity`` literals and ``1e400``; they are refused here), then
 ``missing outcome`` / ``unknown outcome token``, and last ``outside the scale`` or
@@ -63,8 +65,10 @@ reads ``NaN``/``Infinity`` literals and ``1e400``; they are refused here), then
 A ``NaN`` in a field that is not used does not drop the line. Blank lines are
 counted (``report.blank``); a UTF-8 byte-order mark (at the start of the file or
 of a line, as when files were concatenated) and CRLF line ends are accepted.
-A line nested deeper than Python's recursion limit is ``invalid JSON``; an integer
-literal longer than Python's 4,300-digit limit is read as a float (JSON has no limit).
+A line nested deeper than Python's recursion limit is ``invalid JSON`` ("nested too
+deeply", :func:`calib.loading.json_loads`); an integer literal longer than Python's
+4,300-digit limit is read as a float (JSON has no limit). The field sampler skips a
+line over ``options.max_line_chars`` unparsed, as the per-line path reports it.
 
 Speed
 -----
@@ -107,7 +111,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from calib.errors import CalibError
-from calib.loading import JsonLimitError, LoadOptions, Source, json_loads
+from calib.loading import JsonLimitError, LoadOptions, Source, big_int, json_loads
 from calib.loadreport import EXAMPLES_PER_REASON, LineIssue, LoadReport, preview_of
 from calib.rows import Judgments
 from calib.scale import AMBIGUOUS as SCALE_AMBIGUOUS
@@ -178,6 +182,7 @@ R_MISSING_OUTCOME = "missing outcome"
 R_BAD_OUTCOME = "unknown outcome token"
 R_OUTSIDE = "outside the scale"
 R_AMBIGUOUS = "ambiguous scale"
+R_DUPLICATE = "duplicate key"
 
 _BOM = b"\xef\xbb\xbf"
 _OK, _MISSING, _NON_NUMERIC, _NOT_FINITE, _BAD = 0, 1, 2, 3, 4
@@ -571,6 +576,11 @@ class _Slow:
         if not isinstance(obj, dict):
             self.bad(no, None, R_NOT_OBJECT, f"expected a JSON object {{...}}, got {_kind(obj)}", text)
             return
+        dup = _duplicate(text, f)
+        if dup is not None:
+            self.bad(no, dup, R_DUPLICATE, f"{dup!r} is given twice in one object: which value is meant is "
+                     "unclear (Python's json would keep the last one silently)", text)
+            return
         cv = _get(obj, f.confidence.path)
         st, x, pct = _conf_value(cv)
         if st != _OK:
@@ -611,6 +621,25 @@ class _Slow:
             text=None if f.text is None else np.array(cols[6], dtype=object),
             issues=self.ex.issues, counts=self.ex.counts, blank=self.blank,
         )
+
+
+def _duplicate(text: str, f: _Fields) -> str | None:
+    """The first field deciding the row (confidence, outcome, prediction, gold) named
+    twice in one object of ``text``, or ``None``. A count of the quoted name first, so
+    almost every line costs one ``str.count`` per field; the pyarrow path refuses such
+    lines itself ("specified twice"), so both paths report them alike."""
+    keys = [k.path[-1] for k in (f.confidence, f.outcome, f.pred, f.gold) if k is not None]
+    if not any(text.count(json.dumps(k, ensure_ascii=False)) > 1 for k in keys):
+        return None
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        names = [k for k, _ in items]
+        found.extend(k for k in keys if names.count(k) > 1)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs, parse_int=big_int)
+    return found[0] if found else None
 
 
 def _kind(obj: Any) -> str:
@@ -1074,6 +1103,10 @@ def _chunk(data: bytes, span: tuple[int, int, int, int], ctx: _Ctx) -> list[_Par
     per-line path the others.
     """
     start, end, first, n = span
+    if n == 1 and end - start > ctx.options.max_line_chars:
+        too_long = _too_long(data, start, end, first, ctx)
+        if too_long is not None:
+            return [too_long]
     body = data[start:end - 1] if data[end - 1:end] == b"\n" else data[start:end]
     numbers = np.arange(first, first + n, dtype=np.int64)
     if len(body) <= ctx.options.max_line_chars and _chunk_is_clean(body, n):
@@ -1102,6 +1135,21 @@ def _chunk(data: bytes, span: tuple[int, int, int, int], ctx: _Ctx) -> list[_Par
     return parts
 
 
+def _too_long(data: bytes, start: int, end: int, no: int, ctx: _Ctx) -> _Part | None:
+    """A chunk of one line over the limit, reported as :meth:`_Slow.line` would, without
+    copying or scanning the line (a 200 MB line once cost 3 GB in numpy passes)."""
+    e = end - (data[end - 1:end] == b"\n")
+    e -= data[e - 1:e] == b"\r"
+    s = start + 3 if data.startswith(_BOM, start) else start
+    limit = ctx.options.max_line_chars
+    if e - s <= limit:
+        return None
+    slow = _Slow(ctx)
+    slow.bad(no, None, R_TOO_LONG, f"line is {e - s:,} bytes, over the {limit:,} limit",
+             data[s:s + 400].decode("utf-8", "replace"))
+    return slow.part()
+
+
 def _chunks(data: bytes, size: int) -> list[tuple[int, int, int, int]]:
     """``(start, end, first_line, lines)`` of whole-line chunks of about ``size`` bytes."""
     out: list[tuple[int, int, int, int]] = []
@@ -1115,8 +1163,7 @@ def _chunks(data: bytes, size: int) -> list[tuple[int, int, int, int]]:
                 end = total if cut < 0 else cut + 1
             else:
                 end = cut + 1
-        a = np.frombuffer(data, dtype=np.uint8, count=end - pos, offset=pos)
-        k = int(np.count_nonzero(a == 0x0A))
+        k = data.count(b"\n", pos, end)  # no copy and no temporary array
         n = k + (0 if data[end - 1:end] == b"\n" else 1)
         out.append((pos, end, line, n))
         line += n

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -366,3 +367,236 @@ def test_a_read_only_viewer_cannot_change_revoke_or_delete(server, browser, page
     wait_text(page, "The link is revoked")
     page.goto(link)
     assert_unavailable(page)
+
+
+# ------------------------------------------------------- response headers
+PAGES = ("Overview", "How the scale was used", "Reliability", "Recalibration", "Routing", "Report")
+CHARTED = ("Overview", "How the scale was used", "Reliability", "Routing")
+#: Records every Content-Security-Policy violation of a page (installed before its scripts run).
+CSP_RECORDER = ("window.__cspViolations = [];"
+                "document.addEventListener('securitypolicyviolation', e => window.__cspViolations.push("
+                "e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')));")
+
+
+def get(url: str) -> tuple[int, dict[str, str], bytes]:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+
+
+def assert_hardened(headers: dict[str, str], what: str) -> None:
+    assert headers.get("x-content-type-options") == "nosniff", what
+    csp = headers.get("content-security-policy", "")
+    directives = {d.split()[0]: d.split()[1:] for d in csp.split(";") if d.strip()}
+    assert directives.get("frame-ancestors") == ["'self'"], (what, csp)
+    assert directives.get("default-src") == ["'self'"], (what, csp)
+    assert "'unsafe-eval'" not in csp and "'unsafe-inline'" not in directives.get("script-src", []), (what, csp)
+
+
+def test_pages_and_assets_send_nosniff_and_a_csp_from_the_first_request(tmp_path):
+    srv = start_server(tmp_path)  # no session has run a page yet: the first answers count
+    try:
+        status, headers, html = get(srv.url + "/")
+        assert status == 200 and b"<script" in html
+        assert_hardened(headers, "/")
+        assets = sorted(set(re.findall(rb'src="\./(static/js/[^"]+\.js)"', html)))
+        assert assets, "no script asset found in index.html"
+        for path in ("/" + assets[0].decode(), "/favicon.png", "/_stcore/health", "/_stcore/host-config",
+                     "/Routing", "/Reliability"):
+            status, headers, _ = get(srv.url + path)
+            assert status == 200, path
+            assert_hardened(headers, path)
+    finally:
+        srv.stop()
+
+
+def test_every_page_renders_with_no_csp_violation(server, page):
+    page.add_init_script(CSP_RECORDER)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(server.url)
+    upload(page, [str(JUDGE), str(JUDGE.with_name("judge_b_synthetic.jsonl"))])
+    for title in PAGES:
+        go_to(page, title)
+        if title in CHARTED:  # the figures drew: a policy that blocked Plotly would leave none
+            page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=SLOW)
+        page.wait_for_timeout(1000)
+        assert page.get_by_test_id("stException").count() == 0, title
+        assert page.evaluate("window.__cspViolations") == [], title
+    screenshot(page, "attack_csp_every_page")
+    assert not [e for e in errors if "Content Security Policy" in e], errors
+
+
+def test_another_site_cannot_frame_the_dashboard(server, page):
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "frame-ancestors" in m.text else None)
+    frame_html = f'<iframe id="victim" src="{server.url}/" width="800" height="600"></iframe>'
+    # control: a page of the app's own origin may frame it, and the frame renders
+    page.goto(server.url + "/_stcore/health")
+    page.set_content(frame_html)
+    page.frame_locator("#victim").get_by_test_id("stApp").wait_for(timeout=SLOW)
+    assert refused == []
+    # another origin (a blank page, as a site of the attacker's would be) may not
+    other = page.context.new_page()
+    other.on("console", lambda m: refused.append(m.text) if "frame-ancestors" in m.text else None)
+    other.set_content(frame_html)
+    other.wait_for_timeout(5000)
+    assert other.frame_locator("#victim").get_by_test_id("stApp").count() == 0
+    assert refused, "Chromium did not report the frame-ancestors refusal"
+
+
+# ------------------------------------------------------------- upload gate
+def capture_session_ids(page) -> list[str]:
+    """Session ids the server announces to this page over its WebSocket (NewSession)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    ids: list[str] = []
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, (bytes, bytearray)):
+            msg = ForwardMsg()
+            msg.ParseFromString(bytes(payload))
+            if msg.HasField("new_session"):
+                ids.append(msg.new_session.initialize.session_id)
+
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+    return ids
+
+
+PUT_FROM_PAGE = """async ([url, size]) => {
+  const xsrf = document.cookie.split('; ').find(c => c.startsWith('_streamlit_xsrf='));
+  const body = new FormData();
+  body.append('file', new Blob([new Uint8Array(size).fill(48)]), 'judge.jsonl');
+  try {
+    const r = await fetch(url, {method: 'PUT', body, credentials: 'same-origin',
+                                headers: {'X-Xsrftoken': xsrf ? xsrf.slice('_streamlit_xsrf='.length) : ''}});
+    return r.status;
+  } catch (e) { return String(e); }
+}"""
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_a_locked_session_cannot_push_bytes_into_server_memory(browser, tmp_path):
+    srv = start_server(tmp_path, env={"CALIB_PASSWORD": "correct horse battery"})
+    ctx = browser.new_context()
+    try:
+        p = ctx.new_page()
+        ids = capture_session_ids(p)
+        p.goto(srv.url)
+        p.get_by_label("Password", exact=True).wait_for(timeout=SLOW)
+        assert ids, "no session id seen on the WebSocket"
+        url = f"{srv.url}/_stcore/upload_file/{ids[-1]}/{secrets.token_hex(8)}"
+        p.wait_for_timeout(1000)
+        before = peak_rss_mb(srv.proc.pid)
+        size = 64 * 1024 * 1024  # under the 200 MB cap: only the gate can refuse it
+        status = p.evaluate(PUT_FROM_PAGE, [url, size])
+        p.wait_for_timeout(1000)
+        grew = peak_rss_mb(srv.proc.pid) - before
+        assert status in (403, "TypeError: Failed to fetch"), status
+        assert grew < 16, f"the server's peak memory grew by {grew:.0f} MB for a refused upload"
+        small = p.evaluate(PUT_FROM_PAGE, [url, 1000])
+        assert small == 403
+        # the same request from the same session once the password is given: accepted
+        p.get_by_label("Password", exact=True).fill("correct horse battery")
+        p.get_by_role("button", name="Unlock").click()
+        p.get_by_test_id("stHeading").filter(has_text="Data").first.wait_for(timeout=SLOW)
+        assert p.evaluate(PUT_FROM_PAGE, [url, 1000]) == 204
+    finally:
+        ctx.close()
+        srv.stop()
+    assert "Traceback" not in srv.log()
+
+
+def test_a_read_only_viewer_cannot_upload_through_the_endpoint(server, browser):
+    token, _, _ = make_share(server.data_dir, name="shared judge")
+    ctx = browser.new_context()
+    try:
+        p = ctx.new_page()
+        ids = capture_session_ids(p)
+        p.goto(f"{server.url}/?share={token}")
+        p.get_by_test_id("stHeading").filter(has_text="Routing").first.wait_for(timeout=SLOW)
+        url = f"{server.url}/_stcore/upload_file/{ids[-1]}/{secrets.token_hex(8)}"
+        assert p.evaluate(PUT_FROM_PAGE, [url, 1000]) == 403
+        # a fresh session without the link is read-write, and may upload
+        p.goto(server.url)
+        p.get_by_test_id("stFileUploader").first.wait_for(timeout=SLOW)
+        url = f"{server.url}/_stcore/upload_file/{ids[-1]}/{secrets.token_hex(8)}"
+        assert p.evaluate(PUT_FROM_PAGE, [url, 1000]) == 204
+    finally:
+        ctx.close()
+
+
+# ------------------------------------------------- client address, proxies
+def password_attempt(browser, srv, contexts: list, password: str, forwarded_for: str | None) -> object:
+    """One attempt from a fresh browser session that sends ``X-Forwarded-For`` (or none)."""
+    headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
+    c = browser.new_context(extra_http_headers=headers)
+    contexts.append(c)
+    p = c.new_page()
+    p.goto(srv.url)
+    box = p.get_by_label("Password", exact=True)
+    box.wait_for(timeout=SLOW)
+    box.fill(password)
+    p.get_by_role("button", name="Unlock").click()
+    return p
+
+
+def wait_outcome(p) -> str:
+    """'in' (the Data page shows), 'locked', or 'wrong'."""
+    import time
+
+    deadline = time.monotonic() + SLOW / 1000
+    while time.monotonic() < deadline:
+        if p.get_by_test_id("stFileUploader").count():
+            return "in"
+        text = " ".join(p.get_by_test_id("stAlertContentError").all_inner_texts())
+        if "Too many wrong passwords" in text:
+            return "locked"
+        if "Wrong password" in text:
+            return "wrong"
+        p.wait_for_timeout(200)
+    raise AssertionError("no outcome")
+
+
+def test_a_forged_forwarded_for_does_not_dodge_the_lockout(browser, tmp_path):
+    srv = start_server(tmp_path, env={"CALIB_PASSWORD": "correct horse battery", "CALIB_LOGIN_MAX_FAILURES": "3"})
+    contexts: list = []
+    try:
+        # every attempt claims another address: without a trusted proxy the header is ignored
+        for i in range(3):
+            p = password_attempt(browser, srv, contexts, f"wrong {i}", f"203.0.113.{10 + i}")
+            assert wait_outcome(p) in ("wrong", "locked")
+        p = password_attempt(browser, srv, contexts, "correct horse battery", "198.51.100.99")
+        assert wait_outcome(p) == "locked"
+    finally:
+        for c in contexts:
+            c.close()
+        srv.stop()
+
+
+def test_behind_a_trusted_proxy_the_right_most_untrusted_hop_is_the_client(browser, tmp_path):
+    srv = start_server(tmp_path, env={"CALIB_PASSWORD": "correct horse battery", "CALIB_LOGIN_MAX_FAILURES": "3",
+                                      "CALIB_TRUSTED_PROXIES": "127.0.0.1, ::1, 10.0.0.0/8"})
+    contexts: list = []
+    try:
+        # the client writes whatever it likes on the left; the proxies (10.x) append what they saw
+        for i in range(3):
+            p = password_attempt(browser, srv, contexts, f"wrong {i}", f"192.0.2.{i}, 203.0.113.7, 10.1.2.3")
+            assert wait_outcome(p) in ("wrong", "locked")
+        p = password_attempt(browser, srv, contexts, "correct horse battery", "192.0.2.200, 203.0.113.7")
+        assert wait_outcome(p) == "locked"
+        # another client behind the same proxy is not locked out
+        p = password_attempt(browser, srv, contexts, "correct horse battery", "203.0.113.8, 10.1.2.3")
+        assert wait_outcome(p) == "in"
+    finally:
+        for c in contexts:
+            c.close()
+        srv.stop()

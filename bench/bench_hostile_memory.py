@@ -1,0 +1,138 @@
+"""Peak memory of ``calib audit`` on every hostile input at its full size.
+
+Each file of the hostile corpus (``tests/hostile.py``) is written at the size that
+once cost gigabytes (:attr:`Case.full`; at most 5 MB on disk) and audited in a fresh
+process, which reports its own peak resident set size (``ru_maxrss``) and exit code.
+Each child runs under an address-space cap (``--cap-mb``, default 3,000 MB) so that a
+regression fails there (a ``MemoryError``, exit 3) instead of taking the machine.
+
+The floor is the same child on a 20-line valid file: the interpreter with numpy,
+pandas, pyarrow and scipy imported (a bare ``import calib.cli`` is printed too).
+The goal (issue 9): every input of at most 5 MB on disk stays under 1 GB.
+
+Usage::
+
+    python bench/bench_hostile_memory.py              # the whole corpus
+    python bench/bench_hostile_memory.py gzip_bomb    # cases whose name contains this
+    python bench/bench_hostile_memory.py --extra      # also valid rows from a small .gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import hostile  # noqa: E402
+
+GOAL_MB = 1024
+DISK_MB = 5
+
+#: The child: cap its address space, run the command line in-process, report.
+CHILD = """
+import resource, sys
+cap = int(sys.argv[1])
+if cap:
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+import contextlib, io
+code = 0
+if sys.argv[2] != "--import-only":
+    from calib.cli import main
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            code = main(["audit", sys.argv[2], "--reps", "0"])
+        except MemoryError:
+            code = 3
+    last = (err.getvalue().strip().splitlines() or [""])[-1]
+else:
+    import calib.cli  # noqa: F401
+    last = ""
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, code, last[:90], sep="\\t")
+"""
+
+
+def measure(path: str, cap_mb: int, root: Path = ROOT) -> tuple[int, int, str, float]:
+    """(peak RSS MB, exit code, last stderr line, seconds) of one audit in a fresh process
+    importing ``calib`` from ``root``."""
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", CHILD, str(cap_mb * 2**20), path],
+                       capture_output=True, text=True, cwd=root, timeout=600)
+    secs = time.perf_counter() - t
+    fields = r.stdout.rstrip("\n").split("\t")
+    if len(fields) != 3:  # the child died before reporting (killed, or a crash at start)
+        return 0, r.returncode, r.stderr.strip()[-90:], secs
+    return int(fields[0]), int(fields[1]), fields[2], secs
+
+
+#: Writes one case's file in its own process: Linux keeps a process's peak RSS across
+#: fork and exec, so a parent that had built a 200 MB file would lend it to every child.
+WRITER = """
+import sys
+from tests import hostile
+from bench.bench_hostile_memory import valid_rows_gz
+name, path = sys.argv[1], sys.argv[2]
+data = valid_rows_gz(300) if name == "valid_rows_300MB.jsonl.gz" else hostile.BY_NAME[name].bytes(full=True)
+open(path, "wb").write(data)
+"""
+
+
+def write(name: str, path: Path) -> None:
+    subprocess.run([sys.executable, "-c", WRITER, name, str(path)], check=True, cwd=ROOT, timeout=600)
+
+
+def valid_rows_gz(size_mb: int) -> bytes:
+    """Valid rows, repeated: a small .gz of many lines (not hostile, but amplified)."""
+    line = b'{"confidence": 90, "correct": true}\n'
+    z = hostile.zlib_compressor()
+    block = line * ((1 << 20) // len(line))
+    return b"".join(z.compress(block) for _ in range(size_mb)) + z.flush()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("only", nargs="?", default="", help="run the cases whose name contains this")
+    ap.add_argument("--cap-mb", type=int, default=3000, help="address-space cap of each child (MB)")
+    ap.add_argument("--extra", action="store_true",
+                    help="also valid rows amplified by gzip (300 MB of lines in a small .gz)")
+    ap.add_argument("--calib-root", type=Path, default=ROOT,
+                    help="run the audits with the calib package of another tree (e.g. an export of an "
+                         "older commit: git archive HEAD | tar -x -C /tmp/old), to compare")
+    args = ap.parse_args()
+    root = args.calib_root.resolve()
+    cases = [c for c in hostile.CASES if args.only in c.name]
+    with tempfile.TemporaryDirectory() as tmp:
+        good = Path(tmp) / "good.jsonl"
+        good.write_bytes(hostile.good_lines())
+        bare = measure("--import-only", args.cap_mb, root)[0]
+        floor = measure(str(good), args.cap_mb, root)[0]
+        if root != ROOT:
+            print(f"calib from {root}")
+        print(f"floor: {floor} MB (an audit of a 20-line file); bare `import calib.cli`: {bare} MB; "
+              f"goal: under {GOAL_MB} MB for any input of at most {DISK_MB} MB on disk\n")
+        print(f"{'input':<42} {'on disk':>9} {'peak MB':>8} {'over floor':>10} {'exit':>4} {'s':>5}  under 1 GB")
+        worst = 0
+        todo = [c.name for c in cases] + (["valid_rows_300MB.jsonl.gz"] if args.extra else [])
+        for name in todo:
+            path = Path(tmp) / name
+            write(name, path)
+            disk = path.stat().st_size
+            peak, code, last, secs = measure(str(path), args.cap_mb, root)
+            path.unlink()
+            ok = peak < GOAL_MB and code in (0, 2)
+            if disk <= DISK_MB * 2**20 and name in hostile.BY_NAME:
+                worst = max(worst, peak)
+            print(f"{name:<42} {disk / 2**20:>7.2f}MB {peak:>8,} {peak - floor:>+10,} {code:>4} {secs:>5.1f}  "
+                  f"{'yes' if ok else 'NO'}" + (f"  ({last})" if code not in (0, 2) else ""))
+        print(f"\nworst peak of a corpus input of at most {DISK_MB} MB on disk: {worst:,} MB "
+              f"({'under' if worst < GOAL_MB else 'OVER'} the {GOAL_MB} MB goal)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

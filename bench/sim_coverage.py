@@ -1,0 +1,192 @@
+"""Simulation: coverage of every headline interval of ``calib audit``.
+
+For each design (a known population of stated values and true hit rates) it draws
+``--datasets`` datasets, runs the audit's bootstrap (:func:`calib.bootstrap.bootstrap`,
+``--reps`` resamples) and the routing intervals (:func:`calib.routing.route` at the
+threshold of probability 0.8), and counts how often each 95% interval contains the
+population value:
+
+- accuracy, mean confidence, Brier score, AUROC: population values in closed form
+  (discrete judges) or by numerical integration on a 200,000-point grid (continuous);
+- the ECE (``ece_ci``, :func:`calib.bootstrap.ece_interval`): for a discrete judge with
+  per-value bins ``sum_v P(v) |v - pi(v)|``; with B bins ``sum_b |E[(p - pi(p)) 1{p in b}]|``
+  (equal-width bins, or equal-mass bins at the population's quantiles), the bins the
+  audit's "auto" scheme picks for the design (:func:`calib.metrics.choose_scheme`) unless
+  the design names one;
+- the accuracy among accepted answers at threshold 0.8 (``routing accuracy``).
+
+Prints one table: coverage per design and interval, with its Monte Carlo standard error
+``sqrt(c (1 - c) / datasets)``, and (for the ECE) the share of datasets whose old-style
+percentile interval contained the truth. Designs: 7 stated values near-calibrated (true
+ECE 0.010), mildly (0.040) and clearly (0.150) miscalibrated; 41 stated values
+near-calibrated and mildly miscalibrated; a continuous Beta(5, 2) score, near-calibrated
+and overconfident (P(right) = p^1.4), in width and mass bins; n from 200 to 5,000.
+
+Run: ``python bench/sim_coverage.py [--datasets 200] [--reps 500] [--only SUBSTRING]``
+(about 10 minutes for every design on the 2-core machine at the defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from calib import metrics as m  # noqa: E402
+from calib import routing  # noqa: E402
+from calib.bootstrap import bootstrap, percentile_interval  # noqa: E402
+from calib.rows import Judgments  # noqa: E402
+from calib.scale import Scale  # noqa: E402
+from calib.table import from_counts, from_judgments  # noqa: E402
+
+PCT = Scale(0, 100, "0-100")
+PROB = Scale(0.0, 1.0, "0-1")
+THRESHOLD = 0.8
+BINS = 10
+FIGURES = ("accuracy", "mean_confidence", "brier", "auroc", "ece", "routing_accuracy")
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    n: int
+    values: np.ndarray | None = None  # discrete: probabilities, their shares, true hit rates
+    share: np.ndarray | None = None
+    hit: np.ndarray | None = None
+    truth_of: object = None  # continuous: pi(p); the score is Beta(5, 2)
+    scheme: str = "auto"
+
+
+def discrete_truth(d: Design, scheme: str) -> dict[str, float]:
+    v, w, pi = d.values, d.share, d.hit
+    assert v is not None and w is not None and pi is not None
+    right, wrong = w * pi, w * (1 - pi)
+    above = np.cumsum(right[::-1])[::-1] - right  # right answers stated higher
+    acc = v >= THRESHOLD - 1e-12
+    if scheme == "values":
+        ece = float(np.sum(w * np.abs(v - pi)))
+    else:  # width bins of the population (mass bins are not used on discrete designs)
+        ids = np.maximum(np.ceil(np.round(v * BINS, 9)).astype(int) - 1, 0)
+        ece = float(sum(abs(np.sum((w * (v - pi))[ids == b])) for b in np.unique(ids)))
+    return {
+        "accuracy": float(right.sum()), "mean_confidence": float(np.sum(w * v)),
+        "brier": float(np.sum(right * (1 - v) ** 2 + wrong * v**2)),
+        "auroc": float(np.sum(wrong * (above + right / 2)) / (right.sum() * wrong.sum())),
+        "ece": ece, "routing_accuracy": float(right[acc].sum() / w[acc].sum()),
+    }
+
+
+def continuous_truth(d: Design, scheme: str) -> dict[str, float]:
+    """Population figures of p ~ Beta(5, 2), P(right | p) = pi(p), on a fine grid."""
+    grid = (np.arange(200_000) + 0.5) / 200_000
+    w = stats.beta.pdf(grid, 5, 2)
+    w /= w.sum()
+    pi = d.truth_of(grid)  # type: ignore[operator]
+    right, wrong = w * pi, w * (1 - pi)
+    above = np.cumsum(right[::-1])[::-1] - right
+    if scheme == "mass":
+        edges = stats.beta.ppf(np.arange(1, BINS) / BINS, 5, 2)
+        ids = np.searchsorted(edges, grid, side="left")
+    else:
+        ids = np.clip(np.ceil(grid * BINS).astype(int) - 1, 0, BINS - 1)
+    gap = np.bincount(ids, weights=w * (grid - pi), minlength=BINS)
+    acc = grid >= THRESHOLD
+    return {
+        "accuracy": float(right.sum()), "mean_confidence": float(np.sum(w * grid)),
+        "brier": float(np.sum(right * (1 - grid) ** 2 + wrong * grid**2)),
+        "auroc": float(np.sum(wrong * (above + right / 2)) / (right.sum() * wrong.sum())),
+        "ece": float(np.abs(gap).sum()), "routing_accuracy": float(right[acc].sum() / w[acc].sum()),
+    }
+
+
+def draw_table(d: Design, rng: np.random.Generator):  # type: ignore[no-untyped-def]
+    if d.values is not None:
+        n = rng.multinomial(d.n, d.share)
+        return from_counts(d.values * 100, n, rng.binomial(n, d.hit), scale=PCT)
+    p = np.round(rng.beta(5, 2, d.n), 7)
+    y = rng.random(d.n) < d.truth_of(p)  # type: ignore[operator]
+    return from_judgments(Judgments(stated=p, prob=p, correct=y, line=np.arange(d.n),
+                                    item_id=np.full(d.n, ""), scale=PROB))
+
+
+def designs() -> list[Design]:
+    v7 = np.linspace(0.4, 1.0, 7)
+    s7 = np.array([.05, .05, .1, .15, .25, .25, .15])
+    v41 = np.linspace(0.6, 1.0, 41)
+    s41 = np.linspace(1, 3, 41) / np.linspace(1, 3, 41).sum()
+    out: list[Design] = []
+    for n in (200, 500, 2000, 5000):
+        out.append(Design("7 values, near-calibrated (ECE 0.010)", n, v7, s7, v7 - 0.01))
+        out.append(Design("7 values, mildly miscalibrated (0.040)", n, v7, s7, v7 - 0.04))
+    for n in (500, 5000):
+        out.append(Design("7 values, clearly miscalibrated (0.150)", n, v7, s7, v7 - 0.15))
+    for n in (500, 2000, 5000):
+        out.append(Design("41 values, near-calibrated (0.010)", n, v41, s41, v41 - 0.01))
+        out.append(Design("41 values, mildly miscalibrated (0.040)", n, v41, s41, v41 - 0.04))
+    for n in (500, 5000):
+        for scheme in ("width", "mass"):
+            out.append(Design(f"continuous, near-calibrated, {scheme} bins", n,
+                              truth_of=lambda p: np.maximum(p - 0.01, 0.0), scheme=scheme))
+            out.append(Design(f"continuous, p^1.4 overconfident, {scheme} bins", n,
+                              truth_of=lambda p: p**1.4, scheme=scheme))
+    return out
+
+
+def run(d: Design, datasets: int, reps: int, seed: int) -> tuple[dict[str, float], float, float, str]:
+    rng = np.random.default_rng(seed)
+    hits = dict.fromkeys(FIGURES, 0)
+    old = 0
+    scheme_used = ""
+    truth: dict[str, float] = {}
+    for i in range(datasets):
+        t = draw_table(d, rng)
+        scheme = m.resolve_scheme(t, d.scheme)
+        if not truth or scheme != scheme_used:  # the auto scheme is fixed by the design's n
+            truth = (discrete_truth if d.values is not None else continuous_truth)(d, scheme)
+            scheme_used = scheme
+        b = bootstrap(t, scheme=scheme, reps=reps, seed=i)
+        cis = {f: b.ci(f) for f in FIGURES[:-1]}
+        basis = routing.basis(t, reps=reps, seed=i)
+        cis["routing_accuracy"] = tuple(routing.route(basis, float(t.scale.to_stated(THRESHOLD))).ci[
+            "accuracy_accepted"].to_list())  # type: ignore[assignment]
+        for f in FIGURES:
+            lo, hi = cis[f]
+            hits[f] += lo is not None and hi is not None and lo - 1e-12 <= truth[f] <= hi + 1e-12
+        lo, hi = percentile_interval(b.samples["ece"], b.level)
+        old += lo is not None and hi is not None and lo <= truth["ece"] <= hi
+    return {f: hits[f] / datasets for f in FIGURES}, old / datasets, truth["ece"], scheme_used
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default="", help="run only designs whose name contains this")
+    args = ap.parse_args()
+    se = np.sqrt(0.95 * 0.05 / args.datasets)
+    print(f"coverage of 95% intervals, {args.datasets} datasets per design, {args.reps} resamples; "
+          f"Monte Carlo s.e. at 95%: {se:.3f}")
+    head = "".join(f"{f:>17}" for f in ("accuracy", "mean conf", "Brier", "AUROC", "ECE", "routing acc"))
+    print(f"{'design':<48}{'n':>6}{'bins':>8}{'true ECE':>9}{head}{'old ECE':>9}")
+    t0 = time.perf_counter()
+    for j, d in enumerate(designs()):
+        if args.only and args.only not in d.name:
+            continue
+        cov, old, ece, scheme = run(d, args.datasets, args.reps, args.seed + 1000 * j)
+        cells = "".join(f"{100 * cov[f]:>11.1f} ± {100 * np.sqrt(cov[f] * (1 - cov[f]) / args.datasets):3.1f}"
+                        for f in FIGURES)
+        print(f"{d.name:<48}{d.n:>6}{scheme:>8}{ece:>9.3f}{cells}{100 * old:>8.1f}%", flush=True)
+    print(f"({time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
