@@ -141,7 +141,8 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
     with c4:
         st.session_state[f"{prefix}scale"] = ov.scale
         st.selectbox("Scale", ui.SCALE_CHOICES, key=f"{prefix}scale", **cb,
-                     help="auto: detected from the values (see the load report).")
+                     help="auto: detected from the values (see the load report). mixed: the values mix "
+                          "probabilities and a larger scale (0.85 next to 85): up to 1 is a probability.")
     with c5:
         if ov.scale == "custom":
             st.session_state[f"{prefix}custom"] = ov.custom_scale
@@ -180,6 +181,8 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             m3.metric("Format", r.format)
             m4.metric("Distinct stated values", f"{ds.table.pooled_over_groups().cells:,}")
             st.text(r.summary())
+            for w in r.warnings:  # an override that contradicts the data (calib.scale.rescale_warnings)
+                st.warning(ui.md_escape(w))
             scale = ds.table.scale
             st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
             if r.fields:

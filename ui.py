@@ -112,7 +112,8 @@ SCHEME_LABELS = {
     "mass": "equal-mass bins",
     "corp": "CORP isotonic curve",
 }
-SCALE_CHOICES = ("auto", "0-1", "0-100", "1-10", "1-5", "custom")
+#: "mixed": bare numbers up to 1 are probabilities, above 1 on the detected scale (``--mixed-scales``)
+SCALE_CHOICES = ("auto", "0-1", "0-100", "1-10", "1-5", "mixed", "custom")
 
 
 # =========================================================================== access
@@ -559,7 +560,7 @@ class Overrides:
         rescale: Scale | None = None
         if self.scale == "custom" and self.custom_scale.strip():
             rescale = parse_rescale(self.custom_scale)
-        elif self.scale not in ("auto", "custom"):
+        elif self.scale not in ("auto", "custom", "mixed"):
             lo, hi = self.scale.split("-")
             rescale = parse_rescale(f"{lo},{hi}")
         return LoadOptions(
@@ -568,6 +569,7 @@ class Overrides:
             group_key=self.group_key or None,
             cluster_key=self.cluster_key or None,
             rescale=rescale,
+            mixed_scales=self.scale == "mixed",
             normalisation=self.normalisation,
             variant=self.variant,
         )

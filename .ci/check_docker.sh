@@ -3,7 +3,8 @@
 #
 # It reads the Dockerfile and runs *its own* commands, so the check cannot drift from it:
 #   1. static checks: python 3.11 slim base, non-root USER, EXPOSE 8501, a VOLUME for
-#      CALIB_DATA_DIR, a HEALTHCHECK on /_stcore/health, CMD "streamlit run app.py ...";
+#      CALIB_DATA_DIR, a HEALTHCHECK on /_stcore/health, CMD "streamlit run app.py ..." with
+#      --server.address=0.0.0.0 (the repository's config.toml binds 127.0.0.1);
 #   2. copies the build context (honouring .dockerignore) to a temporary /app;
 #   3. creates a fresh virtualenv and runs the Dockerfile's `RUN pip install ...` line(s) in it,
 #      with the Dockerfile's ENV (timed);
@@ -109,6 +110,9 @@ if not plan["pip"]:
     problems.append("no 'RUN pip install' line")
 if not plan["cmd"] or plan["cmd"][:3] != ["streamlit", "run", "app.py"]:
     problems.append(f"CMD should start with streamlit run app.py, got {plan['cmd']}")
+elif "--server.address=0.0.0.0" not in plan["cmd"]:
+    # .streamlit/config.toml binds 127.0.0.1: without this the published port reaches nothing
+    problems.append(f"CMD must bind --server.address=0.0.0.0 explicitly, got {plan['cmd']}")
 if not plan["healthcheck"] or "/_stcore/health" not in " ".join(plan["healthcheck"]):
     problems.append("HEALTHCHECK must probe /_stcore/health")
 if problems:

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.errors import CalibError
-from calib.loading import MAX_LINE_CHARS, MAX_ROWS, LoadOptions
+from calib.loading import MAX_CELLS, MAX_JSON_BYTES, MAX_LINE_CHARS, MAX_PARSE_BYTES, MAX_ROWS, LoadOptions
 
 MB = 1024 * 1024
 
@@ -69,6 +69,9 @@ ENV_DEFAULTS: dict[str, str] = {
     "CALIB_TOTAL_MEMORY_MB": "4096",
     "CALIB_HEAVY_JOBS": "2",
     "CALIB_HEAVY_WAIT_SECONDS": "30",
+    "CALIB_MAX_CELLS": str(MAX_CELLS),
+    "CALIB_MAX_JSON_MB": str(MAX_JSON_BYTES // (1024 * 1024)),
+    "CALIB_MAX_PARSE_MB": str(MAX_PARSE_BYTES // (1024 * 1024)),
 }
 
 
@@ -131,6 +134,14 @@ class Limits:
     heavy_wait_s:
         How long a heavy computation waits for a free slot before it is refused with
         "the server is busy" (``CALIB_HEAVY_WAIT_SECONDS``, default 30).
+    max_cells:
+        Most rows of a count table (``CALIB_MAX_CELLS``, default :data:`calib.loading.MAX_CELLS`).
+    max_json_mb:
+        Largest JSON document parsed whole, MB: an Inspect member, a JSON count table
+        (``CALIB_MAX_JSON_MB``, default 64).
+    max_parse_mb:
+        Most memory parsing one JSON document may take by
+        :func:`calib.loading.parse_cost`, MB (``CALIB_MAX_PARSE_MB``, default 512).
     """
 
     max_upload_mb: int = 200
@@ -141,6 +152,9 @@ class Limits:
     total_memory_mb: int = 4096
     heavy_jobs: int = 2
     heavy_wait_s: float = 30.0
+    max_cells: int = MAX_CELLS
+    max_json_mb: int = MAX_JSON_BYTES // MB
+    max_parse_mb: int = MAX_PARSE_BYTES // MB
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, max_upload_mb: int | None = None) -> Limits:
@@ -167,6 +181,9 @@ class Limits:
             total_memory_mb=env_int(env, "CALIB_TOTAL_MEMORY_MB", d.total_memory_mb),
             heavy_jobs=env_int(env, "CALIB_HEAVY_JOBS", d.heavy_jobs, minimum=1),
             heavy_wait_s=env_float(env, "CALIB_HEAVY_WAIT_SECONDS", d.heavy_wait_s),
+            max_cells=env_int(env, "CALIB_MAX_CELLS", d.max_cells, minimum=1),
+            max_json_mb=env_int(env, "CALIB_MAX_JSON_MB", d.max_json_mb, minimum=1),
+            max_parse_mb=env_int(env, "CALIB_MAX_PARSE_MB", d.max_parse_mb, minimum=1),
         )
 
     def load_options(self, options: LoadOptions | None = None) -> LoadOptions:
@@ -179,6 +196,9 @@ class Limits:
             max_rows=self.max_rows,
             max_line_chars=self.max_line_chars,
             max_decompressed_bytes=self.max_decompressed_mb * MB,
+            max_cells=self.max_cells,
+            max_json_bytes=self.max_json_mb * MB,
+            max_parse_bytes=self.max_parse_mb * MB,
         )
 
     def check_upload(self, name: str, nbytes: int) -> None:

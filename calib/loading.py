@@ -292,14 +292,14 @@ def check_json_size(text: str | bytes, what: str, options: LoadOptions, *, whole
     if not whole_file and len(text) > options.max_json_bytes:
         raise JsonLimitError(
             f"{what} is {_megabytes(len(text))} MB of JSON, over the {_megabytes(options.max_json_bytes)} MB "
-            "that one JSON document may hold (LoadOptions.max_json_bytes)"
+            "that one JSON document may hold (LoadOptions.max_json_bytes; on the dashboard CALIB_MAX_JSON_MB)"
         )
     cost = parse_cost(text)
     if cost > options.max_parse_bytes:
         raise JsonLimitError(
             f"{what} would take about {_megabytes(cost)} MB of memory to parse ({_megabytes(len(text))} MB "
             f"of JSON, mostly brackets and separators), over the {_megabytes(options.max_parse_bytes)} MB "
-            "allowed (LoadOptions.max_parse_bytes)"
+            "allowed (LoadOptions.max_parse_bytes; on the dashboard CALIB_MAX_PARSE_MB)"
         )
 
 

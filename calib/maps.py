@@ -448,7 +448,7 @@ def read_map(path: str | Path | None = None, *, text: str | bytes | None = None)
         raise CalibError(f"{source}: cannot read the map file: {exc.strerror or exc}") from None
     try:
         d = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise CalibError(f"{source}: not a calib map: invalid JSON ({exc})") from None
     return _map_from_dict(d, source)
 

@@ -470,7 +470,7 @@ def read_counts(
         except OSError as exc:
             raise CalibError(f"{name}: cannot read ({exc.strerror or exc})") from None
     too_many = (f"{name}: more than {max_rows:,} rows; refused (a count table holds one row per group and "
-                "stated value: aggregate it further, or raise max_cells)")
+                "stated value: aggregate it further, or raise LoadOptions.max_cells; on the dashboard CALIB_MAX_CELLS)")
     try:
         if data[:4] == b"PAR1" or low.endswith(".parquet"):
             df = _read_parquet(data, name, max_rows, too_many)

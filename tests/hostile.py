@@ -235,11 +235,22 @@ def only_cr(size: int) -> bytes:
 
 
 def gzip_bomb(size: int, fill: bytes = b" ") -> bytes:
-    """``size`` MiB of spaces gzipped (about 1,000:1): refused past the decompression cap."""
-    z = zlib_compressor()
+    """``size`` MiB of spaces gzipped (about 1,000:1): refused past the decompression cap.
+
+    One MiB is deflated once and its bytes repeated: a full flush ends them on a byte
+    boundary with the dictionary reset, so copies decode alike (no 1 GB to compress)."""
+    import struct
+    import zlib
+
     block = fill * (1 << 20)
-    out = [z.compress(block) for _ in range(size)]
-    return b"".join(out) + z.flush()
+    z = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    piece = z.compress(block) + z.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(size):
+        crc = zlib.crc32(block, crc)
+    last = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS).flush()  # an empty final block
+    head = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    return head + piece * size + last + struct.pack("<II", crc, (size << 20) & 0xFFFFFFFF)
 
 
 def gzip_bomb_lines(size: int) -> bytes:
@@ -407,14 +418,14 @@ CASES: tuple[Case, ...] = (
     Case("csv_long_cell.csv", csv_long_cell, 1_100_000, 4_000_000, 2, ("line 2", "too long")),
     Case("empty.eval", eval_empty, 0, 0, 2, ("empty",)),
     Case("deep_sample.eval", eval_deep_sample, 100_000, 4_000_000, 0, ("deep_epoch_1", "nested too deeply"), GOOD),
-    Case("parse_bomb.eval", eval_parse_bomb, 30_000_000, 200_000_000, 0, ("bomb_epoch_1", "to parse"), GOOD),
+    Case("parse_bomb.eval", eval_parse_bomb, 12_000_000, 200_000_000, 0, ("bomb_epoch_1", "to parse"), GOOD),
     Case("huge_header.eval", eval_huge_header, 70_000_000, 200_000_000, 2, ("header.json",)),
     Case("deep_header.eval", eval_deep_header, 100_000, 4_000_000, 2, ("header.json", "nested too deeply")),
     Case("many_members.eval", eval_many_members, 10_000, 19_000, 0, (), 10_000),
     Case("zip_slip.eval", eval_zip_slip, 0, 0, 0, (), GOOD + 1),
     Case("surrogate_id.eval", eval_surrogate_id, 0, 0, 0, (), GOOD + 1),
     Case("deep_log.json", json_log_deep, 100_000, 2_000_000, 0, ("samples[20]", "nested too deeply"), GOOD),
-    Case("parse_bomb_log.json.gz", json_log_parse_bomb, 30_000_000, 200_000_000, 2, ("to parse", ".eval")),
+    Case("parse_bomb_log.json.gz", json_log_parse_bomb, 12_000_000, 200_000_000, 2, ("to parse", ".eval")),
     Case("logprobs_deep.jsonl", logprobs_deep, 100_000, 450_000, 0, ("line 21", "nested too deeply"), GOOD),
     Case("logprobs_numbers.jsonl", logprobs_huge_numbers, 5_000, 400_000, 0, ("line 24", "gold"), GOOD + 4),
     Case(LMEVAL, lmeval_deep_line, 100_000, 450_000, 0, ("line 21", "nested too deeply"), GOOD),

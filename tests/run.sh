@@ -1,22 +1,49 @@
 #!/usr/bin/env bash
-# Installs everything the tests need (pip packages, Debian's Chromium for the browser
-# tests) and runs the whole suite. The README's quick start and .ci/run call this file.
+# Installs everything the tests need and runs the whole suite. The README's quick start and
+# .ci/run (CI: a fresh clone, as root, no virtualenv) call this file.
+#
+#   1. Debian's Chromium for the browser tests, if there is no `chromium` (apt-get);
+#   2. a virtualenv, .venv (or $CALIB_VENV), created if missing: a stock Debian/Ubuntu Python
+#      refuses `pip install` outside one (PEP 668, "externally-managed-environment"); where
+#      `python3 -m venv` lacks ensurepip, Debian's python3-venv is installed first;
+#   3. the pinned test requirements (requirements-dev.txt, which includes requirements.txt)
+#      and calib itself (editable) into it;
+#   4. ruff, the Dockerfile check (.ci/check_docker.sh; CALIB_SKIP_DOCKER_CHECK=1 skips it),
+#      and pytest with the virtualenv's Python (arguments go to pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+apt_install() {
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
 if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  apt_install chromium
 fi
 
-python3 -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-python3 -m pip install -q --disable-pip-version-check --no-deps -e .
+VENV="${CALIB_VENV:-.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  if ! python3 -m venv "$VENV" 2>/dev/null; then
+    rm -rf "$VENV"
+    # Debian/Ubuntu ship venv without ensurepip: python3.X-venv brings it
+    apt_install "python3-venv" "python$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')-venv" \
+      || apt_install python3-venv
+    python3 -m venv "$VENV"
+  fi
+fi
+PY="$VENV/bin/python"
+echo "tests/run.sh: virtualenv $VENV ($("$PY" --version))"
 
-ruff check .
+"$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+"$PY" -m pip install -q --disable-pip-version-check --no-deps -e .
+
+"$PY" -m ruff check .
 # The Dockerfile cannot be built here (no Docker engine): run its own install and start
-# commands in a fresh virtualenv and probe the health endpoint instead.
+# commands in a fresh virtualenv of their own and probe the health endpoint instead.
 if [ "${CALIB_SKIP_DOCKER_CHECK:-0}" != 1 ]; then
   bash .ci/check_docker.sh
 fi
-python3 -m pytest "$@"
+"$PY" -m pytest "$@"

@@ -52,7 +52,7 @@ def test_zip_slip_names_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
     assert set(Path("/tmp").glob("calib_zip_slip*")) == before
 
 
-@pytest.mark.parametrize("name", ["lone_surrogates.jsonl", "surrogate_id.eval", "logprobs_numbers.jsonl"])
+@pytest.mark.parametrize("name", ["lone_surrogates.jsonl", "surrogate_id.eval"])
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_lone_surrogates_print_in_text_and_json(tmp_path: Path, name: str, fmt: str) -> None:
     """A real process with a UTF-8 stdout: capsys would accept what the terminal refuses."""
@@ -163,3 +163,13 @@ def test_parquet_row_count_is_refused_from_the_metadata(monkeypatch: pytest.Monk
     monkeypatch.setattr(pq.ParquetFile, "read", no_rows)
     with pytest.raises(CalibError, match=r"more than 10 rows.*metadata says 11"):
         read_counts("t.parquet", data=data, max_rows=10)
+
+
+def test_a_map_nested_too_deeply_is_refused_by_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cmap = tmp_path / "map.json"
+    cmap.write_bytes(b'{"method": ' + hostile.deep(100_000) + b"}")
+    data = tmp_path / "judge.jsonl"
+    data.write_bytes(hostile.good_lines())
+    code = main(["apply", str(cmap), str(data), "--out", str(tmp_path / "out.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2 and "map.json: not a calib map: invalid JSON" in err and "internal error" not in err

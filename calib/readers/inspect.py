@@ -250,7 +250,7 @@ class _Archive:
                 raise JsonLimitError(
                     f"member {name} declares {declared / 2**20:,.1f} MB of JSON, over the "
                     f"{self.options.max_json_bytes / 2**20:,.0f} MB one JSON document may hold "
-                    "(LoadOptions.max_json_bytes)")
+                    "(LoadOptions.max_json_bytes; on the dashboard CALIB_MAX_JSON_MB)")
             raw = self.read(name)
             check_json_size(raw, f"member {name}", self.options)
             try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import re
 import secrets
 from pathlib import Path
@@ -600,3 +601,60 @@ def test_behind_a_trusted_proxy_the_right_most_untrusted_hop_is_the_client(brows
         for c in contexts:
             c.close()
         srv.stop()
+
+
+# --------------------------------------------------------- listen address
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses of the sockets listening on ``port`` (read from /proc/net/tcp{,6})."""
+    import ipaddress
+    import struct
+
+    found: set[str] = set()
+    for name, width in (("tcp", 4), ("tcp6", 16)):
+        path = Path(f"/proc/net/{name}")
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr_hex, port_hex = local.split(":")
+            if state != "0A" or int(port_hex, 16) != port:  # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(addr_hex)
+            # the kernel prints each 32-bit word in host (little-endian) order
+            raw = b"".join(struct.pack(">I", struct.unpack("<I", raw[i:i + 4])[0]) for i in range(0, width, 4))
+            found.add(str(ipaddress.ip_address(raw)))
+    return found
+
+
+def test_streamlit_run_app_py_listens_on_loopback_only(tmp_path):
+    """`streamlit run app.py` as the README says, with no address flag: .streamlit/config.toml binds 127.0.0.1."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.e2e.conftest import ROOT, free_port
+
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CALIB_", "STREAMLIT_SERVER_ADDRESS"))}
+    env["CALIB_DATA_DIR"] = str(tmp_path / "data")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", f"--server.port={port}",
+                                 "--server.fileWatcherType=none"], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise AssertionError(log.read_text())
+        assert listening_addresses(port) == {"127.0.0.1"}, log.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
