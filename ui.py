@@ -1227,7 +1227,7 @@ def report_parts(ctx: Context) -> ReportParts:
             figs.insert(1, figures.per_value([(d.name, t.pooled_over_groups(), pv)], color, level=v.level))
             tables.append(("Per stated value", pd.DataFrame(
                 [{"stated": r.value, "answers": r.n, "right": r.correct, "hit rate (%)": round(100 * r.hit_rate, 1),
-                  "CI (%)": f"{100 * r.lo:.1f} to {100 * r.hi:.1f}", "gap (points)": round(100 * r.gap, 1)}
+                  "CI (%)": f"{100 * r.lo:.1f} to {100 * r.hi:.1f}", "gap (percentage points)": round(100 * r.gap, 1)}
                  for r in pv])))
         sections = []
         if d.name == (ctx.focus.name if ctx.focus else None):
@@ -1514,7 +1514,8 @@ def _threshold_widgets(ds: Dataset, v: views.View) -> ThresholdAxis:
     st.selectbox("Threshold on", views.THRESHOLD_ON,
                  format_func={"stated": "stated confidence", "calibrated": "recalibrated probability"}.__getitem__,
                  key="w_on", on_change=_on_threshold_on, args=("w_on",), disabled=on_disabled,
-                 help="Recalibrated: the probability the map of the Recalibration panel gives each stated value.")
+                 help="Recalibrated: the probability the map of the Recalibration panel gives each stated value."
+                      + (" Choose a map there first (Map, above)." if on_disabled else ""))
     axis = threshold_axis(ds, on)
     lo, hi = current_thresholds(replace(v, on=on), axis)
     st.session_state["w_lo"] = float(lo)

@@ -24,8 +24,10 @@ A table of continuous confidences has as many cells as rows. Resampling uses its
 coarse table (:meth:`calib.table.CountTable.coarse`, at most 1,001 cells per group
 on a 0.001 grid) and every resampled figure is moved by the difference of the point
 estimates, exact minus coarse, so that each interval sits around the exact point
-estimate: ``theta*_i + (theta_exact - theta_coarse)``. The shift is 0 for the
-figures the coarse table keeps exact (accuracy, mean confidence, Brier, log loss);
+estimate: ``theta*_i + (theta_exact - theta_coarse)``, ``theta_coarse`` being the
+resampling kernel at the coarse table's own counts. The shift is 0 for the figures
+a resample keeps exact (accuracy, mean confidence, Brier); the log loss of a pooled
+cell is read at the mean p of its right (and of its wrong) answers, and shifted;
 for the others it is what pooling changes (see :mod:`calib.table`: rows within
 0.0005 of a bin edge, AUROC ties inside a cell), and the spread of the resamples is
 that of the coarse figure, which differs from the exact one's by the same order.
@@ -177,10 +179,12 @@ def ece_interval(
       (:func:`calib.metrics.ece_debiased`, biased down),
       ``max(0, 2 theta_deb - q_{(1+level)/2}(theta*_deb))``.
 
-    Coverage, by simulation (``bench/sim_coverage.py``), is at least the nominal
-    level in every design there (7 and 41 stated values near-calibrated, mildly and
-    clearly miscalibrated, continuous scores in width and mass bins, n from 200 to
-    5,000). ``(None, None)`` when either is undefined in too many resamples."""
+    Coverage of a 95% interval, by simulation (``bench/sim_coverage.py``, 200
+    datasets per design): 94-100% in every design there (7 and 41 stated values
+    near-calibrated, mildly and clearly miscalibrated, continuous scores in width and
+    mass bins, n from 200 to 5,000), 99-100% where the true ECE is small: the price
+    is an interval about 1.1-1.5 times as wide as the percentile one. ``(None,
+    None)`` when either is undefined in too many resamples."""
     q = (1 + level) / 2
     d = np.asarray(debiased, dtype=np.float64)
     s = np.asarray(plain, dtype=np.float64)
@@ -252,8 +256,13 @@ def bootstrap(
     shift: dict[str, float] = {}
     if c is not t:
         plan = Plan.of(c, plan.scheme, plan.bins, plan.below, smooth=plan.smooth)
-        rough = point_metrics(c, plan)
-        shift = {k: exact[k] - v for k, v in rough.items() if v is not None and exact[k] is not None}  # type: ignore[operator]
+        # the resampling kernel at the coarse table's own counts: what a resample computes
+        # (each cell's right and wrong answers at their mean p, so the log loss of a
+        # pooled cell is read at its mean), against which the exact figure is the shift
+        own = CellStats.resampled(c, c.n[None, :], c.correct[None, :])
+        rough = {k: float(v[0]) for k, v in batch_metrics(own, plan, smooth=False).items()}
+        rough["smooth_ece"] = plan.smooth.value if plan.smooth.value is not None else float("nan")
+        shift = {k: exact[k] - v for k, v in rough.items() if np.isfinite(v) and exact[k] is not None}  # type: ignore[operator]
     n, k = resample_counts(c, reps, seed)
     chunk = max(1, CHUNK_CELLS // max(c.cells, 1))
     parts: dict[str, list[np.ndarray]] = {name: [] for name in BATCH_METRICS}

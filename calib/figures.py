@@ -99,64 +99,125 @@ def reference_line(lo: float, hi: float, *, y_lo: float = 0.0, y_hi: float = 100
 
 
 # ----------------------------------------------------------------------- scale use
-def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str, str]) -> go.Figure:
-    """How the scale was used: share of answers at each stated value, one bar series per model.
+#: Tick labels on a histogram closer than this share of the axis would overlap.
+TICK_GAP = 0.035
+#: Height of each further panel of a figure with one panel per stated scale, in pixels.
+PANEL_HEIGHT = 260
 
-    ``tables`` are ``(model name, count table)`` pairs; groups are pooled. The bar
-    height is the share of the model's answers (so models with different n compare);
-    hovering gives the count.
-    """
-    fig = go.Figure()
-    label = "stated confidence"
-    pooled = [(name, table.pooled_over_groups()) for name, table in tables]
-    discrete = [(name, t) for name, t in pooled if not (t.pooled or t.cells > 101)]
+
+def _scale_key(table: CountTable) -> tuple[float, float]:
+    return float(table.scale.lo), float(table.scale.hi)
+
+
+def by_scale(items: Sequence[tuple[str, CountTable]]) -> dict[tuple[float, float], list[tuple[str, CountTable]]]:
+    """``(name, table)`` pairs grouped by stated scale ``(lo, hi)``, in load order."""
+    out: dict[tuple[float, float], list[tuple[str, CountTable]]] = {}
+    for name, t in items:
+        out.setdefault(_scale_key(t), []).append((name, t))
+    return out
+
+
+def used_ticks(values: np.ndarray, n: np.ndarray, lo: float, hi: float, *, gap: float = TICK_GAP) -> list[float]:
+    """Tick positions on the values a judge used: the most used first, each kept only if
+    no kept tick is within ``gap`` of the axis (their labels would overlap), sorted."""
+    span = (hi - lo) or 1.0
+    order = np.lexsort((values, -n))
+    kept: list[float] = []
+    for i in order:
+        v = float(values[i])
+        if all(abs(v - k) >= gap * span for k in kept):
+            kept.append(v)
+    return sorted(kept)
+
+
+def _is_discrete(t: CountTable) -> bool:
+    return not (t.pooled or t.cells > 101)
+
+
+def _histogram_panel(fig: go.Figure, tables: Sequence[tuple[str, CountTable]], colors: dict[str, str],
+                     cell: dict[str, int]) -> None:
+    """The bars (or binned histograms, for continuous scores) of models sharing one stated
+    scale, on one x axis with ticks on the values they used. ``cell``: ``row``/``col`` of
+    a subplot, or empty for a figure with one panel."""
+    lo, hi = _scale_key(tables[0][1])
+    span = (hi - lo) or 1.0
+    discrete = [(name, t) for name, t in tables if _is_discrete(t)]
     # Bars sit on a numeric axis, so their width is set here, in the scale's units: the
     # closest two values used (by any model) share it among the models, side by side.
     # Left to Plotly, a model that used one value gets a bar one unit wide (0 to 1 on a
     # 0-1 scale) and grouped bars drift off the value they stand for.
     width, offsets = 0.0, {}
     if discrete:
-        s0 = discrete[0][1].scale
-        span = float(s0.hi - s0.lo) or 1.0
         # values a millionth of the scale apart (float noise of a softmax) count as one
-        values = np.unique(np.round((np.concatenate([t.value for _, t in discrete]) - s0.lo) / span, 6))
+        values = np.unique(np.round((np.concatenate([t.value for _, t in discrete]) - lo) / span, 6))
         gap = span * float(np.min(np.diff(values))) if values.size > 1 else span
         gap = min(max(gap, span / 100), span / 25)
         width = 0.8 * gap / len(discrete)
         offsets = {name: -0.4 * gap + i * width for i, (name, _) in enumerate(discrete)}
-    for name, t in pooled:
-        label = scale_label(t)
-        total = max(t.total, 1)
-        share = 100.0 * t.n / total
+    for name, t in tables:
+        share = 100.0 * t.n / max(t.total, 1)
         if name not in offsets:
             # continuous confidences (log-probs): the browser sums the grid cells into
             # 50 equal-width bars; each cell's share is in the figure as it is
-            s = t.scale
             fig.add_trace(go.Histogram(
                 x=t.value, y=share, histfunc="sum", name=esc(name), marker_color=colors.get(name, PALETTE[0]),
-                xbins={"start": s.lo, "end": s.hi + 1e-9 * (s.hi - s.lo), "size": (s.hi - s.lo) / 50},
-                opacity=0.75,
+                xbins={"start": lo, "end": hi + 1e-9 * span, "size": span / 50}, opacity=0.75,
                 hovertemplate="stated %{x}<br>%{y:.1f}% of answers<extra>" + esc(name) + "</extra>",
-            ))
+            ), **cell)
             continue
-        fig.add_trace(
-            go.Bar(
-                x=t.value, y=share, name=esc(name), marker_color=colors.get(name, PALETTE[0]),
-                width=width, offset=offsets[name],
-                customdata=np.stack([t.n, 100.0 * t.correct / np.maximum(t.n, 1)], axis=1),
-                hovertemplate=(
-                    "stated %{x}<br>%{y:.1f}% of answers (n = %{customdata[0]:,})"
-                    "<br>right %{customdata[1]:.1f}%<extra>" + esc(name) + "</extra>"
-                ),
-            )
-        )
-    if tables:
-        s = tables[0][1].scale
-        fig.update_xaxes(range=[s.lo - 0.02 * (s.hi - s.lo), s.hi + 0.02 * (s.hi - s.lo)],
-                         tick0=s.lo, dtick=(s.hi - s.lo) / 10)
-    # bars with an explicit offset are drawn as placed (overlay), histograms on top of each other
+        fig.add_trace(go.Bar(
+            x=t.value, y=share, name=esc(name), marker_color=colors.get(name, PALETTE[0]),
+            width=width, offset=offsets[name],
+            customdata=np.stack([t.n, 100.0 * t.correct / np.maximum(t.n, 1)], axis=1),
+            hovertemplate=(
+                "stated %{x}<br>%{y:.1f}% of answers (n = %{customdata[0]:,})"
+                "<br>right %{customdata[1]:.1f}%<extra>" + esc(name) + "</extra>"
+            ),
+        ), **cell)
+    axis: dict[str, object] = {"range": [lo - 0.02 * span, hi + 0.02 * span], "title_text": scale_label(tables[0][1])}
+    if discrete and len(discrete) == len(tables):
+        # ticks where the bars are: a 0-100 judge that used 80, 90, 95 and 100 reads them off
+        vals = np.concatenate([t.value for _, t in discrete])
+        counts = np.concatenate([t.n for _, t in discrete])
+        uniq, inv = np.unique(vals, return_inverse=True)
+        axis.update(tickmode="array", tickvals=used_ticks(uniq, np.bincount(inv, weights=counts), lo, hi))
+    else:
+        axis.update(tick0=lo, dtick=span / 10)
+    fig.update_xaxes(**axis, **cell)
+
+
+def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str, str]) -> go.Figure:
+    """How the scale was used: share of answers at each stated value, one bar series per model.
+
+    ``tables`` are ``(model name, count table)`` pairs; groups are pooled. The bar
+    height is the share of the model's answers (so models with different n compare);
+    hovering gives the count. The x axis is the stated scale with ticks on the values
+    used; models on different scales (a 0-100 judge and a 1-10 judge) get one panel
+    each, with its own axis, since a stated 8 means nothing on the 0-100 axis.
+    """
+    pooled = [(name, table.pooled_over_groups()) for name, table in tables]
+    groups = by_scale(pooled)
+    if len(groups) <= 1:
+        fig = go.Figure()
+        if pooled:
+            _histogram_panel(fig, pooled, colors, {})
+        x = scale_label(pooled[0][1]) if pooled else "stated confidence"
+        # bars with an explicit offset are drawn as placed (overlay), histograms on top of each other
+        fig.update_layout(barmode="overlay")
+        fig = _layout(fig, title="How the scale was used", x=x, y="share of answers (%)")
+        return fig
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=len(groups), cols=1, vertical_spacing=0.5 / len(groups) / 2)
+    for row, members in enumerate(groups.values(), start=1):
+        _histogram_panel(fig, members, colors, {"row": row, "col": 1})
+        fig.update_yaxes(title_text="share of answers (%)", row=row, col=1)
     fig.update_layout(barmode="overlay")
-    return _layout(fig, title="How the scale was used", x=label, y="share of answers (%)")
+    height = HEIGHT + 60 + PANEL_HEIGHT * (len(groups) - 1)
+    first = next(iter(groups.values()))[0][1]
+    fig = _layout(fig, title="How the scale was used (one panel per stated scale)", x=scale_label(first),
+                  y="share of answers (%)", height=height)
+    return fig
 
 
 def _size(n: np.ndarray, biggest: float) -> np.ndarray:
@@ -171,25 +232,36 @@ def per_value(
     """What each stated value meant: hit rate (%) with its Wilson interval at each stated value.
 
     ``series`` holds ``(model name, count table, per-value rows)`` where the rows are
-    :class:`calib.metrics.ValueRow` (value, n, correct, hit_rate, lo, hi). A point on
-    the dashed y = x line is a value that meant what it said; point area grows with
-    the number of answers.
+    :class:`calib.metrics.ValueRow` (value, prob, n, correct, hit_rate, lo, hi). A point
+    on the dashed y = x line is a value that meant what it said; point area grows with
+    the number of answers. The x axis is the stated scale, with ticks on the values
+    used; when the models are on different scales it is the stated value as a
+    probability (%) instead, where every model's y = x line is the same, and the hover
+    gives the value on its own scale.
     """
     fig = go.Figure()
-    lo_s, hi_s, label = 0.0, 100.0, "stated confidence"
+    scales = {_scale_key(table) for _, table, _ in series}
+    on_prob = len(scales) > 1
+    lo_s, hi_s, label = 0.0, 100.0, "stated confidence as a probability (%)"
     biggest = max((r.n for _, _, rows in series for r in rows), default=1)
+    used: dict[float, float] = {}
     for name, table, rows in series:
         s = table.scale
-        lo_s, hi_s, label = s.lo, s.hi, scale_label(table)
+        if not on_prob:
+            lo_s, hi_s, label = s.lo, s.hi, scale_label(table)
         if not rows:
             continue
-        x = np.array([r.value for r in rows])
+        stated_v = np.array([r.value for r in rows])
+        x = 100.0 * np.array([r.prob for r in rows]) if on_prob else stated_v
         y = 100.0 * np.array([r.hit_rate for r in rows])
         lo = 100.0 * np.array([r.lo for r in rows])
         hi = 100.0 * np.array([r.hi for r in rows])
         n = np.array([r.n for r in rows])
         k = np.array([r.correct for r in rows])
+        for xv, nv in zip(x, n, strict=True):
+            used[float(xv)] = used.get(float(xv), 0.0) + float(nv)
         color = colors.get(name, PALETTE[0])
+        where = f"stated %{{customdata[4]:.4g}} on {s.lo:g}-{s.hi:g} (%{{x:.1f}}%)" if on_prob else "stated %{x}"
         fig.add_trace(
             go.Scatter(
                 x=x, y=y, mode="markers", name=esc(name),
@@ -197,9 +269,9 @@ def per_value(
                         "opacity": 0.85},
                 error_y={"type": "data", "symmetric": False, "array": hi - y, "arrayminus": y - lo,
                          "color": color, "thickness": 1.2, "width": 3},
-                customdata=np.stack([n, k, lo, hi], axis=1),
+                customdata=np.stack([n, k, lo, hi, stated_v], axis=1),
                 hovertemplate=(
-                    "stated %{x}<br>n = %{customdata[0]:,}, right %{customdata[1]:,}"
+                    where + "<br>n = %{customdata[0]:,}, right %{customdata[1]:,}"
                     "<br>hit rate %{y:.1f}% [%{customdata[2]:.1f}, %{customdata[3]:.1f}]"
                     "<extra>" + esc(name) + "</extra>"
                 ),
@@ -208,6 +280,12 @@ def per_value(
     fig.add_trace(reference_line(lo_s, hi_s))
     pad = 0.03 * (hi_s - lo_s)
     fig.update_xaxes(range=[lo_s - pad, hi_s + pad])
+    if on_prob:
+        fig.update_xaxes(tick0=0, dtick=10)
+    elif used:
+        vals = np.array(sorted(used))
+        fig.update_xaxes(tickmode="array",
+                         tickvals=used_ticks(vals, np.array([used[v] for v in vals]), lo_s, hi_s))
     fig.update_yaxes(range=[-3, 103])
     return _layout(fig, title=f"What each stated value meant (Wilson {100 * level:g}% intervals)", x=label,
                    y="share right (%)")
@@ -260,6 +338,7 @@ def reliability(
     thresholds: Sequence[float] = (),
     title: str = "Reliability diagram",
     consistency_for: Sequence[str] | None = None,
+    calibrated: bool = False,
 ) -> go.Figure:
     """Reliability diagram: hit rate against stated confidence, both in percent.
 
@@ -278,8 +357,12 @@ def reliability(
     with several models, grey bands on top of each other hide more than they show.
     The x axis is the stated probability in percent so that models on different
     stated scales share one diagram; the hover shows the stated value itself.
+    ``calibrated``: the curves are of a recalibrated table (a map applied), so the x
+    axis and the hover say "calibrated probability", not "stated".
     """
     from calib import curves as _curves
+
+    word = "calibrated" if calibrated else "stated"
 
     fig = go.Figure()
     biggest = 1
@@ -301,7 +384,7 @@ def reliability(
                 error_y={"type": "data", "symmetric": False, "array": hi - y, "arrayminus": y - lo,
                          "color": color, "thickness": 1.2, "width": 3},
                 customdata=np.stack([c.value, c.n, c.correct, lo, hi], axis=1),
-                hovertemplate=("stated %{customdata[0]:.4g} (%{x:.1f}%)<br>n = %{customdata[1]:,}, "
+                hovertemplate=(word + " %{customdata[0]:.4g} (%{x:.1f}%)<br>n = %{customdata[1]:,}, "
                                "right %{customdata[2]:,}<br>hit rate %{y:.1f}% "
                                "[%{customdata[3]:.1f}, %{customdata[4]:.1f}]<extra>" + ename + "</extra>"),
             ))
@@ -318,7 +401,7 @@ def reliability(
                 error_y={"type": "data", "symmetric": False, "array": hi - y, "arrayminus": y - lo,
                          "color": color, "thickness": 1.2, "width": 3},
                 customdata=np.stack([c.lo, c.hi, c.n, c.correct, lo, hi], axis=1),
-                hovertemplate=("bin %{customdata[0]:.4g} to %{customdata[1]:.4g}<br>mean stated %{x:.1f}%"
+                hovertemplate=("bin %{customdata[0]:.4g} to %{customdata[1]:.4g}<br>mean " + word + " %{x:.1f}%"
                                "<br>n = %{customdata[2]:,}, right %{customdata[3]:,}<br>hit rate %{y:.1f}% "
                                "[%{customdata[4]:.1f}, %{customdata[5]:.1f}]<extra>" + ename + "</extra>"),
             ))
@@ -340,7 +423,7 @@ def reliability(
                 marker={"color": color, "size": _size(c.n, biggest), "opacity": 0.85,
                         "line": {"width": 1, "color": "white"}},
                 customdata=np.stack([c.value, c.n], axis=1),
-                hovertemplate=("stated %{customdata[0]:.4g} (%{x:.1f}%)<br>n = %{customdata[1]:,}"
+                hovertemplate=(word + " %{customdata[0]:.4g} (%{x:.1f}%)<br>n = %{customdata[1]:,}"
                                "<br>CORP hit rate %{y:.1f}%<extra>" + ename + "</extra>"),
             ))
     fig.add_trace(reference_line(0.0, 100.0))
@@ -352,7 +435,8 @@ def reliability(
         ))
     fig.update_xaxes(range=[-2, 102])
     fig.update_yaxes(range=[-2, 102])
-    return _layout(fig, title=title, x="stated confidence (%)", y="share right (%)")
+    x = "calibrated probability (%)" if calibrated else "stated confidence (%)"
+    return _layout(fig, title=title, x=x, y="share right (%)")
 
 
 def reliability_one(

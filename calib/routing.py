@@ -52,7 +52,7 @@ from calib.errors import CalibError
 from calib.maps import CalibrationMap, cell_prob
 from calib.rows import Judgments
 from calib.scale import Scale, snap
-from calib.table import CountTable
+from calib.table import GRID, CountTable
 
 #: What a threshold is set on.
 ON: tuple[str, ...] = ("stated", "calibrated")
@@ -128,7 +128,8 @@ def basis(
         the same probability are merged (a threshold cannot separate them).
     reps, seed:
         Bootstrap resamples drawn once for the intervals of every later threshold
-        (0: no intervals).
+        (0: no intervals), of the table's coarse table (clusters resampled whole when
+        the table has them, :func:`calib.bootstrap.resample_counts`).
     """
     t = metrics.single(table)
     if calibration is not None:
@@ -370,8 +371,11 @@ class Sweep:
     """Every threshold at once: the risk-coverage curve (Geifman & El-Yaniv 2017).
 
     One entry per distinct score ``t`` (accept ``score >= t``), increasing, so
-    ``coverage`` falls from 1 at the lowest threshold. ``risk`` is the error rate
-    among the accepted. The threshold above every score (accept nothing) is left out.
+    ``coverage`` falls from 1 at the lowest threshold; above :data:`SWEEP_POINTS`
+    distinct scores (a continuous score), one per 0.001 step of probability at or
+    below a score instead (a curve to draw, not a million points), the counts exact
+    at each. ``risk`` is the error rate among the accepted. The threshold above
+    every score (accept nothing) is left out.
 
     Attributes
     ----------
@@ -411,13 +415,32 @@ class Sweep:
                 "rows": self.to_frame().replace({np.nan: None}).to_dict(orient="records")}
 
 
+#: Distinct scores up to which :func:`sweep` has one threshold per score.
+SWEEP_POINTS = 1001
+
+
+def _sweep_thresholds(b: Basis) -> np.ndarray:
+    """The scores themselves, or the 0.001 grid points in probability just at or
+    below them (the first at or below the lowest score, so coverage starts at 1)."""
+    if b.score.size <= SWEEP_POINTS:
+        return b.score
+    p = b.score if b.on == "calibrated" else np.asarray(b.scale.to_prob(b.score), dtype=np.float64)
+    grid = np.unique(np.floor(np.round(p / GRID, 9))) * GRID
+    thr = np.array(grid if b.on == "calibrated" else b.scale.to_stated(grid), dtype=np.float64)
+    thr[0] = min(thr[0], b.score[0])  # rounding of to_stated must not leave the lowest score out
+    return thr
+
+
 def sweep(
     b: Basis, *, cost_review: float | None = None, cost_miss: float | None = None, level: float = 0.95
 ) -> Sweep:
-    """The risk-coverage curve over every distinct score (:class:`Sweep`)."""
+    """The risk-coverage curve (:class:`Sweep`), counts from the cumulative sums at
+    each threshold."""
     cr, cm = _cost(cost_review, "review"), _cost(cost_miss, "missed error")
     N, K = b.total, b.total_correct
-    cn, ck = b.cum_n[:-1], b.cum_k[:-1]
+    thr = _sweep_thresholds(b)
+    at = np.searchsorted(b.score, thr, side="left")
+    cn, ck = b.cum_n[at], b.cum_k[at]
     acc = N - cn
     acc_k = K - ck
     slip = acc - acc_k
@@ -429,7 +452,7 @@ def sweep(
     if cr is not None or cm is not None:
         cost = (cr or 0.0) * cn + (cm or 0.0) * slip
     return Sweep(
-        threshold=b.score.copy(), accepted=acc, errors_slipping=slip, to_person=cn.copy(),
+        threshold=np.array(thr, dtype=np.float64), accepted=acc, errors_slipping=slip, to_person=cn.copy(),
         errors_caught=cn - ck, coverage=np.asarray(cov, dtype=np.float64), risk=risk,
         risk_upper=np.asarray(risk_hi, dtype=np.float64), cost_total=cost, on=b.on, level=level,
     )

@@ -81,11 +81,11 @@ st.dataframe(
     pd.DataFrame(
         [{"stated": r.value, "answers": r.n, "share (%)": 100 * r.share, "right": r.correct,
           "hit rate (%)": 100 * r.hit_rate, "CI low (%)": 100 * r.lo, "CI high (%)": 100 * r.hi,
-          "stated minus hit rate (points)": 100 * r.gap} for r in pv]
+          "stated minus hit rate (percentage points)": 100 * r.gap} for r in pv]
     ),
     hide_index=True,
     column_config={c: st.column_config.NumberColumn(format="%.1f") for c in
-                   ("share (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "stated minus hit rate (points)")},
+                   ("share (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "stated minus hit rate (percentage points)")},
 )
 
 opts = focus.rows.options if focus.rows is not None else None

@@ -125,9 +125,9 @@ st.subheader("Bins")
 st.dataframe(
     pd.DataFrame([{"from": r.lo, "to": r.hi, "answers": r.n, "right": r.correct,
                    "mean stated (%)": 100 * r.mean_prob, "hit rate (%)": 100 * r.hit_rate,
-                   "CI low (%)": 100 * r.ci_lo, "CI high (%)": 100 * r.ci_hi, "gap (points)": 100 * r.gap}
+                   "CI low (%)": 100 * r.ci_lo, "CI high (%)": 100 * r.ci_hi, "gap (percentage points)": 100 * r.gap}
                   for r in a.bin_table]),
     hide_index=True,
     column_config={c: st.column_config.NumberColumn(format="%.1f")
-                   for c in ("mean stated (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "gap (points)")},
+                   for c in ("mean stated (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "gap (percentage points)")},
 )

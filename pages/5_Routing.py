@@ -57,7 +57,8 @@ def detail(ctx: ui.Context, ds, r, axis: ui.ThresholdAxis, b, cmap) -> None:
             curve = ui.curve_for(ds, vv, table, key_extra="" if cmap is None else f":map{ui.map_key(v)!r}")
             title = "Reliability diagram" + (" after the map" if cmap is not None else "")
             # built with both lines; moved (or hidden) on every threshold move
-            return figures.reliability([(ds.name, curve)], {ds.name: color}, thresholds=[50.0, 60.0], title=title)
+            return figures.reliability([(ds.name, curve)], {ds.name: color}, thresholds=[50.0, 60.0], title=title,
+                                       calibrated=cmap is not None)
 
         xs = [axis.to_percent(r.lower, ds.table.scale)]
         if r.upper is not None:

@@ -211,3 +211,70 @@ def test_risk_coverage_points_are_the_sweep():
     (mark,) = traces(fig, "current threshold")
     assert mark.x[0] == pytest.approx(100 * 560 / 1000)
     assert mark.y[0] == pytest.approx(100 * (560 - 413) / 560)
+
+
+# ----------------------------------------------------------- judges on different scales
+def table_1_10():
+    from calib.scale import Scale
+
+    # a judge asked for 1 to 10 that answered 7, 8, 9 and 10
+    return from_counts(np.array([7.0, 8, 9, 10]), np.array([100, 300, 400, 200]), np.array([60, 210, 300, 170]),
+                       scale=Scale(1.0, 10.0, "1-10"))
+
+
+def axis_of(fig, trace):
+    """The layout x axis a trace is drawn on (``xaxis``, ``xaxis2``, ...)."""
+    name = "xaxis" + (trace.xaxis[1:] if trace.xaxis and trace.xaxis != "x" else "")
+    return fig.layout[name]
+
+
+def test_histogram_ticks_sit_on_the_values_used():
+    fig = figures.stated_histogram([("a", table_a())], figures.palette(["a"]))
+    assert list(fig.layout.xaxis.tickvals) == [80, 90, 95, 100]
+    # values too close for their labels: the most used keep a tick, none overlap
+    dense = from_counts(np.array([96.0, 97, 98, 99, 100]), np.array([10, 50, 10, 20, 300]), np.array([5, 40, 5, 10, 200]))
+    ticks = list(figures.stated_histogram([("d", dense)], figures.palette(["d"])).layout.xaxis.tickvals)
+    assert 100 in ticks and all(b - a >= 3.5 for a, b in zip(ticks, ticks[1:], strict=False))
+    # and no value was dropped that had room for its label
+    assert all(any(abs(v - t) < 3.5 for t in ticks) for v in (96, 97, 98, 99, 100))
+
+
+def test_judges_on_different_scales_get_one_axis_each():
+    ta, tk, tb = table_a(), table_1_10(), table_b()
+    colors = figures.palette(["a", "k", "b"])
+    fig = figures.stated_histogram([("a", ta), ("k", tk), ("b", tb)], colors)
+    axes = {t.name: axis_of(fig, t) for t in fig.data}
+    # the two 0-100 judges share the first panel, the 1-10 judge has its own
+    assert axes["a"] is axes["b"] and axes["k"] is not axes["a"]
+    assert "0-100" in axes["a"].title.text and "1-10" in axes["k"].title.text
+    assert list(axes["a"].range) == pytest.approx([-2, 102]) and list(axes["k"].range) == pytest.approx([0.82, 10.18])
+    assert list(axes["k"].tickvals) == [7, 8, 9, 10]
+    assert set(axes["a"].tickvals) == {80, 85, 90, 95, 100}
+    # bars of the 1-10 judge are a fraction of a unit of its own scale wide (not of 0-100)
+    (k,) = traces(fig, "k")
+    assert 0 < k.width <= 9 / 25 and list(k.x) == [7, 8, 9, 10]
+
+
+def test_per_value_on_different_scales_uses_the_probability_axis():
+    ta, tk = table_a(), table_1_10()
+    rows_a, rows_k = metrics.per_value(ta), metrics.per_value(tk)
+    fig = figures.per_value([("a", ta, rows_a), ("k", tk, rows_k)], figures.palette(["a", "k"]))
+    (a,), (k,) = traces(fig, "a"), traces(fig, "k")
+    np.testing.assert_allclose(a.x, [80, 90, 95, 100])
+    np.testing.assert_allclose(k.x, 100 * (np.array([7, 8, 9, 10]) - 1) / 9)  # a stated 8 is 77.8%
+    np.testing.assert_array_equal(np.asarray(k.customdata)[:, 4], [7, 8, 9, 10])  # the hover's stated value
+    assert "1-10" in k.hovertemplate and "probability" in fig.layout.xaxis.title.text
+    ref = the_reference(fig)
+    assert list(ref.x) == [0, 100] and list(ref.y) == [0, 100]
+    # one scale: the stated axis, as before
+    one = figures.per_value([("k", tk, rows_k)], figures.palette(["k"]))
+    assert "1-10" in one.layout.xaxis.title.text and list(the_reference(one).x) == [1, 10]
+
+
+def test_reliability_after_a_map_is_labelled_in_calibrated_probability():
+    c = curves.value_points(table_a())
+    before = figures.reliability([("a", c)], figures.palette(["a"]))
+    after = figures.reliability([("a", c)], figures.palette(["a"]), calibrated=True)
+    assert before.layout.xaxis.title.text == "stated confidence (%)"
+    assert after.layout.xaxis.title.text == "calibrated probability (%)"
+    assert traces(after, "a")[0].hovertemplate.startswith("calibrated ")

@@ -464,3 +464,70 @@ def test_a_deep_link_to_a_page_opens_it_with_its_data(server, page, name):
     wait_metrics(page, expected_routing(rows, 90), area=area)
     assert threshold_slider(page).input_value() == "90"
     no_traceback(page)
+
+
+# ============================================================================ scales and labels
+def axis_texts(page, chart: int, axis: str) -> tuple[str, list[str]]:
+    """(title, tick labels) of one x axis (``x``, ``x2``…) of the ``chart``-th Plotly figure
+    in the main area, as drawn in the SVG."""
+    fig = page.locator("[data-testid=stMain] .js-plotly-plot").nth(chart)
+    fig.locator(".main-svg").first.wait_for(timeout=TIMEOUT_MS)
+    title = (fig.locator(f"text.{axis}title").first.text_content(timeout=TIMEOUT_MS) or "").strip()
+    ticks = [(t.text_content() or "").strip() for t in fig.locator(f"g.{axis}tick text").all()]
+    return title, ticks
+
+
+def test_judges_on_two_scales_get_an_axis_each_on_the_scale_page(server, page, tmp_path):
+    # a judge asked for 1 to 10 next to one asked for 0 to 100 (judge_a: 80, 90, 95, 100)
+    ten = tmp_path / "judge_1_10.jsonl"
+    ten.write_text("".join(json.dumps({"id": f"t{i}", "confidence": 7 + i % 4, "correct": i % 3 != 0}) + "\n"
+                           for i in range(400)))
+    open_app(page, server)
+    upload(page, SAMPLES / JUDGES[0], ten)
+    page.get_by_test_id("stMetricLabel").filter(has_text="Rows kept").nth(1).wait_for(timeout=TIMEOUT_MS)
+    go(page, "Scale")
+    title1, ticks1 = axis_texts(page, 0, "x")
+    title2, ticks2 = axis_texts(page, 0, "x2")
+    assert (title1, ticks1) == ("stated confidence (0-100)", ["80", "90", "95", "100"])
+    assert (title2, ticks2) == ("stated confidence (1-10)", ["7", "8", "9", "10"])
+    # what each value meant: both judges on the probability axis, where y = x is the same line
+    title, _ = axis_texts(page, 1, "x")
+    assert title == "stated confidence as a probability (%)"
+    screenshot(page, "scale_two_scales")
+    no_traceback(page)
+
+
+def test_threshold_on_opens_on_a_click_and_the_diagram_follows_the_map(server, page):
+    open_app(page, server, "sample=judge_a_synthetic.jsonl")
+    go(page, "Routing")
+    bar = page.get_by_test_id("stSidebar")
+    on = bar.get_by_role("combobox", name="Threshold on")
+    on.wait_for(timeout=TIMEOUT_MS)
+    assert on.is_disabled()  # no map yet: nothing to threshold on but the stated value
+    pick(page, "w_method", "Platt (logistic)")
+    wait_url(page, map="platt")
+    page.wait_for_function("() => !document.querySelector('[data-testid=stSidebar] input[aria-label=\"Threshold on\"]')"
+                           ".disabled", timeout=TIMEOUT_MS)
+    on.click()  # a mouse click opens it, and its options are there to click
+    options = page.get_by_role("option")
+    options.first.wait_for(timeout=TIMEOUT_MS)
+    assert options.all_inner_texts() == ["stated confidence", "recalibrated probability"]
+    page.get_by_role("option", name="recalibrated probability", exact=True).click()
+    wait_url(page, on="calibrated")
+    slider = threshold_slider(page)
+    deadline = time.monotonic() + 60
+    bounds = "el => [Number(el.min), Number(el.max)]"  # an <input type=range>
+    while slider.evaluate(bounds) != [0, 1] and time.monotonic() < deadline:
+        page.wait_for_timeout(200)  # the slider now runs over probabilities, 0 to 1
+    assert slider.evaluate(bounds) == [0, 1]
+    # the diagram shows calibrated probabilities now, and says so
+    deadline = time.monotonic() + 60
+    title = ""
+    while time.monotonic() < deadline:
+        title, _ = axis_texts(page, 0, "x")
+        if title == "calibrated probability (%)":
+            break
+        page.wait_for_timeout(200)
+    assert title == "calibrated probability (%)"
+    screenshot(page, "routing_threshold_on_calibrated")
+    no_traceback(page)
