@@ -2,6 +2,13 @@
 
 Run with ``streamlit run app.py``. The other views are in ``pages/``; every page
 starts with :func:`ui.page_setup`, which restores the view from the URL.
+
+This file is read twice. ``streamlit run`` finds the ``st.App`` at the bottom (Streamlit
+looks for one without running the file), imports the file as the module ``app`` and serves
+that App: Streamlit's own server with :mod:`calib.webguard` in front of every request
+(security headers, uploads refused for sessions not let in, the proxy policy). The App's
+script is this same file, which Streamlit then runs for every session and rerun as
+``__main__``: the page. Only that second reading draws anything.
 """
 
 from __future__ import annotations

@@ -119,12 +119,12 @@ def by_scale(items: Sequence[tuple[str, CountTable]]) -> dict[tuple[float, float
 
 def used_ticks(values: np.ndarray, n: np.ndarray, lo: float, hi: float, *, gap: float = TICK_GAP) -> list[float]:
     """Tick positions on the values a judge used: the most used first, each kept only if
-    no kept tick is within ``gap`` of the axis (their labels would overlap), sorted."""
+    no kept tick is within ``gap`` of the axis (their labels would overlap); then the
+    scale's ends where there is room, so the axis still shows where it starts. Sorted."""
     span = (hi - lo) or 1.0
     order = np.lexsort((values, -n))
     kept: list[float] = []
-    for i in order:
-        v = float(values[i])
+    for v in [float(values[i]) for i in order] + [float(lo), float(hi)]:
         if all(abs(v - k) >= gap * span for k in kept):
             kept.append(v)
     return sorted(kept)

@@ -8,7 +8,7 @@ the upload endpoint, from the server's start (before any page script has run).
 
 What it does
 ------------
-- Every HTTP response gets :data:`SECURITY_HEADERS`: ``X-Content-Type-Options:
+- Every HTTP response gets :func:`security_headers`: ``X-Content-Type-Options:
   nosniff``, a Content-Security-Policy (:func:`content_security_policy`, with
   ``frame-ancestors 'self'``), ``X-Frame-Options: SAMEORIGIN`` for old browsers and
   ``Referrer-Policy: same-origin`` (a ``?share=TOKEN`` address never leaves in a
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from calib.access import UPLOAD_SESSIONS, SessionRegistry, TrustedProxies, client_address
+from calib.errors import CalibError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -72,7 +73,8 @@ def content_security_policy(script_hashes: Iterable[str] = ()) -> str:
 
     What Streamlit's frontend needs, found by loading every page in Chromium with a
     ``securitypolicyviolation`` listener (tests/e2e/test_attacks.py): its scripts and
-    the hashed inline one; inline styles (its CSS-in-JS writes ``<style>`` elements);
+    the hashed inline one; ``'wasm-unsafe-eval'`` (it compiles WebAssembly; this allows
+    no JavaScript ``eval``); inline styles (its CSS-in-JS writes ``<style>`` elements);
     ``data:``/``blob:`` images and fonts; the WebSocket to the same origin (``'self'``
     covers ``ws:``/``wss:`` of the same host in CSP level 3 browsers); ``blob:``
     workers and downloads.
@@ -160,7 +162,10 @@ def middleware() -> list[Any]:
     policy (:func:`install_proxy_policy`)."""
     from starlette.middleware import Middleware
 
-    install_proxy_policy()
+    try:
+        install_proxy_policy()
+    except CalibError as exc:  # a setting that does not parse stops the server, naming it
+        raise SystemExit(f"calib: {exc}") from None
     return [Middleware(GuardMiddleware)]
 
 

@@ -230,13 +230,13 @@ def axis_of(fig, trace):
 
 def test_histogram_ticks_sit_on_the_values_used():
     fig = figures.stated_histogram([("a", table_a())], figures.palette(["a"]))
-    assert list(fig.layout.xaxis.tickvals) == [80, 90, 95, 100]
+    assert list(fig.layout.xaxis.tickvals) == [0, 80, 90, 95, 100]  # and the scale's start
     # values too close for their labels: the most used keep a tick, none overlap
     dense = from_counts(np.array([96.0, 97, 98, 99, 100]), np.array([10, 50, 10, 20, 300]), np.array([5, 40, 5, 10, 200]))
     ticks = list(figures.stated_histogram([("d", dense)], figures.palette(["d"])).layout.xaxis.tickvals)
     assert 100 in ticks and all(b - a >= 3.5 for a, b in zip(ticks, ticks[1:], strict=False))
     # and no value was dropped that had room for its label
-    assert all(any(abs(v - t) < 3.5 for t in ticks) for v in (96, 97, 98, 99, 100))
+    assert all(any(abs(v - t) < 3.5 for t in ticks) for v in (96, 97, 98, 99, 100)) and ticks[0] == 0
 
 
 def test_judges_on_different_scales_get_one_axis_each():
@@ -248,8 +248,8 @@ def test_judges_on_different_scales_get_one_axis_each():
     assert axes["a"] is axes["b"] and axes["k"] is not axes["a"]
     assert "0-100" in axes["a"].title.text and "1-10" in axes["k"].title.text
     assert list(axes["a"].range) == pytest.approx([-2, 102]) and list(axes["k"].range) == pytest.approx([0.82, 10.18])
-    assert list(axes["k"].tickvals) == [7, 8, 9, 10]
-    assert set(axes["a"].tickvals) == {80, 85, 90, 95, 100}
+    assert list(axes["k"].tickvals) == [1, 7, 8, 9, 10]
+    assert set(axes["a"].tickvals) == {0, 80, 85, 90, 95, 100}
     # bars of the 1-10 judge are a fraction of a unit of its own scale wide (not of 0-100)
     (k,) = traces(fig, "k")
     assert 0 < k.width <= 9 / 25 and list(k.x) == [7, 8, 9, 10]

@@ -200,3 +200,14 @@ def test_proxy_policy_behind_a_trusted_proxy():
     ws["type"] = "websocket"
     _apply_proxy_policy(ws, PROXIES)
     assert ws["client"][0] == "198.51.100.4" and ws["scheme"] == "wss"
+
+
+def test_a_bad_trusted_proxy_setting_stops_the_server_naming_it(monkeypatch):
+    from calib import webguard
+
+    monkeypatch.setenv("CALIB_TRUSTED_PROXIES", "10.0.0.0/33")
+    with pytest.raises(SystemExit, match="CALIB_TRUSTED_PROXIES: '10.0.0.0/33' is not an IP address"):
+        webguard.middleware()
+    monkeypatch.setenv("CALIB_TRUSTED_PROXIES", "")
+    (mw,) = webguard.middleware()
+    assert mw.cls is GuardMiddleware

@@ -488,8 +488,8 @@ def test_judges_on_two_scales_get_an_axis_each_on_the_scale_page(server, page, t
     go(page, "Scale")
     title1, ticks1 = axis_texts(page, 0, "x")
     title2, ticks2 = axis_texts(page, 0, "x2")
-    assert (title1, ticks1) == ("stated confidence (0-100)", ["80", "90", "95", "100"])
-    assert (title2, ticks2) == ("stated confidence (1-10)", ["7", "8", "9", "10"])
+    assert (title1, ticks1) == ("stated confidence (0-100)", ["0", "80", "90", "95", "100"])
+    assert (title2, ticks2) == ("stated confidence (1-10)", ["1", "7", "8", "9", "10"])
     # what each value meant: both judges on the probability axis, where y = x is the same line
     title, _ = axis_texts(page, 1, "x")
     assert title == "stated confidence as a probability (%)"
