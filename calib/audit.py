@@ -117,6 +117,9 @@ class Audit:
     groups: tuple[Audit, ...] = ()
     load_report: LoadReport | None = field(default=None, repr=False)
     scheme_why: str = ""
+    #: :meth:`calib.clusters.Clusters.to_dict` of the table's clusters (count, how,
+    #: effective_n, design_effect), ``None`` when rows are independent
+    clusters: dict[str, Any] | None = None
 
     def value(self, name: str) -> float | None:
         """Point estimate of a metric by name."""
@@ -163,6 +166,10 @@ class Audit:
           (lists of sentences);
         - ``scale`` {lo, hi, name, how}, ``pooled``, ``scheme``, ``scheme_why``, ``bins``, ``reps``,
           ``seed``, ``level``;
+        - ``clusters``: null for independent rows, else {count (clusters), how (how they
+          were found), effective_n (n / design_effect), design_effect (of the accuracy,
+          Kish)}: every interval then resamples clusters and each test divides its
+          statistic by its own design effect (see the test's note);
         - ``groups``: one such object per group (without ``load_report``) when the
           data has several; ``load_report`` (:meth:`LoadReport.to_dict`) when given.
         """
@@ -199,6 +206,7 @@ class Audit:
         out["miscalibrated"] = self.miscalibrated
         out["verdict"] = list(self.verdict)
         out["notes"] = list(self.notes)
+        out["clusters"] = self.clusters
         out["scale"] = self.scale.to_dict()
         out["pooled"] = self.pooled
         out.update(scheme=self.scheme, scheme_why=self.scheme_why, bins=self.bins, reps=self.reps, seed=self.seed, level=self.level)
@@ -318,6 +326,7 @@ def _audit_one(
         corp=m.Corp(metrics["corp_mcb"], metrics["corp_dsc"], metrics["corp_unc"]),
         cox=cox, smooth=plan.smooth, tests=tests, miscalibrated=miscal,
         verdict=(), notes=(), scheme_why=choice.why,
+        clusters=None if t.clusters is None else t.clusters.to_dict(),
     )
     from dataclasses import replace
 
@@ -516,4 +525,24 @@ def _notes(a: Audit, t: CountTable) -> list[str]:
         out.append("The ECE interval is for the population ECE: the plug-in ECE is biased upward by each bin's "
                    "noise, so the lower end comes from the debiased ECE (each bin's noise removed in "
                    "quadrature), the upper end from the plug-in's resamples.")
+    if a.clusters is not None:
+        out.append(_clusters_note(a))
+    return out
+
+
+#: Fewest clusters at which cluster-robust intervals and tests are trusted without a warning.
+MIN_CLUSTERS = 30
+
+
+def _clusters_note(a: Audit) -> str:
+    c = a.clusters or {}
+    eff, deff = c.get("effective_n"), c.get("design_effect")
+    size = (f"; effective sample size {eff:,.0f} of {a.n:,} (design effect of the accuracy {deff:.2f})"
+            if eff is not None and deff is not None else "")
+    out = (f"Rows are clustered: {c.get('count', 0):,} clusters ({c.get('how', '')}){size}. Every interval "
+           "resamples whole clusters and each calibration test divides its statistic by its own design effect "
+           "(Rao-Scott); the per-value Wilson intervals and p-values, the Cox Wald intervals and the "
+           "Mann-Whitney test of ranking assume independent rows.")
+    if c.get("count", 0) < MIN_CLUSTERS:
+        out += f" With fewer than {MIN_CLUSTERS} clusters the intervals and tests are rough."
     return out

@@ -49,7 +49,7 @@ p-values are computed from log tail probabilities and never underflow to 0 (see
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -532,17 +532,18 @@ def calibration_in_the_large(table: CountTable, *, seed: int = 0) -> Test:
     var = null_variance(t.prob * t.n, t.sq_sum)
     if not var > 0:
         return _certain_test(name)
-    z = (t.total_correct - float(np.sum(t.prob * t.n))) / math.sqrt(var)
+    d = cluster_effect(t, 1 - t.p_correct, -t.p_wrong, var)
+    z = (t.total_correct - float(np.sum(t.prob * t.n))) / math.sqrt(var * d)
     p = test_prob(t)
     lyap = lyapunov(np.ones_like(p), t.n, p, var)
     if lyap <= LYAPUNOV_MAX:
-        return z_test(name, z)
+        return clustered_note(z_test(name, z), t, d)
     _, ng, pg = null_groups(t)
     exceed, draws = 0, 0
     for dev in null_deviations(ng, pg, seed=seed):
         exceed += int(np.sum(np.abs(dev.sum(axis=1)) >= abs(z) * math.sqrt(var) - _TIE))
         draws += dev.shape[0]
-    return _mc_test(name, z, None, exceed, draws, _far_from_normal(lyap))
+    return clustered_note(_mc_test(name, z, None, exceed, draws, _far_from_normal(lyap)), t, d)
 
 
 #: Expected right or wrong answers below which :func:`per_value` uses the exact binomial p-value.
@@ -685,7 +686,10 @@ def brier_vs_constant(table: CountTable) -> Test:
     if var <= 1e-300:
         return Test(name, None, None, None, None, "every answer has the same loss difference")
     m3 = float(np.sum(w * (d - mean) ** 3)) / N
-    return z_test(name, (mean + m3 / (6 * var * N) + m3 * mean**2 / (3 * var * var)) / math.sqrt(var / N))
+    c = t.cells
+    deff = cluster_effect(t, d[:c], d[c:], var * N, centre=True)
+    z = (mean + m3 / (6 * var * N) + m3 * mean**2 / (3 * var * var)) / math.sqrt(deff * var / N)
+    return clustered_note(z_test(name, z), t, deff)
 
 
 def mean_variance(total: float, sq: float, units: int) -> float:
@@ -693,6 +697,33 @@ def mean_variance(total: float, sq: float, units: int) -> float:
     units from their sums: the variance the paired Brier test rests on (one place,
     so that units may become clusters)."""
     return max(sq - total * total / units, 0.0) / (units - 1)
+
+
+def cluster_effect(t: CountTable, right: np.ndarray, wrong: np.ndarray, info: np.ndarray | float,
+                   *, centre: bool = False, coordinate: np.ndarray | None = None) -> float:
+    """What a test divides its statistic by when rows are clustered (a chi-square by
+    it, a z by its square root): the test's design effect, at least 1
+    (:func:`calib.clusters.design_effect`, :func:`calib.clusters.test_adjustment`:
+    the z becomes the cluster-robust sandwich z, a chi-square gets the first-order
+    Rao-Scott correction); 1 when ``t`` has no clusters. ``right``/``wrong``: the
+    statistic's per-row score of a right/wrong answer in each cell; ``info``: the
+    variance of their sum under independence (the one the test uses); ``coordinate``:
+    each cell's bin for a chi-square over bins."""
+    if t.clusters is None:
+        return 1.0
+    from calib import clusters
+
+    return clusters.test_adjustment(
+        clusters.design_effect(t.clusters, right, wrong, info, centre=centre, coordinate=coordinate))
+
+
+def clustered_note(test: Test, t: CountTable, d: float) -> Test:
+    """``test`` with a note saying it allowed for the clusters of ``t`` (unchanged without)."""
+    if t.clusters is None or test.statistic is None:
+        return test
+    how = (f"rows in {t.clusters.count:,} clusters ({t.clusters.how}): statistic divided by its design "
+           f"effect {d:.3g} (Rao & Scott 1981; z: the cluster-robust sandwich variance)")
+    return replace(test, note="; ".join(x for x in (test.note, how) if x))
 
 
 def brier_winner(test: Test, alpha: float) -> str | None:
@@ -1112,11 +1143,13 @@ def goodness_of_fit(table: CountTable, scheme: str = "auto", bins: int = BINS, *
     live = vb > 0
     if not live.any():
         return _certain_test(name)
-    x2 = float(np.sum((kb[live] - eb[live]) ** 2 / vb[live]))
+    live_bin = np.cumsum(live) - 1  # the chi-square's coordinate of each live bin
+    d = cluster_effect(t, 1 - t.p_correct, -t.p_wrong, vb[live], coordinate=np.where(live[ids], live_bin[ids], -1))
+    x2 = float(np.sum((kb[live] - eb[live]) ** 2 / vb[live])) / d
     df = int(live.sum())
     lyap = float(np.max(tb[live] / vb[live] ** 1.5))
     if lyap <= LYAPUNOV_MAX:
-        return chi2_test(name, x2, df)
+        return clustered_note(chi2_test(name, x2, df), t, d)
     gb, ng, pg = null_groups(t, ids)
     order = np.argsort(gb, kind="stable")
     gb, ng, pg = gb[order], ng[order], pg[order]
@@ -1128,7 +1161,7 @@ def goodness_of_fit(table: CountTable, scheme: str = "auto", bins: int = BINS, *
         x2s = (np.add.reduceat(dev, starts, axis=1) ** 2) @ inv_v
         exceed += int(np.sum(x2s >= x2 * (1 - _TIE)))
         draws += dev.shape[0]
-    return _mc_test(name, x2, float(df), exceed, draws, _far_from_normal(lyap))
+    return clustered_note(_mc_test(name, x2, float(df), exceed, draws, _far_from_normal(lyap)), t, d)
 
 
 # ------------------------------------------------------------- decompositions
@@ -1258,17 +1291,19 @@ def spiegelhalter(table: CountTable, *, seed: int = 0) -> Test:
     if var <= 1e-12 * t.total:
         return Test(name, None, None, None, None,
                     "undefined: every stated probability is 0, 0.5 or 1, where Spiegelhalter's Z has no variance")
+    d = cluster_effect(t, (1 - p) * w, -p * w, var)
+    num /= math.sqrt(d)
     z = num / math.sqrt(var)
     lyap = lyapunov(w, t.n, p, var)
     if lyap <= LYAPUNOV_MAX:
-        return z_test(name, z)
+        return clustered_note(z_test(name, z), t, d)
     _, ng, pg = null_groups(t)
     wg = 1 - 2 * pg
     exceed, draws = 0, 0
     for dev in null_deviations(ng, pg, seed=seed):
         exceed += int(np.sum(np.abs(dev @ wg) >= abs(num) - _TIE * max(1.0, abs(num))))
         draws += dev.shape[0]
-    return _mc_test(name, z, None, exceed, draws, _far_from_normal(lyap))
+    return clustered_note(_mc_test(name, z, None, exceed, draws, _far_from_normal(lyap)), t, d)
 
 
 def auroc_vs_chance(table: CountTable) -> Test:
@@ -1501,6 +1536,13 @@ def cox(table: CountTable, level: float = 0.95, *, seed: int = 0) -> Cox:
         test = _certain_test(name)
     else:
         lr = max(2 * (float(f["ll"][0]) - float(f["ll0"][0])), 0.0)
+        # the scores of (a, b) at the null a = 0, b = 1: (y - p) (1, x), over the cells with 0 < p < 1
+        xs = np.where(fin, x, 0.0)
+        pf = np.where(fin, test_prob(t), 0.0)
+        cols = np.stack([fin.astype(np.float64), xs], axis=1)[:, :df]
+        info = (cols * (t.n * pf * (1 - pf))[:, None]).T @ cols
+        d = cluster_effect(t, cols * (1 - pf)[:, None], cols * -pf[:, None], info)
+        lr /= d
         e_right = float(np.sum((t.prob * t.n)[fin]))
         if min(e_right, n_fin - e_right) >= COX_MIN_EVENTS:
             test = chi2_test(name, lr, df)
@@ -1508,6 +1550,7 @@ def cox(table: CountTable, level: float = 0.95, *, seed: int = 0) -> Cox:
             test = _cox_mc(name, t, lr, df, seed,
                            f"{min(e_right, n_fin - e_right):.3g} right or wrong answers expected, "
                            f"fewer than {COX_MIN_EVENTS:g}")
+        test = clustered_note(test, t, d)
     notes = []
     if n_end and n_fin:
         notes.append(f"{n_end:,} answer{'s' if n_end != 1 else ''} stated at {t.scale.lo:g} or {t.scale.hi:g} "

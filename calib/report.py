@@ -150,6 +150,11 @@ def render_text(a: Audit) -> str:
             lines.append(f"  {issue.message()}")
         if len(a.load_report.issues) > 5:
             lines.append(f"  ... {a.load_report.dropped - 5:,} more dropped lines (see --json load_report)")
+    if a.clusters is not None:
+        c = a.clusters
+        eff = "" if c["effective_n"] is None else (f"; effective n {c['effective_n']:,.0f} of {a.n:,} "
+                                                  f"(design effect {c['design_effect']:.2f})")
+        lines.append(f"Clusters: {c['count']:,} ({c['how']}){eff}: intervals resample clusters.")
     lines += ["", "Verdict"]
     lines += [f"  - {s}" for s in a.verdict]
     lines += ["", "Figures"] + figures(a)

@@ -382,3 +382,85 @@ def test_audit_intervals_resample_the_inferred_clusters(tmp_path: Path) -> None:
         width[name] = hi - lo
     # 5 epochs sharing 80% of their outcome: the design effect is about 4, the interval twice as wide
     assert width["cluster"] > 1.6 * width["row"]
+
+
+def _clustered_table(rng: np.random.Generator, clustered: bool):  # type: ignore[no-untyped-def]
+    from calib.rows import Judgments
+    from calib.scale import PROBABILITY
+    from calib.table import from_judgments
+
+    item, cell, y, values = _clustered(rng)
+    p = values[cell]
+    label = item.astype(str) if clustered else None
+    return from_judgments(Judgments(stated=p, prob=p, correct=y, line=np.arange(1, y.size + 1),
+                                    item_id=item.astype(str), scale=PROBABILITY, cluster=label,
+                                    cluster_how="item" if clustered else ""))
+
+
+def test_fixed_seed_miniature_the_audits_tests_keep_their_level_with_clusters() -> None:
+    from calib import metrics as m
+
+    tests = {
+        "calibration_in_the_large": m.calibration_in_the_large,
+        "goodness_of_fit": m.goodness_of_fit,
+        "cox_lr": lambda t: m.cox(t).test,
+        "spiegelhalter": m.spiegelhalter,
+    }
+    datasets = 120
+    rejects = {(name, c): 0 for name in tests for c in (True, False)}
+    for seed in range(datasets):
+        for clustered in (True, False):
+            t = _clustered_table(np.random.default_rng(seed), clustered)
+            for name, test in tests.items():
+                rejects[name, clustered] += bool(test(t).rejects(0.05))
+    for name in tests:
+        # independent: 20-50% (bench/sim_clusters.py); with the design effect about 5%
+        assert rejects[name, False] / datasets > 0.15, name
+        assert rejects[name, True] / datasets < 0.11, name
+
+
+def test_the_tests_say_they_allowed_for_clusters() -> None:
+    from calib import metrics as m
+
+    t = _clustered_table(np.random.default_rng(0), True)
+    for test in (m.calibration_in_the_large(t), m.goodness_of_fit(t), m.cox(t).test, m.brier_vs_constant(t),
+                 m.spiegelhalter(t)):
+        assert "200 clusters (item): statistic divided by its design effect" in test.note, test.name
+    plain = _clustered_table(np.random.default_rng(0), False)
+    assert "clusters" not in m.calibration_in_the_large(plain).note
+
+
+def test_cli_json_and_text_show_the_clusters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from calib import cli
+
+    path = _clustered_jsonl(tmp_path)
+    assert cli.main(["audit", str(path), "--reps", "100", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    c = d["clusters"]
+    assert c["count"] == 200 and c["how"] == "repeated item id (id)"
+    assert c["effective_n"] == pytest.approx(1000 / c["design_effect"]) and c["design_effect"] > 2
+    assert any("Rows are clustered: 200 clusters" in n for n in d["notes"])
+    assert cli.main(["audit", str(path), "--reps", "100", "--cluster-key", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["clusters"] is None
+    assert cli.main(["audit", str(path), "--reps", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "Clusters: 200 (repeated item id (id)); effective n" in out
+
+
+# --------------------------------------------------------------- dashboard
+def test_data_page_picks_the_cluster_field() -> None:
+    from tests.apptest import app, clear_caches, ok, upload
+
+    clear_caches()
+    data = b"".join(json.dumps(o).encode() + b"\n" for o in _stated())
+    at = upload(ok(app().run()), "epochs.jsonl", data)
+    box = at.selectbox(key="ov0_cluster")
+    assert "passage" in box.options and "none" in box.options
+
+    def shown() -> str:
+        return "\n".join(str(e.value) for kind in (at.text, at.markdown, at.caption, at.code) for e in kind)
+
+    assert "ids appear on more than one row" in shown()
+    box.set_value("passage")
+    ok(at.run())
+    assert "clusters: field 'passage': 3 clusters" in shown()
