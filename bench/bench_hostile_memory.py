@@ -75,9 +75,9 @@ def measure(path: str, cap_mb: int, root: Path = ROOT) -> tuple[int, int, str, f
 WRITER = """
 import sys
 from tests import hostile
-from bench.bench_hostile_memory import valid_rows_gz
+from bench.bench_hostile_memory import VALID, valid_rows_gz
 name, path = sys.argv[1], sys.argv[2]
-data = valid_rows_gz(300) if name == "valid_rows_300MB.jsonl.gz" else hostile.BY_NAME[name].bytes(full=True)
+data = valid_rows_gz() if name == VALID else hostile.BY_NAME[name].bytes(full=True)
 open(path, "wb").write(data)
 """
 
@@ -86,12 +86,21 @@ def write(name: str, path: Path) -> None:
     subprocess.run([sys.executable, "-c", WRITER, name, str(path)], check=True, cwd=ROOT, timeout=600)
 
 
-def valid_rows_gz(size_mb: int) -> bytes:
-    """Valid rows, repeated: a small .gz of many lines (not hostile, but amplified)."""
+#: The largest valid input the row cap admits, from a small .gz (not hostile, but amplified).
+VALID = "valid_rows_at_the_row_cap.jsonl.gz"
+
+
+def valid_rows_gz(rows: int | None = None) -> bytes:
+    """``rows`` valid lines (default: one fewer than :data:`calib.loading.MAX_ROWS`),
+    repeated, gzipped: under 1 MB on disk, the most rows a loader accepts."""
+    from calib.loading import MAX_ROWS
+
+    rows = MAX_ROWS - 1 if rows is None else rows
     line = b'{"confidence": 90, "correct": true}\n'
     z = hostile.zlib_compressor()
-    block = line * ((1 << 20) // len(line))
-    return b"".join(z.compress(block) for _ in range(size_mb)) + z.flush()
+    per = (1 << 20) // len(line)
+    out = [z.compress(line * per) for _ in range(rows // per)]
+    return b"".join(out) + z.compress(line * (rows % per)) + z.flush()
 
 
 def main() -> int:
@@ -99,7 +108,7 @@ def main() -> int:
     ap.add_argument("only", nargs="?", default="", help="run the cases whose name contains this")
     ap.add_argument("--cap-mb", type=int, default=3000, help="address-space cap of each child (MB)")
     ap.add_argument("--extra", action="store_true",
-                    help="also valid rows amplified by gzip (300 MB of lines in a small .gz)")
+                    help="also valid rows amplified by gzip (as many as the row cap admits, in a small .gz)")
     ap.add_argument("--calib-root", type=Path, default=ROOT,
                     help="run the audits with the calib package of another tree (e.g. an export of an "
                          "older commit: git archive HEAD | tar -x -C /tmp/old), to compare")
@@ -117,7 +126,7 @@ def main() -> int:
               f"goal: under {GOAL_MB} MB for any input of at most {DISK_MB} MB on disk\n")
         print(f"{'input':<42} {'on disk':>9} {'peak MB':>8} {'over floor':>10} {'exit':>4} {'s':>5}  under 1 GB")
         worst = 0
-        todo = [c.name for c in cases] + (["valid_rows_300MB.jsonl.gz"] if args.extra else [])
+        todo = [c.name for c in cases] + ([VALID] if args.extra else [])
         for name in todo:
             path = Path(tmp) / name
             write(name, path)

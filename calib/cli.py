@@ -86,28 +86,31 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
 
 
 def load_options(args: argparse.Namespace) -> LoadOptions:
-    """:class:`~calib.loading.LoadOptions` from the flags of :func:`add_load_options`."""
+    """:class:`~calib.loading.LoadOptions` from the flags of :func:`add_load_options`, under
+    the same limits as the dashboard (``CALIB_MAX_ROWS``, ``CALIB_MAX_DECOMPRESSED_MB``…,
+    :meth:`calib.limits.Limits.from_env`), so that one variable raises a cap everywhere."""
+    from calib.limits import Limits
     from calib.loading import LoadOptions
     from calib.scale import parse_rescale
 
     extra = {k: v for k, v in (("pred_key", getattr(args, "pred_key", None)),
                                ("gold_key", getattr(args, "gold_key", None))) if v}
-    return LoadOptions(
+    return Limits.from_env().load_options(LoadOptions(
         confidence_key=args.confidence_key, outcome_key=args.outcome_key, group_key=args.group_key,
         id_key=getattr(args, "id_key", None), cluster_key=getattr(args, "cluster_key", None),
         rescale=parse_rescale(args.rescale) if args.rescale else None,
         mixed_scales=bool(getattr(args, "mixed_scales", False)), strict=bool(args.strict),
         normalisation=getattr(args, "normalisation", "none") or "none", variant=getattr(args, "variant", "acc"),
         extra=extra,
-    )
+    ))
 
 
 def add_stats_options(p: argparse.ArgumentParser, *, bins_help: str, reps_help: str = "") -> None:
     """Binning, bootstrap and interval flags (``--scheme --bins --reps --seed --level``)."""
     g = p.add_argument_group("figures and intervals")
     g.add_argument("--scheme", choices=("auto", "values", "width", "mass"), default="auto",
-                   help="ECE bins: one per stated value, equal width or equal mass (default: values when the "
-                        "table has at most 101 distinct values, else width)")
+                   help="ECE bins: one per stated value, equal width or equal mass (default: values for a stated "
+                        "scale, at most 101 distinct values used 20 times each on average, else width)")
     g.add_argument("--bins", type=_positive_int, default=10, metavar="N", help=bins_help)
     g.add_argument("--reps", type=_positive_int, default=2000, metavar="N",
                    help=reps_help or "bootstrap resamples, 0 for none (default 2000)")

@@ -114,8 +114,7 @@ class Limits:
         Streamlit server enforces it; the library checks it again in :meth:`check_upload`.
     max_decompressed_mb:
         Largest decompressed size of one ``.gz`` input, MB (``CALIB_MAX_DECOMPRESSED_MB``,
-        default 1024). Below the loader's own default of 2 GiB because the inflated
-        bytes are held in memory while they are parsed.
+        default 1024, :data:`calib.loading.MAX_DECOMPRESSED_BYTES`).
     max_rows:
         Most rows of one input (``CALIB_MAX_ROWS``, default :data:`calib.loading.MAX_ROWS`).
     max_line_chars:

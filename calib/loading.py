@@ -24,8 +24,11 @@ from calib.table import from_judgments, read_counts
 #: Default cap on the decompressed size of a .gz input (a gzip bomb is refused): the
 #: dashboard's default too (``CALIB_MAX_DECOMPRESSED_MB``).
 MAX_DECOMPRESSED_BYTES = 1024**3
-#: Default cap on the number of rows of one input.
-MAX_ROWS = 20_000_000
+#: Default cap on the number of rows of one input (``CALIB_MAX_ROWS``). A row costs about
+#: 130 bytes while it is read and reduced (``bench/bench_hostile_memory.py --extra``), so
+#: 5 million rows stay under 1 GB even when a small ``.gz`` holds them; larger inputs raise
+#: the variable, or reduce to a count table in the warehouse (see the README).
+MAX_ROWS = 5_000_000
 #: Default cap on the length of one line (bytes: the JSONL readers measure the raw line).
 MAX_LINE_CHARS = 1_000_000
 #: Default cap on the rows of a count table (one per group and stated value; a million
@@ -141,7 +144,7 @@ def gunzip_capped(data: bytes, name: str, limit: int, *, max_lines: int | None =
                     if lines > max_lines:
                         raise CalibError(
                             f"{name}: more than {max_lines:,} lines once decompressed; refused before "
-                            "decompressing it all (raise max_rows if this file is genuine, or aggregate it "
+                            "decompressing it all (raise CALIB_MAX_ROWS if this file is genuine, or aggregate it "
                             "to a count table value,n,correct)"
                         )
                 chunk = d.unconsumed_tail

@@ -406,7 +406,7 @@ CASES: tuple[Case, ...] = (
     Case("binary_noise.jsonl", binary_noise, 4_000, 4_000_000, 2, ("line 1",)),
     Case("only_cr.jsonl", only_cr, 0, 0, 2, ("line 1", "invalid json")),
     Case("gzip_bomb.jsonl.gz", gzip_bomb, 1_100, 5_000, 2, ("decompresses to more than",)),
-    Case("gzip_bomb_lines.jsonl.gz", gzip_bomb_lines, 30, 5_000, 2, ("more than 20,000,001 lines",)),
+    Case("gzip_bomb_lines.jsonl.gz", gzip_bomb_lines, 8, 5_000, 2, ("more than 5,000,001 lines",)),
     Case("gzip_in_gzip.jsonl.gz", gzip_in_gzip, 0, 0, 2, ("compressed twice",)),
     Case("zip_in_gzip.eval.gz", zip_in_gzip, 0, 0, 0, (), GOOD),
     Case("parquet_rows.parquet", parquet_rows, 1_000_001, 200_000_000, 2, ("rows",)),

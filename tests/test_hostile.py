@@ -173,3 +173,25 @@ def test_a_map_nested_too_deeply_is_refused_by_apply(tmp_path: Path, capsys: pyt
     code = main(["apply", str(cmap), str(data), "--out", str(tmp_path / "out.jsonl")])
     err = capsys.readouterr().err
     assert code == 2 and "map.json: not a calib map: invalid JSON" in err and "internal error" not in err
+
+
+def test_a_line_reader_refuses_what_it_could_not_hold_before_the_first_line() -> None:
+    """A small .gz of millions of short option log-prob lines: each line costs a reader
+    hundreds of bytes of Python objects, so the estimate is checked before parsing."""
+    from calib.errors import CalibError
+    from calib.loading import LoadOptions, load
+
+    line = b'{"id": "q1", "logprobs": [-0.1, -2.3, -3.0, -4.1], "gold": 0}\n'
+    small = LoadOptions(max_parse_bytes=2**20)
+    parsed: list[int] = []
+    import calib.readers.logprobs as lp
+
+    real = lp.json_loads
+    lp.json_loads = lambda text: parsed.append(1) or real(text)  # type: ignore[assignment]
+    try:
+        with pytest.raises(CalibError, match=r"2,000 lines .* would take about 2 MB .* over the 1 MB allowed"):
+            load("many.jsonl", line * 2_000, options=small)
+        assert parsed == []  # refused before any line was parsed
+        assert load("few.jsonl", line * 1_000, options=small).table.total == 1_000
+    finally:
+        lp.json_loads = real

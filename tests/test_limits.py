@@ -41,7 +41,7 @@ def test_defaults_and_environment() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("CALIB_MAX_ROWS", "lots", "CALIB_MAX_ROWS='lots' is not a whole number (default 20000000)"),
+        ("CALIB_MAX_ROWS", "lots", "CALIB_MAX_ROWS='lots' is not a whole number (default 5000000)"),
         ("CALIB_MAX_ROWS", "0", "CALIB_MAX_ROWS='0' must be at least 1"),
         ("CALIB_HEAVY_WAIT_SECONDS", "inf", "CALIB_HEAVY_WAIT_SECONDS='inf' must be a finite number"),
         ("STREAMLIT_SERVER_MAX_UPLOAD_SIZE", "-5", "STREAMLIT_SERVER_MAX_UPLOAD_SIZE='-5' must be at least 1"),

@@ -5,6 +5,7 @@ ASGI calls; tests/e2e/test_attacks.py drives the same through a real server and 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ipaddress
 import random
 
@@ -108,6 +109,13 @@ class Backend:
         await send({"type": "http.response.body", "body": b""})
 
 
+def run(coro) -> None:
+    """Run a coroutine on a fresh event loop in its own thread: the browser tests' Playwright
+    (sync API) keeps a loop running in the main thread, where ``asyncio.run`` is refused."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coro).result()
+
+
 def call(app, method: str, path: str, body: bytes = b"x" * 1000, typ: str = "http") -> tuple[int, dict, int]:
     received: list[dict] = []
     reads = 0
@@ -120,7 +128,7 @@ def call(app, method: str, path: str, body: bytes = b"x" * 1000, typ: str = "htt
     async def send(msg):
         received.append(msg)
 
-    asyncio.run(app({"type": typ, "method": method, "path": path, "headers": []}, receive, send))
+    run(app({"type": typ, "method": method, "path": path, "headers": []}, receive, send))
     start = next(m for m in received if m["type"] == "http.response.start")
     return start["status"], dict(start["headers"]), reads
 
@@ -164,7 +172,7 @@ def test_websockets_and_lifespan_pass_untouched():
 
     app = GuardMiddleware(backend, sessions=SessionRegistry(), headers=[])
     for typ in ("websocket", "lifespan"):
-        asyncio.run(app({"type": typ, "path": "/_stcore/upload_file/S/f", "method": "PUT"}, None, None))
+        run(app({"type": typ, "path": "/_stcore/upload_file/S/f", "method": "PUT"}, None, None))
     assert seen == ["websocket", "lifespan"]
 
 

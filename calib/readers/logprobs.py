@@ -93,6 +93,10 @@ class IssueCollector:
         return self.log.total
 
 
+#: Memory a line-by-line reader keeps per line, bytes (see :meth:`JsonLines.check_cost`).
+ROW_BYTES = 800
+
+
 class JsonLines:
     """Iterate ``(line_number, object)`` over a JSONL source.
 
@@ -101,15 +105,35 @@ class JsonLines:
     reported as truncated) or not a JSON object.
     """
 
-    def __init__(self, source: Source, options: LoadOptions, issues: IssueCollector) -> None:
+    def __init__(self, source: Source, options: LoadOptions, issues: IssueCollector, *,
+                 row_bytes: int = ROW_BYTES, text_factor: float = 1.0) -> None:
         self.source = source
         self.options = options
         self.issues = issues
         self.lines_read = 0
         self.blank = 0
+        self.row_bytes = row_bytes
+        self.text_factor = text_factor
+
+    def check_cost(self, data: bytes) -> None:
+        """Refuse, before the first line is parsed, an input whose reading would take more
+        than :attr:`LoadOptions.max_parse_bytes`: the reader keeps about ``row_bytes`` per
+        line (Python objects: measured 740 bytes for an option log-prob row) plus
+        ``text_factor`` times the text (the lines themselves, and what is kept of them).
+        A small ``.gz`` of millions of short lines is the case this guards."""
+        lines = data.count(b"\n") + (not data.endswith(b"\n"))
+        cost = lines * self.row_bytes + int(self.text_factor * len(data))
+        if cost > self.options.max_parse_bytes:
+            raise CalibError(
+                f"{self.source.name}: {lines:,} lines ({len(data) / 2**20:,.0f} MB) would take about "
+                f"{cost / 2**20:,.0f} MB of memory to read line by line, over the "
+                f"{self.options.max_parse_bytes / 2**20:,.0f} MB allowed; refused (raise CALIB_MAX_PARSE_MB "
+                "if this file is genuine)"
+            )
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
         data = self.source.data
+        self.check_cost(data)
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         parts = data.split(b"\n")
@@ -122,7 +146,7 @@ class JsonLines:
             if self.lines_read > self.options.max_rows:
                 raise CalibError(
                     f"{self.source.name}: more than {self.options.max_rows:,} lines; refused "
-                    "(raise max_rows if this file is genuine)"
+                    "(raise CALIB_MAX_ROWS if this file is genuine)"
                 )
             raw = raw.rstrip(b"\r")
             if not raw.strip():

@@ -1262,7 +1262,7 @@ def read(source: Source, options: LoadOptions, *, fast: bool = True) -> tuple[Ju
     if n_lines > options.max_rows:
         raise CalibError(
             f"{name}: more than {options.max_rows:,} lines ({n_lines:,}); refused "
-            "(raise max_rows if this file is genuine, or aggregate it to a count table value,n,correct)"
+            "(raise CALIB_MAX_ROWS if this file is genuine, or aggregate it to a count table value,n,correct)"
         )
     sample = _sample(data, name, options.max_line_chars)
     fields, notes = _resolve(sample, options, name)
