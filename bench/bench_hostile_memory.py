@@ -75,9 +75,9 @@ def measure(path: str, cap_mb: int, root: Path = ROOT) -> tuple[int, int, str, f
 WRITER = """
 import sys
 from tests import hostile
-from bench.bench_hostile_memory import VALID, valid_rows_gz
+from bench.bench_hostile_memory import VALID, VALID_TEXT, text_rows_gz, valid_rows_gz
 name, path = sys.argv[1], sys.argv[2]
-data = valid_rows_gz() if name == VALID else hostile.BY_NAME[name].bytes(full=True)
+data = valid_rows_gz() if name == VALID else text_rows_gz() if name == VALID_TEXT else hostile.BY_NAME[name].bytes(full=True)
 open(path, "wb").write(data)
 """
 
@@ -103,6 +103,28 @@ def valid_rows_gz(rows: int | None = None) -> bytes:
     return b"".join(out) + z.compress(line * (rows % per)) + z.flush()
 
 
+#: Valid rows with a question text as long as the review queue keeps, filling the
+#: decompression cap (the most text a loader accepts from a small .gz).
+VALID_TEXT = "text_rows_at_the_decompression_cap.jsonl.gz"
+
+
+def text_rows_gz() -> bytes:
+    """Lines with distinct ids and a 200-character question, up to just under
+    :data:`calib.loading.MAX_DECOMPRESSED_BYTES` of text, gzipped (a few MB on disk)."""
+    from calib.loading import MAX_DECOMPRESSED_BYTES
+
+    z = hostile.zlib_compressor()
+    out, size, i = [], 0, 0
+    while True:
+        block = b"".join(b'{"id": "q%08d", "question": "%s", "confidence": 90, "correct": true}\n'
+                         % (i + j, b"x" * 200) for j in range(10_000))
+        if size + len(block) >= MAX_DECOMPRESSED_BYTES:
+            break
+        out.append(z.compress(block))
+        size, i = size + len(block), i + 10_000
+    return b"".join(out) + z.flush()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("only", nargs="?", default="", help="run the cases whose name contains this")
@@ -126,7 +148,7 @@ def main() -> int:
               f"goal: under {GOAL_MB} MB for any input of at most {DISK_MB} MB on disk\n")
         print(f"{'input':<42} {'on disk':>9} {'peak MB':>8} {'over floor':>10} {'exit':>4} {'s':>5}  under 1 GB")
         worst = 0
-        todo = [c.name for c in cases] + ([VALID] if args.extra else [])
+        todo = [c.name for c in cases] + ([VALID, VALID_TEXT] if args.extra else [])
         for name in todo:
             path = Path(tmp) / name
             write(name, path)

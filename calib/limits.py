@@ -55,14 +55,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.errors import CalibError
-from calib.loading import MAX_CELLS, MAX_JSON_BYTES, MAX_LINE_CHARS, MAX_PARSE_BYTES, MAX_ROWS, LoadOptions
+from calib.loading import (
+    MAX_CELLS,
+    MAX_DECOMPRESSED_BYTES,
+    MAX_JSON_BYTES,
+    MAX_LINE_CHARS,
+    MAX_PARSE_BYTES,
+    MAX_ROWS,
+    LoadOptions,
+)
 
 MB = 1024 * 1024
 
 #: Environment variables read by :meth:`Limits.from_env`, with their defaults.
 ENV_DEFAULTS: dict[str, str] = {
     "STREAMLIT_SERVER_MAX_UPLOAD_SIZE": "200",
-    "CALIB_MAX_DECOMPRESSED_MB": "1024",
+    "CALIB_MAX_DECOMPRESSED_MB": str(MAX_DECOMPRESSED_BYTES // (1024 * 1024)),
     "CALIB_MAX_ROWS": str(MAX_ROWS),
     "CALIB_MAX_LINE_CHARS": str(MAX_LINE_CHARS),
     "CALIB_SESSION_MEMORY_MB": "1024",
@@ -114,7 +122,7 @@ class Limits:
         Streamlit server enforces it; the library checks it again in :meth:`check_upload`.
     max_decompressed_mb:
         Largest decompressed size of one ``.gz`` input, MB (``CALIB_MAX_DECOMPRESSED_MB``,
-        default 1024, :data:`calib.loading.MAX_DECOMPRESSED_BYTES`).
+        default 200, :data:`calib.loading.MAX_DECOMPRESSED_BYTES`).
     max_rows:
         Most rows of one input (``CALIB_MAX_ROWS``, default :data:`calib.loading.MAX_ROWS`).
     max_line_chars:
@@ -144,7 +152,7 @@ class Limits:
     """
 
     max_upload_mb: int = 200
-    max_decompressed_mb: int = 1024
+    max_decompressed_mb: int = MAX_DECOMPRESSED_BYTES // MB
     max_rows: int = MAX_ROWS
     max_line_chars: int = MAX_LINE_CHARS
     session_memory_mb: int = 1024

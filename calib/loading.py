@@ -22,8 +22,10 @@ from calib.scale import Scale, rescale_warnings
 from calib.table import from_judgments, read_counts
 
 #: Default cap on the decompressed size of a .gz input (a gzip bomb is refused): the
-#: dashboard's default too (``CALIB_MAX_DECOMPRESSED_MB``).
-MAX_DECOMPRESSED_BYTES = 1024**3
+#: dashboard's and the command line's (``CALIB_MAX_DECOMPRESSED_MB``). The inflated text is
+#: held while it is parsed, at up to four times its size: 200 MB of text keeps one input
+#: under 1 GB (``bench/bench_hostile_memory.py``); a 1M-row judgments file is 60-100 MB.
+MAX_DECOMPRESSED_BYTES = 200 * 2**20
 #: Default cap on the number of rows of one input (``CALIB_MAX_ROWS``). A row costs about
 #: 130 bytes while it is read and reduced (``bench/bench_hostile_memory.py --extra``), so
 #: 5 million rows stay under 1 GB even when a small ``.gz`` holds them; larger inputs raise
@@ -114,9 +116,9 @@ def gunzip_capped(data: bytes, name: str, limit: int, *, max_lines: int | None =
 
     ``limit`` is :attr:`LoadOptions.max_decompressed_bytes`: on the dashboard it comes
     from the environment variable ``CALIB_MAX_DECOMPRESSED_MB`` (read by
-    :meth:`calib.limits.Limits.from_env` when the server starts, default 1024 MB);
-    the command line and the Python API use :data:`MAX_DECOMPRESSED_BYTES` (1,024 MB)
-    unless a caller passes its own :class:`LoadOptions`. The refusal names the file,
+    :meth:`calib.limits.Limits.from_env`, default :data:`MAX_DECOMPRESSED_BYTES`, 200 MB),
+    for the command line too; the Python API uses :data:`MAX_DECOMPRESSED_BYTES` unless a
+    caller passes its own :class:`LoadOptions`. The refusal names the file,
     the cap and both ways to raise it. ``max_lines``: also refuse more newlines than
     this (a line-per-row input over the row cap), before anything is held.
 

@@ -26,7 +26,7 @@ MiB = 1 << 20
 def test_defaults_and_environment() -> None:
     d = Limits.from_env({})
     assert d == Limits()
-    assert (d.max_upload_mb, d.max_decompressed_mb, d.max_rows, d.max_line_chars) == (200, 1024, MAX_ROWS, MAX_LINE_CHARS)
+    assert (d.max_upload_mb, d.max_decompressed_mb, d.max_rows, d.max_line_chars) == (200, 200, MAX_ROWS, MAX_LINE_CHARS)
     env = {
         "STREAMLIT_SERVER_MAX_UPLOAD_SIZE": "50", "CALIB_MAX_DECOMPRESSED_MB": "300", "CALIB_MAX_ROWS": "1_000",
         "CALIB_MAX_LINE_CHARS": "5000", "CALIB_SESSION_MEMORY_MB": "0", "CALIB_TOTAL_MEMORY_MB": "800",
