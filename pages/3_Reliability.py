@@ -74,7 +74,8 @@ ui.metric(m4, "Debiased L2 error", ui.fmt_num(a.metrics["ece_l2_debiased"]), ci_
 st.caption(
     f"Binning: {ui.SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")
-    + f"; intervals: {lvl} percentile bootstrap, {a.reps:,} resamples. ECE: mean |stated − hit rate| weighted by "
+    + f"; intervals: {lvl} percentile bootstrap, {a.reps:,} resamples (the ECE's: an interval for the population "
+    "ECE, its lower end from the debiased ECE). ECE: mean |stated − hit rate| weighted by "
     "answers (Guo et al. 2017); MCE: the largest bin gap; smooth ECE: kernel-smoothed, no bins (Błasiok & "
     "Nakkiran 2023); debiased L2 (Kumar, Liang & Ma 2019)."
 )
