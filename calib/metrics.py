@@ -667,8 +667,8 @@ def brier_vs_constant(table: CountTable) -> Test:
     the Diebold-Mariano test for independent pairs (``z = dbar / (s / sqrt N)``)
     with Johnson's (1978) correction for skewness: a loss difference is skewed (a
     rare wrong answer stated high costs much), and without the correction the test
-    rejects 11% of the time at 5% on 50 answers of equal Brier scores, 7.8% with it
-    (``bench/sim_tests.py``, ``brier_null``). ``d`` takes two values per cell (right,
+    rejects 11% of the time at 5% on 50 answers of equal Brier scores, 8-9% with it
+    (6% at 500, 5% from 5,000; ``bench/sim_tests.py --only brier``). ``d`` takes two values per cell (right,
     wrong), so its moments come from the counts; on a pooled table each part is
     taken at its mean probability. ``ybar`` is estimated from the same data, which
     favours the constant by O(1/N).
