@@ -308,6 +308,29 @@ def check_json_size(text: str | bytes, what: str, options: LoadOptions, *, whole
         )
 
 
+#: Memory a line-by-line JSON reader keeps per line, bytes (see :func:`check_lines_cost`).
+ROW_BYTES = 800
+
+
+def check_lines_cost(data: bytes, name: str, options: LoadOptions, *, row_bytes: int = ROW_BYTES,
+                     text_factor: float = 1.0) -> None:
+    """Refuse, before the first line is parsed, an input whose line-by-line reading would
+    take more than :attr:`LoadOptions.max_parse_bytes` (the line readers' twin of
+    :func:`check_json_size`): the reader keeps about ``row_bytes`` per line (Python
+    objects: measured 740 bytes for an option log-prob row) plus ``text_factor`` times
+    the text (the lines themselves, and what is kept of them). A small ``.gz`` of
+    millions of short lines is the case this guards."""
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    cost = lines * row_bytes + int(text_factor * len(data))
+    if cost > options.max_parse_bytes:
+        raise CalibError(
+            f"{name}: {lines:,} lines ({len(data) / 2**20:,.0f} MB) would take about "
+            f"{cost / 2**20:,.0f} MB of memory to read line by line, over the "
+            f"{options.max_parse_bytes / 2**20:,.0f} MB allowed; refused (raise CALIB_MAX_PARSE_MB "
+            "if this file is genuine)"
+        )
+
+
 def _strip_gz(name: str) -> str:
     return name[:-3] if name.lower().endswith(".gz") else name
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from calib.errors import CalibError
-from calib.loading import JsonLimitError, LoadOptions, Source, json_loads
+from calib.loading import ROW_BYTES, JsonLimitError, LoadOptions, Source, check_lines_cost, json_loads
 from calib.loadreport import IssueLog, LineIssue, LoadReport, preview_of
 from calib.options import (
     NORMALISATIONS,
@@ -93,10 +93,6 @@ class IssueCollector:
         return self.log.total
 
 
-#: Memory a line-by-line reader keeps per line, bytes (see :meth:`JsonLines.check_cost`).
-ROW_BYTES = 800
-
-
 class JsonLines:
     """Iterate ``(line_number, object)`` over a JSONL source.
 
@@ -115,25 +111,10 @@ class JsonLines:
         self.row_bytes = row_bytes
         self.text_factor = text_factor
 
-    def check_cost(self, data: bytes) -> None:
-        """Refuse, before the first line is parsed, an input whose reading would take more
-        than :attr:`LoadOptions.max_parse_bytes`: the reader keeps about ``row_bytes`` per
-        line (Python objects: measured 740 bytes for an option log-prob row) plus
-        ``text_factor`` times the text (the lines themselves, and what is kept of them).
-        A small ``.gz`` of millions of short lines is the case this guards."""
-        lines = data.count(b"\n") + (not data.endswith(b"\n"))
-        cost = lines * self.row_bytes + int(self.text_factor * len(data))
-        if cost > self.options.max_parse_bytes:
-            raise CalibError(
-                f"{self.source.name}: {lines:,} lines ({len(data) / 2**20:,.0f} MB) would take about "
-                f"{cost / 2**20:,.0f} MB of memory to read line by line, over the "
-                f"{self.options.max_parse_bytes / 2**20:,.0f} MB allowed; refused (raise CALIB_MAX_PARSE_MB "
-                "if this file is genuine)"
-            )
-
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
         data = self.source.data
-        self.check_cost(data)
+        check_lines_cost(data, self.source.name, self.options, row_bytes=self.row_bytes,
+                         text_factor=self.text_factor)
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         parts = data.split(b"\n")
