@@ -1,0 +1,44 @@
+"""The audit's settings and every choice a user can make, defined once.
+
+The CLI's argument parser, the dashboard's widgets, the view (URL) parser and the
+engine's validation all read the tuples here, so a new choice is added in one place.
+This module imports nothing heavy: building ``calib --help`` must not load the engine.
+"""
+
+from __future__ import annotations
+
+#: Recalibration maps :func:`calib.maps.fit` can fit.
+METHODS: tuple[str, ...] = ("platt", "isotonic", "temperature", "beta", "histogram")
+#: Every method a map file may hold (the base rate stands in for a useless map).
+MAP_METHODS: tuple[str, ...] = METHODS + ("softmax_temperature", "base_rate")
+#: How a map is scored: on the data it was fitted on, fitted on odd lines and scored
+#: on even ones, k-fold cross-fitting, or fitted on this file and scored on a second one.
+SCORINGS: tuple[str, ...] = ("insample", "oddeven", "kfold", "file")
+#: Binning schemes of the binned calibration errors.
+SCHEMES: tuple[str, ...] = ("values", "width", "mass")
+#: Schemes a user may ask for: automatic (per value when the values are few, else width).
+SCHEME_CHOICES: tuple[str, ...] = ("auto", *SCHEMES)
+#: Reliability-diagram choices of the dashboard: the schemes plus the CORP isotonic curve.
+DIAGRAM_SCHEMES: tuple[str, ...] = (*SCHEME_CHOICES, "corp")
+#: Histogram-binning map schemes.
+HIST_SCHEMES: tuple[str, ...] = ("mass", "width")
+#: Length normalisations an option reader accepts.
+NORMALISATIONS: tuple[str, ...] = ("none", "char", "byte", "token")
+#: lm-evaluation-harness scores.
+VARIANTS: tuple[str, ...] = ("acc", "acc_norm")
+#: Scales a user can name ("mixed": bare numbers up to 1 are probabilities, above 1 on the
+#: detected scale; "custom": a range given by the user).
+SCALE_CHOICES: tuple[str, ...] = ("auto", "0-1", "0-100", "1-10", "1-5", "mixed", "custom")
+#: How the target-error threshold search judges a threshold.
+ROUTE_BOUNDS: tuple[str, ...] = ("point", "wilson")
+#: What the review threshold is set on: the stated value or the recalibrated probability.
+THRESHOLD_ON: tuple[str, ...] = ("stated", "calibrated")
+
+#: Default number of bootstrap resamples.
+REPS = 2000
+#: Default number of bins of the "width" and "mass" schemes.
+BINS = 10
+#: Default confidence level of intervals.
+LEVEL = 0.95
+#: Confidence levels offered for intervals.
+LEVELS: tuple[float, ...] = (0.8, 0.9, 0.95, 0.99)
