@@ -52,10 +52,26 @@ from calib.errors import CalibError
 from calib.maps import CalibrationMap, cell_prob
 from calib.rows import Judgments
 from calib.scale import Scale, snap
+from calib.settings import DEFAULT_LOWER_PROB, DEFAULT_UPPER_PROB
 from calib.table import GRID, CountTable
 
-#: What a threshold is set on.
-ON: tuple[str, ...] = ("stated", "calibrated")
+
+def default_thresholds(scale: Scale, on: str = "stated") -> tuple[float, float]:
+    """``(lower, upper)`` default thresholds: probability :data:`calib.settings.DEFAULT_LOWER_PROB` and
+    :data:`~calib.settings.DEFAULT_UPPER_PROB` on the stated scale, or as they are on the calibrated
+    probability (``on="calibrated"``)."""
+    if on == "calibrated":
+        return DEFAULT_LOWER_PROB, DEFAULT_UPPER_PROB
+    return float(scale.to_stated(DEFAULT_LOWER_PROB)), float(scale.to_stated(DEFAULT_UPPER_PROB))
+
+
+def threshold_refusal(cmap: CalibrationMap | None) -> str | None:
+    """Why thresholds cannot be set on ``cmap``'s calibrated probability, or ``None`` when
+    they can. A softmax-temperature map rescales each item's option scores, not stated
+    values: there is no calibrated probability per stated value to threshold."""
+    if cmap is not None and cmap.method == "softmax_temperature":
+        return "a softmax temperature map rescales option scores, not stated values"
+    return None
 
 
 @dataclass(frozen=True, eq=False)

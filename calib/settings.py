@@ -42,3 +42,7 @@ BINS = 10
 LEVEL = 0.95
 #: Confidence levels offered for intervals.
 LEVELS: tuple[float, ...] = (0.8, 0.9, 0.95, 0.99)
+#: Default review threshold, as a probability: where the review threshold of most judge
+#: pipelines sits (80 on 0-100); and the default upper threshold of a middle band.
+DEFAULT_LOWER_PROB = 0.8
+DEFAULT_UPPER_PROB = 0.9
