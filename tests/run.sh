@@ -8,7 +8,8 @@
 #      `python3 -m venv` lacks ensurepip, Debian's python3-venv is installed first;
 #   3. the pinned test requirements (requirements-dev.txt, which includes requirements.txt)
 #      and calib itself (editable) into it;
-#   4. ruff, the Dockerfile check (.ci/check_docker.sh; CALIB_SKIP_DOCKER_CHECK=1 skips it),
+#   4. ruff, the architecture check (tools/check_architecture.py), the Dockerfile check
+#      (.ci/check_docker.sh; CALIB_SKIP_DOCKER_CHECK=1 skips it),
 #      and pytest with the virtualenv's Python (arguments go to pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,9 @@ echo "tests/run.sh: virtualenv $VENV ($("$PY" --version))"
 "$PY" -m pip install -q --disable-pip-version-check --no-deps -e .
 
 "$PY" -m ruff check .
+# The house rules of docs/ARCHITECTURE.md: module and function sizes, no import cycles,
+# Streamlit only in the dashboard, the rooms' imports.
+"$PY" tools/check_architecture.py
 # The Dockerfile cannot be built here (no Docker engine): run its own install and start
 # commands in a fresh virtualenv of their own and probe the health endpoint instead.
 if [ "${CALIB_SKIP_DOCKER_CHECK:-0}" != 1 ]; then

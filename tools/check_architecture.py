@@ -144,8 +144,9 @@ def check_sizes(mods: list[Module], root: Path) -> list[str]:
             length = (node.end_lineno or node.lineno) - node.lineno + 1
             if length <= MAX_FUNCTION_LINES:
                 continue
-            body_start = node.body[0].lineno - 1
-            window = source[body_start: body_start + REASON_WINDOW]
+            # from the signature to a few lines into the body (a comment is no statement:
+            # it sits before the body's first one)
+            window = source[node.lineno: node.body[0].lineno - 1 + REASON_WINDOW]
             if not any(REASON_MARK in line for line in window):
                 errors.append(f"{rel}:{node.lineno}: function {node.name} is {length} lines "
                               f"(limit {MAX_FUNCTION_LINES}) with no '{REASON_MARK} <why>' at its top")

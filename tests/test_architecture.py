@@ -1,0 +1,108 @@
+"""tools/check_architecture.py finds each kind of breach on a small made-up tree, passes a
+clean one, and passes the real tree (the rules of docs/ARCHITECTURE.md hold)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "tools" / "check_architecture.py"
+
+
+def _checker():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("check_architecture", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    assert spec and spec.loader
+    sys.modules["check_architecture"] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _run(root: Path) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout
+
+
+CLEAN = {
+    "calib/__init__.py": "",
+    "calib/table.py": "import numpy as np\n\n\ndef f():\n    return np.zeros(1)\n",
+    "calib/audit.py": "from calib.table import f\n\n\ndef g():\n    return f()\n",
+    "calib/present/__init__.py": "",
+    "calib/present/text.py": "from calib.audit import g\n",
+    "dashboard/__init__.py": "import streamlit as st\n\nfrom calib.present import text\n",
+    "app.py": "import streamlit as st\n\nimport dashboard\n",
+}
+
+
+def test_clean_tree_passes(tmp_path: Path) -> None:
+    code, out = _run(_tree(tmp_path, CLEAN))
+    assert code == 0, out
+    assert "OK" in out
+
+
+def test_long_module_and_function(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(90))
+    files = dict(CLEAN)
+    files["calib/big.py"] = "\n" * 710
+    files["calib/long.py"] = f"def long_one():\n{body}\n    return 0\n"
+    files["calib/reasoned.py"] = f"def ok_one():\n    # long: a flat table of ninety settings\n{body}\n    return 0\n"
+    code, out = _run(_tree(tmp_path, files))
+    assert code == 1
+    assert "calib/big.py: 711 lines (limit 700)" in out
+    assert "function long_one is 92 lines" in out
+    assert "ok_one" not in out
+
+
+def test_cycle_including_function_level_imports(tmp_path: Path) -> None:
+    files = dict(CLEAN)
+    files["calib/a.py"] = "from calib import b\n"
+    files["calib/b.py"] = "def h():\n    from calib.a import x\n    return x\n"
+    files["calib/c.py"] = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from calib.d import y\n"
+    files["calib/d.py"] = "from calib import c\n"
+    code, out = _run(_tree(tmp_path, files))
+    assert code == 1
+    assert "import cycle: calib.a <-> calib.b" in out
+    # an import under TYPE_CHECKING never runs: c and d form no cycle
+    assert "calib.c" not in out
+
+
+def test_streamlit_and_rooms(tmp_path: Path) -> None:
+    files = dict(CLEAN)
+    files["calib/leak.py"] = "import streamlit\n"
+    files["calib/engine.py"] = "from calib.present.text import g\n"
+    files["calib/present/host.py"] = "from calib.hosting import store\n"
+    files["calib/hosting/__init__.py"] = ""
+    files["calib/hosting/store.py"] = "import dashboard\n"
+    code, out = _run(_tree(tmp_path, files))
+    assert code == 1
+    assert "calib/leak.py:1: imports Streamlit" in out
+    assert "the engine module calib.engine imports the face calib.present.text" in out
+    assert "presentation does not depend on hosting" in out
+    assert "calib/hosting/store.py:1: imports dashboard: the library never imports the dashboard" in out
+
+
+def test_relative_imports_resolve(tmp_path: Path) -> None:
+    chk = _checker()
+    files = dict(CLEAN)
+    files["calib/metrics/__init__.py"] = "from .binned import ece\n"
+    files["calib/metrics/binned.py"] = "from ..table import f\n\n\ndef ece():\n    return f()\n"
+    mods = chk.read_modules(_tree(tmp_path, files))
+    _, graph = chk.check_imports(mods, tmp_path)
+    assert graph["calib.metrics"] == {"calib.metrics.binned"}
+    assert graph["calib.metrics.binned"] == {"calib.table"}
+
+
+def test_the_real_tree_keeps_the_rules() -> None:
+    code, out = _run(ROOT)
+    assert code == 0, out
