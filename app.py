@@ -1,11 +1,11 @@
 """calib dashboard, entry page: load data (upload files or a folder, or pick samples).
 
 Run with ``streamlit run app.py``. The other views are in ``pages/``; every page
-starts with :func:`ui.page_setup`, which restores the view from the URL.
+starts with :func:`dashboard.page.page_setup`, which restores the view from the URL.
 
 This file is read twice. ``streamlit run`` finds the ``st.App`` at the bottom (Streamlit
 looks for one without running the file), imports the file as the module ``app`` and serves
-that App: Streamlit's own server with :mod:`calib.webguard` in front of every request
+that App: Streamlit's own server with :mod:`calib.hosting.webguard` in front of every request
 (security headers, uploads refused for sessions not let in, the proxy policy). The App's
 script is this same file, which Streamlit then runs for every session and rerun as
 ``__main__``: the page. Only that second reading draws anything.
@@ -15,21 +15,38 @@ from __future__ import annotations
 
 import streamlit as st
 
-from calib import webguard
+from calib import settings
+from calib.hosting import webguard
 
 if __name__ == "__main__":
-    # A page run. Serving needs none of this, and ui imported before Streamlit's runtime
-    # exists (at the import below) would make each of its caches log a warning.
-    import ui
-    from calib import view as views
+    # A page run. Serving needs none of this, and the dashboard imported before Streamlit's
+    # runtime exists (at the import below) would make each of its caches log a warning.
+    from calib.hosting import view as views
     from calib.loading import field_names
+    from dashboard.context import Context
+    from dashboard.entries import (
+        SAMPLE_DIR,
+        Entry,
+        Overrides,
+        add_entry,
+        available_samples,
+        entries,
+        new_upload_entry,
+        remove_entry,
+        rename_entry,
+        set_overrides,
+        sync_samples,
+    )
+    from dashboard.keys import UPLOAD_COUNTER_KEY
+    from dashboard.layout import link, load_report_frames, md_escape, show_error
+    from dashboard.page import page_setup, warm_up
+    from dashboard.state import bind, get_view
+    from dashboard.threshold import threshold_panel
 
 UPLOAD_TYPES = ["jsonl", "ndjson", "json", "gz", "eval", "csv", "parquet"]
-NORMALISATIONS = ("none", "char", "byte", "token")
-VARIANTS = ("acc", "acc_norm")
 
 
-def ingest_uploads(files: list[tuple[str, bytes]], *, folder: bool, folder_name: str = "") -> list[ui.Entry]:
+def ingest_uploads(files: list[tuple[str, bytes]], *, folder: bool, folder_name: str = "") -> list[Entry]:
     """Turn uploaded files into loaded entries (one per file, or one for a folder).
 
     Returns the entries added; load problems are kept on the entry (``entry.error``),
@@ -38,8 +55,8 @@ def ingest_uploads(files: list[tuple[str, bytes]], *, folder: bool, folder_name:
     if not files:
         return []
     if folder:
-        return [ui.add_entry(ui.new_upload_entry(files, folder=True, folder_name=folder_name))]
-    return [ui.add_entry(ui.new_upload_entry([f])) for f in files]
+        return [add_entry(new_upload_entry(files, folder=True, folder_name=folder_name))]
+    return [add_entry(new_upload_entry([f])) for f in files]
 
 
 def _folder_name(files: list) -> str:
@@ -48,8 +65,8 @@ def _folder_name(files: list) -> str:
     return parts.pop() if len(parts) == 1 else "lm-eval folder"
 
 
-def upload_section(ctx: ui.Context) -> None:
-    round_ = st.session_state.get(ui.UPLOAD_COUNTER_KEY, 0)
+def upload_section(ctx: Context) -> None:
+    round_ = st.session_state.get(UPLOAD_COUNTER_KEY, 0)
     disabled = ctx.access.read_only
     c1, c2 = st.columns(2)
     with c1:
@@ -64,7 +81,7 @@ def upload_section(ctx: ui.Context) -> None:
             "Or upload an lm-eval output folder (read as one dataset, tasks as groups)",
             accept_multiple_files="directory", key=f"upload_folder_{round_}", disabled=disabled,
         )
-    added: list[ui.Entry] = []
+    added: list[Entry] = []
     if files:
         added += ingest_uploads([(f.name, f.getvalue()) for f in files], folder=False)
     if folder:
@@ -72,29 +89,29 @@ def upload_section(ctx: ui.Context) -> None:
                                 folder_name=_folder_name(folder))
     if added:
         # a fresh (empty) uploader next run: what was uploaded now lives in the list below
-        st.session_state[ui.UPLOAD_COUNTER_KEY] = round_ + 1
+        st.session_state[UPLOAD_COUNTER_KEY] = round_ + 1
         st.rerun()
 
 
-def sample_section(ctx: ui.Context) -> None:
-    samples = ui.available_samples()
+def sample_section(ctx: Context) -> None:
+    samples = available_samples()
     if not samples:
         st.caption("No sample files in sample_data/.")
         return
     st.multiselect(
         "Or pick sample files (synthetic data, see sample_data/README.md)", samples,
-        **ui.bind("samples", "w_samples", to_widget=list, from_widget=tuple),
+        **bind("samples", "w_samples", to_widget=list, from_widget=tuple),
         disabled=ctx.access.read_only,
     )
 
 
 def _on_name(entry_id: str, key: str) -> None:
-    ui.rename_entry(entry_id, str(st.session_state[key]))
+    rename_entry(entry_id, str(st.session_state[key]))
 
 
 def _on_override(entry_id: str, prefix: str) -> None:
     s = st.session_state
-    ov = ui.Overrides(
+    ov = Overrides(
         confidence_key=s.get(f"{prefix}conf") or None,
         outcome_key=s.get(f"{prefix}outcome") or None,
         group_key=s.get(f"{prefix}group") or None,
@@ -104,10 +121,10 @@ def _on_override(entry_id: str, prefix: str) -> None:
         normalisation=s.get(f"{prefix}norm", "none"),
         variant=s.get(f"{prefix}variant", "acc"),
     )
-    ui.set_overrides(entry_id, ov)
+    set_overrides(entry_id, ov)
 
 
-def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
+def overrides_section(entry: Entry, idx: int, read_only: bool) -> None:
     ds = entry.dataset
     prefix = f"ov{idx}_"
     ov = entry.overrides
@@ -115,8 +132,8 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
     keys: list[str] = []
     if entry.kind == "file":
         keys = field_names(entry.files[0][1])
-    elif entry.kind == "sample" and (ui.SAMPLE_DIR / entry.filename).is_file():
-        keys = field_names((ui.SAMPLE_DIR / entry.filename).read_bytes()[:262144])
+    elif entry.kind == "sample" and (SAMPLE_DIR / entry.filename).is_file():
+        keys = field_names((SAMPLE_DIR / entry.filename).read_bytes()[:262144])
     fmt = ds.report.format if ds is not None else ""
     cb = {"on_change": _on_override, "args": (entry.id, prefix), "disabled": read_only}
 
@@ -147,7 +164,7 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
     c4, c5, c6 = st.columns(3)
     with c4:
         st.session_state[f"{prefix}scale"] = ov.scale
-        st.selectbox("Scale", ui.SCALE_CHOICES, key=f"{prefix}scale", **cb,
+        st.selectbox("Scale", settings.SCALE_CHOICES, key=f"{prefix}scale", **cb,
                      help="auto: detected from the values (see the load report). mixed: the values mix "
                           "probabilities and a larger scale (0.85 next to 85): up to 1 is a probability.")
     with c5:
@@ -158,13 +175,13 @@ def overrides_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
         if fmt in ("logprobs", "lmeval"):
             if fmt == "lmeval":
                 st.session_state[f"{prefix}variant"] = ov.variant
-                st.selectbox("lm-eval variant", VARIANTS, key=f"{prefix}variant", **cb)
+                st.selectbox("lm-eval variant", settings.VARIANTS, key=f"{prefix}variant", **cb)
             else:
                 st.session_state[f"{prefix}norm"] = ov.normalisation
-                st.selectbox("Length normalisation", NORMALISATIONS, key=f"{prefix}norm", **cb)
+                st.selectbox("Length normalisation", settings.NORMALISATIONS, key=f"{prefix}norm", **cb)
 
 
-def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
+def entry_section(entry: Entry, idx: int, read_only: bool) -> None:
     with st.container(border=True):
         c1, c2 = st.columns([4, 1])
         with c1:
@@ -175,10 +192,10 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             st.text(f"{'sample' if entry.kind == 'sample' else 'uploaded'} {entry.kind if entry.kind == 'folder' else 'file'}: "
                     f"{entry.filename}")
         with c2:
-            st.button("Remove", key=f"remove_{idx}", on_click=ui.remove_entry, args=(entry.id,),
+            st.button("Remove", key=f"remove_{idx}", on_click=remove_entry, args=(entry.id,),
                       disabled=read_only)
         if entry.error is not None:
-            ui.show_error(entry.error)
+            show_error(entry.error)
         ds = entry.dataset
         if ds is not None:
             r = ds.report
@@ -189,7 +206,7 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
             m4.metric("Distinct stated values", f"{ds.table.pooled_over_groups().cells:,}")
             st.text(r.summary())
             for w in r.warnings:  # an override that contradicts the data (calib.scale.rescale_warnings)
-                st.warning(ui.md_escape(w))
+                st.warning(md_escape(w))
             scale = ds.table.scale
             st.text(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]" + (f" — {scale.how}" if scale.how else ""))
             if r.fields:
@@ -200,7 +217,7 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
                 # one block: a reader's notes are one report, not a page of paragraphs
                 st.text("\n".join(r.notes))
             if r.dropped:
-                reasons, issues = ui.load_report_frames(ds)
+                reasons, issues = load_report_frames(ds)
                 st.markdown("**Dropped by reason**")
                 st.dataframe(reasons, hide_index=True, width="content")
                 st.markdown("**Lines that were not used** (first examples of each reason)")
@@ -210,7 +227,7 @@ def entry_section(entry: ui.Entry, idx: int, read_only: bool) -> None:
 
 
 def main() -> None:
-    ctx = ui.page_setup("data")
+    ctx = page_setup("data")
     st.title("Data")
     st.caption(
         "Upload what your evaluation wrote: a JSONL file with a stated confidence and an outcome per line, "
@@ -220,26 +237,26 @@ def main() -> None:
     upload_section(ctx)
     sample_section(ctx)
     # the sample selection may have changed in this run's callback
-    ui.sync_samples(ui.get_view())
-    items = ui.entries()
+    sync_samples(get_view())
+    items = entries()
     if not items:
         st.info("No data loaded yet. Upload a file or pick a sample above.")
         return
     st.subheader("Loaded")
     for idx, entry in enumerate(items):
         entry_section(entry, idx, ctx.access.read_only)
-    ui.link("overview", "Go to the overview", icon="➡️")
+    link("overview", "Go to the overview", icon="➡️")
     # last: the load reports above are on screen while the routing resamples are drawn
     with st.sidebar:
-        ui.threshold_panel(ctx)
+        threshold_panel(ctx)
 
 
 if __name__ == "__main__":
     # a page run (Streamlit executes this file as __main__ for every session and rerun)
     main()
     # after the page is drawn: the first upload then finds pandas, scipy and the readers loaded
-    ui.warm_up()
+    warm_up()
 else:
     # `streamlit run app.py` finds this st.App and serves it: the same app, with the security
-    # headers and the upload guard in front of every request (calib.webguard).
+    # headers and the upload guard in front of every request (calib.hosting.webguard).
     app = st.App(__file__, middleware=webguard.middleware())

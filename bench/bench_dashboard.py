@@ -6,7 +6,7 @@ slider 20 times, printing for each move
 
 - the threshold panel's own time (the fragment that a threshold move reruns in a
   browser session: routing lookup, numbers, reliability diagram with the threshold,
-  risk-coverage curve), read from ``st.session_state`` where ``ui.py`` leaves it;
+  risk-coverage curve), read from ``st.session_state`` where ``dashboard/threshold.py`` leaves it;
 - the full AppTest rerun of the page (an upper bound: AppTest reruns the whole page,
   a browser reruns only the fragment).
 
@@ -49,7 +49,7 @@ def main() -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    import ui
+    from dashboard.keys import FRAGMENT_TIMING_KEY
 
     t = time.perf_counter()
     data = make_jsonl(args.rows)
@@ -71,7 +71,7 @@ def main() -> None:
         t = time.perf_counter()
         at.run()
         full.append(time.perf_counter() - t)
-        frag.append(at.session_state[ui.FRAGMENT_TIMING_KEY])
+        frag.append(at.session_state[FRAGMENT_TIMING_KEY])
         assert not at.exception, at.exception
     ms = lambda xs: f"median {1000 * statistics.median(xs):.1f} ms, max {1000 * max(xs):.1f} ms"  # noqa: E731
     print(f"threshold panel (fragment) per move: {ms(frag)}")

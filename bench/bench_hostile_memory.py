@@ -91,9 +91,9 @@ VALID = "valid_rows_at_the_row_cap.jsonl.gz"
 
 
 def valid_rows_gz(rows: int | None = None) -> bytes:
-    """``rows`` valid lines (default: one fewer than :data:`calib.loading.MAX_ROWS`),
+    """``rows`` valid lines (default: one fewer than :data:`calib.readers.base.MAX_ROWS`),
     repeated, gzipped: under 1 MB on disk, the most rows a loader accepts."""
-    from calib.loading import MAX_ROWS
+    from calib.readers.base import MAX_ROWS
 
     rows = MAX_ROWS - 1 if rows is None else rows
     line = b'{"confidence": 90, "correct": true}\n'
@@ -110,8 +110,8 @@ VALID_TEXT = "text_rows_at_the_decompression_cap.jsonl.gz"
 
 def text_rows_gz() -> bytes:
     """Lines with distinct ids and a 200-character question, up to just under
-    :data:`calib.loading.MAX_DECOMPRESSED_BYTES` of text, gzipped (a few MB on disk)."""
-    from calib.loading import MAX_DECOMPRESSED_BYTES
+    :data:`calib.readers.base.MAX_DECOMPRESSED_BYTES` of text, gzipped (a few MB on disk)."""
+    from calib.readers.base import MAX_DECOMPRESSED_BYTES
 
     z = hostile.zlib_compressor()
     out, size, i = [], 0, 0

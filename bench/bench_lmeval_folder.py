@@ -8,7 +8,7 @@ test-split sizes, zero-shot prompts, four continuations " A".." D", log-likeliho
 strings, plus ``results_<date>.json``) into a temporary folder, then times:
 
 - reading the files' bytes (what an upload hands over),
-- ``calib.readers.lmeval.read_folder`` (parse, recompute acc, count table),
+- ``calib.loading.load_many`` (``calib.readers.lmeval.read_folder``: parse, recompute acc; then the count table),
 - ``calib.table.from_judgments`` alone,
 - ``calib.audit.audit`` of the pooled table (the dashboard's Overview) and with the
   57 per-subject audits (``calib audit --json``, the Report page).
@@ -30,8 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calib.loading import LoadOptions  # noqa: E402
-from calib.readers.lmeval import read_folder  # noqa: E402
+from calib.loading import load_many as read_folder  # noqa: E402
+from calib.readers.base import LoadOptions  # noqa: E402
 from calib.table import from_judgments  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_data"))

@@ -30,8 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calib.loading import LoadOptions, Source, load  # noqa: E402
+from calib.loading import load  # noqa: E402
 from calib.readers import stated  # noqa: E402
+from calib.readers.base import LoadOptions, Source  # noqa: E402
 
 
 def make(rows: int, seed: int, *, bad_share: float = 0.0, question: bool = False, crlf: bool = False) -> bytes:

@@ -26,18 +26,18 @@ undefined, never NaN or infinity.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from calib import metrics as m
-from calib.bootstrap import REPS, Bootstrap, bootstrap
+from calib.bootstrap import Bootstrap, bootstrap
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
+from calib.numbers import plain
 from calib.scale import Scale
+from calib.settings import BINS, REPS
 from calib.table import MAX_EXACT_CELLS, CountTable
+from calib.wording import p_value, pct, value
 
 #: Version of the JSON schema of :meth:`Audit.to_dict`.
 SCHEMA = "calib.audit/1"
@@ -121,15 +121,12 @@ class Audit:
     #: effective_n, design_effect), ``None`` when rows are independent
     clusters: dict[str, Any] | None = None
 
-    def value(self, name: str) -> float | None:
-        """Point estimate of a metric by name."""
-        return self.metrics.get(name)
-
     @property
     def ece(self) -> float | None:
         return self.metrics["ece"]
 
     def to_dict(self) -> dict[str, Any]:
+        # long: the docstring documents the JSON schema key by key, beside the code writing it
         """The ``calib audit --json`` object (strict JSON: ``None`` for undefined).
 
         Keys (probabilities and rates in [0, 1]; every ``*_ci`` is ``[lo, hi]``, the
@@ -217,27 +214,11 @@ class Audit:
         return plain(out)
 
 
-def plain(x: Any) -> Any:
-    """``x`` with numpy scalars made Python numbers and NaN/inf made ``None``."""
-    if isinstance(x, dict):
-        return {str(k): plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [plain(v) for v in x]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        v = float(x)
-        return v if math.isfinite(v) else None
-    return x
-
-
 def audit(
     table: CountTable,
     *,
     scheme: str = "auto",
-    bins: int = m.BINS,
+    bins: int = BINS,
     reps: int = REPS,
     seed: int = 0,
     level: float = 0.95,
@@ -356,147 +337,136 @@ def points(a: Audit, gap: float) -> str:
     return f"{abs(100 * gap):.1f} {unit}"
 
 
-def fmt_value(v: float) -> str:
-    """A stated value as people write it: ``95``, ``87.5``, ``0.95``."""
-    return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
-
-
-def fmt_p(p: float | None, log10_p: float | None = None, *, bound: bool = False) -> str:
-    """A p-value for reading: ``p=0.032``, ``p=3e-12``, ``p<1e-300``; ``p<=2e-04``
-    when it is only an upper bound (a Monte Carlo test no draw reached); ``p=0`` for
-    data impossible under the hypothesis (:func:`calib.metrics.impossible`)."""
-    if p is None:
-        return "p undefined"
-    if p == 0:
-        return "p=0"
-    if log10_p is not None and log10_p < -300:
-        return "p<1e-300"
-    sign = "<=" if bound else "="
-    if p >= 0.001:
-        return f"p{sign}{p:.3f}"
-    return f"p{sign}{p:.0e}"
-
-
-def _pct(x: float | None, digits: int = 0) -> str:
-    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
-
-
-def _ci_pct(ci: tuple[float | None, float | None], digits: int = 0) -> str:
-    lo, hi = ci
-    return "" if lo is None or hi is None else f" [{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
-
-
-def _ci_num(ci: tuple[float | None, float | None], digits: int = 3) -> str:
-    lo, hi = ci
-    return "" if lo is None or hi is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
 def _test_p(t: m.Test) -> str:
-    return fmt_p(t.p_value, t.log10_p, bound=t.p_bound)
+    return p_value(t.p_value, t.log10_p, bound=t.p_bound)
 
 
 def _verdict(a: Audit) -> list[str]:
-    mt, ci, level = a.metrics, a.ci, a.level
-    alpha = 1 - level
-    out: list[str] = []
+    """The verdict's sentences, most important first: accuracy and confidence, how the
+    scale was used, calibration, the constant base rate, ranking."""
+    return [_headline(a), *_scale_use(a), *_calibration(a), *_against_constant(a), _ranking(a)]
+
+
+def _side(a: Audit) -> str:
+    gap = a.metrics["overconfidence"]
+    return "overconfident" if gap is not None and gap > 0 else "underconfident"
+
+
+def _headline(a: Audit) -> str:
+    mt = a.metrics
     acc, mc, gap = mt["accuracy"], mt["mean_confidence"], mt["overconfidence"]
     assert acc is not None and mc is not None and gap is not None
-    side = "overconfident" if gap > 0 else "underconfident"
-    out.append(
-        f"{a.n:,} answers, {_pct(acc, 1)} right{_ci_pct(ci['accuracy'], 1)}; mean stated confidence "
-        f"{stated(a, mc)} on the {a.scale.name} scale, {points(a, gap)} {side} on average."
-    )
-    # how the scale was used (a continuous score has no "most common value")
-    if not a.pooled and a.top_value is not None and a.distinct_values <= MAX_EXACT_CELLS:
-        below = mt["share_below"] or 0.0
+    lo, hi = a.ci["accuracy"]
+    ci = "" if lo is None or hi is None else f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return (f"{a.n:,} answers, {pct(acc, 1)} right{ci}; mean stated confidence "
+            f"{stated(a, mc)} on the {a.scale.name} scale, {points(a, gap)} {_side(a)} on average.")
+
+
+def _scale_use(a: Audit) -> list[str]:
+    """How the scale was used (a continuous score has no "most common value")."""
+    if a.pooled or a.top_value is None or a.distinct_values > MAX_EXACT_CELLS:
+        return []
+    mt = a.metrics
+    below = mt["share_below"] or 0.0
+    out = [
+        f"It used {a.distinct_values} distinct value{'s' if a.distinct_values != 1 else ''} of the scale; "
+        f"the most common, {value(a.top_value)}, on {pct(mt['share_top'], 0)} of answers; "
+        f"{pct(below, 1)} of answers were below {value(a.below)}."
+    ]
+    shown = sorted((r for r in a.per_value if r.share >= VALUE_SHARE), key=lambda r: -r.n)[:3]
+    for r in shown:
         out.append(
-            f"It used {a.distinct_values} distinct value{'s' if a.distinct_values != 1 else ''} of the scale; "
-            f"the most common, {fmt_value(a.top_value)}, on {_pct(mt['share_top'])} of answers; "
-            f"{_pct(below, 1)} of answers were below {fmt_value(a.below)}."
+            f"A stated {value(r.value)} meant {pct(r.hit_rate, 0)} [{100 * r.lo:.0f}, {100 * r.hi:.0f}], "
+            f"and it meant it {r.n:,} time{'s' if r.n != 1 else ''}."
         )
-        shown = sorted((r for r in a.per_value if r.share >= VALUE_SHARE), key=lambda r: -r.n)[:3]
-        for r in shown:
-            out.append(
-                f"A stated {fmt_value(r.value)} meant {_pct(r.hit_rate)} [{100 * r.lo:.0f}, {100 * r.hi:.0f}], "
-                f"and it meant it {r.n:,} time{'s' if r.n != 1 else ''}."
-            )
-    # calibration
+    return out
+
+
+def _ece_text(a: Audit) -> str:
+    mt = a.metrics
+    if mt["ece"] is None:
+        return "ECE undefined"
+    lo_e, hi_e = a.ci["ece"]
+    # the interval is for the population ECE; the plug-in figure is biased upward
+    return (f"ECE {mt['ece']:.3f}" + (f" (debiased {mt['ece_debiased']:.3f})" if mt["ece_debiased"] is not None
+                                      else "")
+            + ("" if lo_e is None or hi_e is None else f", population ECE within [{lo_e:.3f}, {hi_e:.3f}]"))
+
+
+def _how_miscalibrated(a: Audit) -> list[str]:
+    tests, alpha, gap = a.tests, 1 - a.level, a.metrics["overconfidence"]
+    how: list[str] = []
+    if tests["calibration_in_the_large"].rejects(alpha / 3) and gap is not None:
+        how.append(f"{_side(a)} by {points(a, gap)} on average")
+    impossible = next((tests[k] for k in CALIBRATION_TESTS if tests[k].p_value == 0.0), None)
+    if impossible is not None:
+        how.append(impossible.note.replace(": impossible if the stated probabilities were the truth (p = 0)",
+                                           ", which a calibrated judge never does"))
+    slope = a.cox.slope
+    if slope is not None and tests["cox_lr"].rejects(alpha / 3):
+        lo, hi = a.cox.slope_ci
+        if hi is not None and hi < 1:
+            how.append(f"the stated values are too spread out for what they predict (Cox slope {slope:.2f} "
+                       f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")
+        elif lo is not None and lo > 1:
+            how.append(f"the stated values are too bunched for what they predict (Cox slope {slope:.2f} "
+                       f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")
+    return how or ["some stated values are far from their hit rates"]
+
+
+def _calibration(a: Audit) -> list[str]:
     tests = a.tests
     named = {"calibration_in_the_large": "calibration-in-the-large", "goodness_of_fit": "per-value goodness of fit"
              if a.scheme == "values" else f"goodness of fit on {a.bins} {a.scheme} bins",
              "cox_lr": "Cox recalibration test"}
     evidence = ", ".join(f"{named[k]} {_test_p(tests[k])}" for k in CALIBRATION_TESTS if tests[k].p_value is not None)
-    ece_txt = "ECE undefined"
-    if mt["ece"] is not None:
-        lo_e, hi_e = ci["ece"]
-        # the interval is for the population ECE; the plug-in figure is biased upward
-        ece_txt = (f"ECE {mt['ece']:.3f}" + (f" (debiased {mt['ece_debiased']:.3f})" if mt["ece_debiased"] is not None
-                                             else "")
-                   + ("" if lo_e is None or hi_e is None else
-                      f", population ECE within [{lo_e:.3f}, {hi_e:.3f}]"))
     if a.miscalibrated:
-        how: list[str] = []
-        if tests["calibration_in_the_large"].rejects(alpha / 3):
-            how.append(f"{side} by {points(a, gap)} on average")
-        impossible = next((tests[k] for k in CALIBRATION_TESTS if tests[k].p_value == 0.0), None)
-        if impossible is not None:
-            how.append(impossible.note.replace(": impossible if the stated probabilities were the truth (p = 0)",
-                                               ", which a calibrated judge never does"))
-        slope = a.cox.slope
-        if slope is not None and tests["cox_lr"].rejects(alpha / 3):
-            lo, hi = a.cox.slope_ci
-            if hi is not None and hi < 1:
-                how.append(f"the stated values are too spread out for what they predict (Cox slope {slope:.2f} "
-                           f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")
-            elif lo is not None and lo > 1:
-                how.append(f"the stated values are too bunched for what they predict (Cox slope {slope:.2f} "
-                           f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")
-        if not how:
-            how.append("some stated values are far from their hit rates")
-        out.append(f"Miscalibrated: {'; '.join(how)}. {ece_txt} ({evidence}).")
-    elif a.miscalibrated is False:
-        out.append(f"No evidence of miscalibration at the {100 * level:g}% level: {ece_txt} ({evidence}).")
-    # against the constant
-    bt = tests["brier_vs_constant"]
+        return [f"Miscalibrated: {'; '.join(_how_miscalibrated(a))}. {_ece_text(a)} ({evidence})."]
+    if a.miscalibrated is False:
+        return [f"No evidence of miscalibration at the {100 * a.level:g}% level: {_ece_text(a)} ({evidence})."]
+    return []
+
+
+def _against_constant(a: Audit) -> list[str]:
+    mt, bt = a.metrics, a.tests["brier_vs_constant"]
     bs, base = mt["brier"], mt["brier_base_rate"]
-    if bs is not None and base is not None:
-        nums = f"Brier {bs:.3f} vs {base:.3f}"
-        const = f"the constant base rate ({_pct(acc)} for every answer)"
-        winner = m.brier_winner(bt, alpha)
-        if winner is None:
-            out.append(f"The stated confidence and {const} cannot be compared: {bt.note} ({nums}).")
-        elif winner == "constant":
-            out.append(f"{const[0].upper()}{const[1:]} beats the stated confidence: {nums} ({_test_p(bt)}).")
-        elif winner == "stated":
-            out.append(f"The stated confidence beats {const}: {nums} ({_test_p(bt)}).")
-        else:
-            out.append(f"The stated confidence does no better than {const}: {nums} ({_test_p(bt)}).")
-    # ranking
-    auc = mt["auroc"]
-    lo, hi = ci["auroc"]
+    if bs is None or base is None:
+        return []
+    nums = f"Brier {bs:.3f} vs {base:.3f}"
+    const = f"the constant base rate ({pct(mt['accuracy'], 0)} for every answer)"
+    winner = m.brier_winner(bt, 1 - a.level)
+    if winner is None:
+        return [f"The stated confidence and {const} cannot be compared: {bt.note} ({nums})."]
+    if winner == "constant":
+        return [f"{const[0].upper()}{const[1:]} beats the stated confidence: {nums} ({_test_p(bt)})."]
+    if winner == "stated":
+        return [f"The stated confidence beats {const}: {nums} ({_test_p(bt)})."]
+    return [f"The stated confidence does no better than {const}: {nums} ({_test_p(bt)})."]
+
+
+def _ranking(a: Audit) -> str:
+    auc = a.metrics["auroc"]
+    lo, hi = a.ci["auroc"]
     if auc is None:
-        out.append("Whether the number ranks answers cannot be told: every answer is "
-                   + ("right." if a.correct == a.n else "wrong."))
-    elif a.distinct_values == 1:
-        out.append("The number cannot rank answers: it is the same for all of them.")
-    elif lo is None or hi is None:
+        return ("Whether the number ranks answers cannot be told: every answer is "
+                + ("right." if a.correct == a.n else "wrong."))
+    if a.distinct_values == 1:
+        return "The number cannot rank answers: it is the same for all of them."
+    if lo is None or hi is None:
         # no interval (no resamples): word the ranking from the Mann-Whitney test instead
         mw = a.tests["auroc_vs_chance"]
         evid = f"AUROC {auc:.2f}, Mann-Whitney {_test_p(mw)}; no interval without resamples"
-        if mw.rejects(alpha) and auc > 0.5:
-            out.append(f"The number ranks answers: {evid} (0.5 is no ranking).")
-        elif mw.rejects(alpha):
-            out.append(f"The number ranks answers the wrong way round: {evid}.")
-        else:
-            out.append(f"No evidence that the number ranks answers better than chance: {evid}.")
-    elif lo > 0.5:
-        out.append(f"The number ranks answers: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}] (0.5 is no ranking).")
-    elif hi < 0.5:
-        out.append(f"The number ranks answers the wrong way round: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}].")
-    else:
-        out.append(f"No evidence that the number ranks answers better than chance: AUROC {auc:.2f} "
-                   f"[{lo:.2f}, {hi:.2f}] (the interval holds 0.5).")
-    return out
+        if mw.rejects(1 - a.level) and auc > 0.5:
+            return f"The number ranks answers: {evid} (0.5 is no ranking)."
+        if mw.rejects(1 - a.level):
+            return f"The number ranks answers the wrong way round: {evid}."
+        return f"No evidence that the number ranks answers better than chance: {evid}."
+    if lo > 0.5:
+        return f"The number ranks answers: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}] (0.5 is no ranking)."
+    if hi < 0.5:
+        return f"The number ranks answers the wrong way round: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}]."
+    return (f"No evidence that the number ranks answers better than chance: AUROC {auc:.2f} "
+            f"[{lo:.2f}, {hi:.2f}] (the interval holds 0.5).")
 
 
 def _notes(a: Audit, t: CountTable) -> list[str]:

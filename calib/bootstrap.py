@@ -43,10 +43,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calib.metrics import BATCH_METRICS, CellStats, Plan, batch_metrics, point_metrics, single
+from calib.settings import BINS, LEVEL, REPS
 from calib.table import CountTable
 
-#: Default number of bootstrap resamples.
-REPS = 2000
 #: Resamples x cells evaluated per chunk (bounds memory on pooled tables).
 CHUNK_CELLS = 400_000
 #: An interval is reported only when the metric is defined in this share of resamples.
@@ -147,7 +146,7 @@ def _draw(table: CountTable, reps: int, seed: int) -> tuple[np.ndarray, np.ndarr
     return k_b + draws[:, c:], k_b
 
 
-def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
+def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> tuple[float | None, float | None]:
     """The ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of the defined samples.
 
     ``(None, None)`` when the metric is undefined (NaN) in more than
@@ -162,7 +161,7 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
 
 
 def ece_interval(
-    plain: np.ndarray, debiased: np.ndarray, debiased_point: float | None, level: float = 0.95,
+    plain: np.ndarray, debiased: np.ndarray, debiased_point: float | None, level: float = LEVEL,
 ) -> tuple[float | None, float | None]:
     """Interval for the population ECE, ``sum_b P(b) |E[p - y | b]|``, that covers it
     when the model is nearly calibrated.
@@ -224,20 +223,17 @@ class Bootstrap:
                                 self.level)
         return percentile_interval(self.samples[name], self.level)
 
-    def intervals(self) -> dict[str, tuple[float | None, float | None]]:
-        return {name: self.ci(name) for name in self.samples}
-
 
 def bootstrap(
     table: CountTable,
     *,
     plan: Plan | None = None,
     scheme: str = "auto",
-    bins: int = 10,
+    bins: int = BINS,
     below: float | None = None,
     reps: int = REPS,
     seed: int = 0,
-    level: float = 0.95,
+    level: float = LEVEL,
     point: dict[str, float | None] | None = None,
 ) -> Bootstrap:
     """Resample ``table`` ``reps`` times (seeded) and evaluate every metric on each.

@@ -43,9 +43,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
+from calib.numbers import finite_or_none
+
 if TYPE_CHECKING:
-    from calib.loading import LoadOptions, Source
     from calib.loadreport import LoadReport
+    from calib.readers.base import LoadOptions, Source
     from calib.rows import Judgments
 
 #: Numbers drawn per numpy call in :func:`draw` (as :data:`calib.bootstrap.DRAW_SLICE`).
@@ -271,7 +273,7 @@ def design_effect(
                 return None
     if centre:
         d *= G / (G - 1)
-    return d if np.isfinite(d) else None
+    return finite_or_none(d)
 
 
 def _binned_design_effect(
@@ -284,7 +286,7 @@ def _binned_design_effect(
     j = np.asarray(u.multiply(u).sum(axis=0), dtype=np.float64).ravel()
     with np.errstate(invalid="ignore", divide="ignore"):
         d = float(np.mean(j / info))
-    return d if np.isfinite(d) else None
+    return finite_or_none(d)
 
 
 def outcome_design_effect(clusters: Clusters) -> float | None:

@@ -1,4 +1,4 @@
-"""Several models side by side: one row per dataset, in the layout of the blog post.
+"""Several models side by side: one row per dataset, the figures of the blog post's table.
 
 | Model | Right | Mean stated | Said 90 or more | Right when it did | Calibration error | Brier vs constant |
 
@@ -6,6 +6,7 @@ Each row is computed from that dataset's count table with the metrics of
 :mod:`calib.metrics` (so the figures equal those of ``calib audit`` on each file);
 the calibration error carries a percentile bootstrap interval
 (:func:`calib.bootstrap.resample_counts`, seeded, each model with the same seed).
+The table itself, formatted, is :func:`calib.present.tables.comparison_table`.
 Which forecast wins on Brier is decided, as in ``calib audit``, by the paired test
 :func:`calib.metrics.brier_vs_constant` at ``1 - level``
 (:func:`calib.metrics.brier_winner`), never by the point estimates alone.
@@ -13,17 +14,16 @@ Which forecast wins on Brier is decided, as in ``calib audit``, by the paired te
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from calib import metrics
-from calib.bootstrap import REPS, ece_interval, resample_counts
+from calib.bootstrap import ece_interval, resample_counts
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.numbers import finite_or_none
+from calib.settings import BINS, REPS
 from calib.table import CountTable
 
 
@@ -115,72 +115,6 @@ class Comparison:
         return {"at": self.at, "reps": self.reps, "seed": self.seed, "level": self.level,
                 "models": [r.to_dict() for r in self.rows]}
 
-    def to_frame(self) -> pd.DataFrame:
-        """Numbers, one row per model (columns as :class:`ModelRow`)."""
-        return pd.DataFrame([
-            {k: v for k, v in r.to_dict().items() if k != "ece_ci"} | {"ece_lo": r.ece_lo, "ece_hi": r.ece_hi}
-            for r in self.rows
-        ])
-
-    def to_table(self) -> pd.DataFrame:
-        """Formatted text in the blog's layout (one column per heading)."""
-        at_label = _at_label(self.rows, self.at)
-        out = []
-        for r in self.rows:
-            out.append({
-                "Model": r.model,
-                "Right": _pct(r.accuracy, 1),
-                "Mean stated": "–" if r.mean_stated is None else f"{r.mean_stated:.{_digits(r)}f}",
-                f"Said {at_label} or more": "–" if r.share_at is None else f"{_pct(r.share_at, 0)} of answers",
-                "Right when it did": _pct(r.right_when_at, 1),
-                "Calibration error": _with_ci(r.ece, r.ece_lo, r.ece_hi),
-                "Brier vs constant": _brier_text(r),
-            })
-        return pd.DataFrame(out)
-
-    def to_markdown(self) -> str:
-        """The formatted table as Markdown (user text escaped for table cells)."""
-        df = self.to_table()
-        head = "| " + " | ".join(df.columns) + " |"
-        sep = "|" + "|".join("---" for _ in df.columns) + "|"
-        lines = [head, sep]
-        for _, row in df.iterrows():
-            lines.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |")
-        return "\n".join(lines)
-
-
-def _pct(x: float | None, digits: int) -> str:
-    return "–" if x is None else f"{100 * x:.{digits}f}%"
-
-
-def _digits(r: ModelRow) -> int:
-    return 1 if r.scale not in ("0-1",) else 3
-
-
-def _with_ci(x: float | None, lo: float | None, hi: float | None) -> str:
-    if x is None:
-        return "–"
-    if lo is None or hi is None:
-        return f"{x:.2f}"
-    return f"{x:.2f} [{lo:.2f}, {hi:.2f}]"
-
-
-def _brier_text(r: ModelRow) -> str:
-    if r.brier is None or r.brier_constant is None:
-        return "–"
-    # the paired test decides (as in the audit); the p-value is in the JSON
-    who = {"constant": "constant wins", "stated": "stated wins"}.get(r.brier_winner or "", "no clear winner")
-    return f"{r.brier:.3f} vs {r.brier_constant:.3f} ({who})"
-
-
-def _at_label(rows: Sequence[ModelRow], at: float) -> str:
-    labels = {f"{r.at_stated:g}" for r in rows}
-    return labels.pop() if len(labels) == 1 else f"{100 * at:g}%"
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(float(x)) else float(x)
-
 
 def _ece_ci(table: CountTable, scheme: str, bins: int, reps: int, seed: int, level: float) -> tuple[float | None, float | None]:
     """The audit's ``ece_ci`` (:func:`calib.bootstrap.ece_interval`), with the kernels of :mod:`calib.metrics`.
@@ -207,7 +141,7 @@ def _ece_ci(table: CountTable, scheme: str, bins: int, reps: int, seed: int, lev
 
 
 def model_row(
-    name: str, table: CountTable, *, at: float = 0.9, scheme: str = "auto", bins: int = metrics.BINS,
+    name: str, table: CountTable, *, at: float = 0.9, scheme: str = "auto", bins: int = BINS,
     reps: int = REPS, seed: int = 0, level: float = 0.95,
 ) -> ModelRow:
     """One model's figures (see :class:`ModelRow`); groups are pooled."""
@@ -232,13 +166,13 @@ def model_row(
         right_when_at=int(t.correct[m].sum()) / n_at if n_at else None,
         ece=e, ece_lo=lo, ece_hi=hi, brier=bs, brier_constant=base,
         constant_wins={"constant": True, "stated": False}.get(winner or ""),
-        brier_p_value=_num(test.p_value), ece_scheme=scheme, brier_winner=winner,
+        brier_p_value=finite_or_none(test.p_value), ece_scheme=scheme, brier_winner=winner,
     )
 
 
 def compare(
     datasets: Sequence[Dataset] | Mapping[str, CountTable | Dataset], *, at: float = 0.9,
-    scheme: str = "auto", bins: int = metrics.BINS, reps: int = REPS, seed: int = 0, level: float = 0.95,
+    scheme: str = "auto", bins: int = BINS, reps: int = REPS, seed: int = 0, level: float = 0.95,
 ) -> Comparison:
     """One row per model.
 

@@ -37,17 +37,19 @@ from typing import Any
 import numpy as np
 
 from calib import metrics
-from calib.bootstrap import REPS, resample_counts
+from calib.bootstrap import resample_counts
 from calib.errors import CalibError
 from calib.isotonic import pav, pav_rows
+from calib.numbers import finite_or_none
+from calib.settings import BINS, LEVEL, REPS, SCHEMES
 from calib.table import CountTable
 
 #: Views :func:`reliability` can return.
-VIEWS: tuple[str, ...] = ("values", "width", "mass", "corp")
+VIEWS: tuple[str, ...] = (*SCHEMES, "corp")
 
 
 def _floats(a: np.ndarray) -> list[float | None]:
-    return [float(x) if np.isfinite(x) else None for x in np.asarray(a, dtype=np.float64)]
+    return [finite_or_none(x) for x in np.asarray(a, dtype=np.float64)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +88,7 @@ class ValuePoints:
         }
 
 
-def value_points(table: CountTable, *, level: float = 0.95) -> ValuePoints:
+def value_points(table: CountTable, *, level: float = LEVEL) -> ValuePoints:
     """Per-value reliability points with Wilson intervals (:func:`calib.metrics.value_arrays`,
     the columns of :func:`calib.metrics.per_value`)."""
     a = metrics.value_arrays(table, level)
@@ -136,8 +138,8 @@ class BinnedPoints:
         }
 
 
-def binned_points(table: CountTable, *, scheme: str = "width", bins: int = metrics.BINS,
-                  level: float = 0.95) -> BinnedPoints:
+def binned_points(table: CountTable, *, scheme: str = "width", bins: int = BINS,
+                  level: float = LEVEL) -> BinnedPoints:
     """Binned reliability points, on the bins of the ECE (:func:`calib.metrics.bin_table`):
     equal-width bins are right-closed ``(j/B, (j+1)/B]`` with 0 in the first;
     equal-mass bins never split a stated value."""
@@ -253,7 +255,7 @@ def _band(fits: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def isotonic_curve(
-    table: CountTable, *, reps: int = REPS, seed: int = 0, level: float = 0.95,
+    table: CountTable, *, reps: int = REPS, seed: int = 0, level: float = LEVEL,
 ) -> IsotonicCurve:
     """The CORP reliability curve (Dimitriadis, Gneiting & Jordan 2021) with bands.
 
@@ -300,7 +302,7 @@ def isotonic_curve(
 
 
 def reliability(
-    table: CountTable, view: str = "values", *, bins: int = metrics.BINS, level: float = 0.95,
+    table: CountTable, view: str = "values", *, bins: int = BINS, level: float = LEVEL,
     reps: int = REPS, seed: int = 0,
 ) -> ValuePoints | BinnedPoints | IsotonicCurve:
     """The reliability view the dashboard's selector names (:data:`VIEWS`)."""

@@ -11,7 +11,7 @@ limits below act in layers, cheapest first:
    :attr:`Limits.max_upload_mb` reads the same variable so that the library refuses
    what the server would (for paths that do not pass through the upload widget).
 2. **Decompressed size** — a ``.gz`` input is inflated with a cap
-   (:func:`calib.loading.gunzip_capped`), so a gzip bomb (10 GB of zeros packed into
+   (:func:`calib.readers.source.gunzip_capped`), so a gzip bomb (10 GB of zeros packed into
    10 MB) is refused. A first pass inflates in 1 MB pieces and keeps nothing, so the
    refusal costs a few MB, not the cap; a line-per-row input (``.jsonl``, ``.csv``)
    with more newlines than the row cap is refused in that pass too. An accepted file
@@ -21,18 +21,18 @@ limits below act in layers, cheapest first:
    line length is checked before a line is parsed, by the field sampler too.
 4. **JSON documents** — an Inspect ``.eval`` member, a ``.json`` log, an old lm-eval
    array or a JSON count table: a member over :attr:`LoadOptions.max_json_bytes`
-   (declared or inflated) or whose parse cost (:func:`calib.loading.parse_cost`, an
+   (declared or inflated) or whose parse cost (:func:`calib.readers.jsonl.parse_cost`, an
    upper estimate of ``json.loads``' memory) is over :attr:`LoadOptions.max_parse_bytes`
    is refused before it is parsed, and nesting deeper than Python's recursion limit
-   is reported (:func:`calib.loading.json_loads`); for a sample it is a bad sample.
+   is reported (:func:`calib.readers.jsonl.json_loads`); for a sample it is a bad sample.
 5. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file's row count
    is read from its metadata before any row, a CSV or JSONL table is parsed up to one
    row past the cap (:func:`calib.table.read_counts`).
-6. **Memory per session and in total** — :class:`MemoryLedger` books the estimated
-   in-memory size of every dataset a session holds (:func:`estimated_bytes`) and
+6. **Memory per session and in total** — :class:`calib.hosting.budget.MemoryLedger` books the estimated
+   in-memory size of every dataset a session holds (:func:`~calib.hosting.budget.estimated_bytes`) and
    refuses a dataset that would push the session over its budget, or the server over
    its total, with a message that says what to do.
-7. **Heavy work at once** — :class:`HeavyGate`, a process-wide semaphore around
+7. **Heavy work at once** — :class:`calib.hosting.budget.HeavyGate`, a process-wide semaphore around
    parsing and resampling, so that at most ``heavy_jobs`` of them run at the same time
    and the peak memory of parsing is bounded by ``heavy_jobs`` times one input.
 
@@ -45,17 +45,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
-import threading
-import weakref
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from calib.errors import CalibError
-from calib.loading import (
+from calib.readers.base import (
     MAX_CELLS,
     MAX_DECOMPRESSED_BYTES,
     MAX_JSON_BYTES,
@@ -122,12 +118,12 @@ class Limits:
         Streamlit server enforces it; the library checks it again in :meth:`check_upload`.
     max_decompressed_mb:
         Largest decompressed size of one ``.gz`` input, MB (``CALIB_MAX_DECOMPRESSED_MB``,
-        default 200, :data:`calib.loading.MAX_DECOMPRESSED_BYTES`).
+        default 200, :data:`calib.readers.base.MAX_DECOMPRESSED_BYTES`).
     max_rows:
-        Most rows of one input (``CALIB_MAX_ROWS``, default :data:`calib.loading.MAX_ROWS`).
+        Most rows of one input (``CALIB_MAX_ROWS``, default :data:`calib.readers.base.MAX_ROWS`).
     max_line_chars:
         Longest line / field of one input, characters (``CALIB_MAX_LINE_CHARS``,
-        default :data:`calib.loading.MAX_LINE_CHARS`).
+        default :data:`calib.readers.base.MAX_LINE_CHARS`).
     session_memory_mb:
         Estimated memory one browser session may hold in datasets, MB
         (``CALIB_SESSION_MEMORY_MB``, default 1024; 0 = no per-session budget).
@@ -142,13 +138,13 @@ class Limits:
         How long a heavy computation waits for a free slot before it is refused with
         "the server is busy" (``CALIB_HEAVY_WAIT_SECONDS``, default 30).
     max_cells:
-        Most rows of a count table (``CALIB_MAX_CELLS``, default :data:`calib.loading.MAX_CELLS`).
+        Most rows of a count table (``CALIB_MAX_CELLS``, default :data:`calib.readers.base.MAX_CELLS`).
     max_json_mb:
         Largest JSON document parsed whole, MB: an Inspect member, a JSON count table
         (``CALIB_MAX_JSON_MB``, default 64).
     max_parse_mb:
         Most memory parsing one JSON document may take by
-        :func:`calib.loading.parse_cost`, MB (``CALIB_MAX_PARSE_MB``, default 512).
+        :func:`calib.readers.jsonl.parse_cost`, MB (``CALIB_MAX_PARSE_MB``, default 512).
     """
 
     max_upload_mb: int = 200
@@ -215,173 +211,3 @@ class Limits:
                 f"{name}: {nbytes / MB:,.1f} MB is more than this server accepts "
                 f"({self.max_upload_mb} MB per file); compress it (.gz) or upload a count table"
             )
-
-
-# ------------------------------------------------------------------------ memory
-def estimated_bytes(obj: object, *, _seen: set[int] | None = None) -> int:
-    """Estimated resident size of a loaded object (a :class:`~calib.dataset.Dataset`,
-    its table and rows), in bytes.
-
-    numpy arrays count their buffer (``nbytes``); arrays of Python objects (ids,
-    question text) add the mean ``sys.getsizeof`` of up to 1,000 evenly spaced
-    elements times their number; dataclasses, tuples, lists and dicts are walked.
-    Shared objects are counted once. An estimate, meant for budgets, not accounting.
-    """
-    seen = set() if _seen is None else _seen
-    if id(obj) in seen or obj is None:
-        return 0
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        size = int(obj.nbytes)
-        if obj.dtype == object and obj.size:
-            flat = obj.ravel()
-            step = max(1, flat.size // 1000)
-            sample = flat[::step]
-            size += int(sum(sys.getsizeof(x) for x in sample) / sample.size * flat.size)
-        return size
-    if isinstance(obj, (bytes, bytearray, str, int, float, bool)):
-        return sys.getsizeof(obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return sys.getsizeof(obj) + sum(
-            estimated_bytes(getattr(obj, f.name), _seen=seen) for f in dataclasses.fields(obj)
-        )
-    if isinstance(obj, (tuple, list, set, frozenset)):
-        return sys.getsizeof(obj) + sum(estimated_bytes(x, _seen=seen) for x in obj)
-    if isinstance(obj, dict):
-        return sys.getsizeof(obj) + sum(
-            estimated_bytes(k, _seen=seen) + estimated_bytes(v, _seen=seen) for k, v in obj.items()
-        )
-    return sys.getsizeof(obj)
-
-
-class MemoryLedger:
-    """Book-keeping of the memory that sessions hold, with a per-session and a total budget.
-
-    A session books each dataset it keeps (:meth:`SessionBudget.reserve`); a booking
-    that would exceed the session's budget or the process total is refused with a
-    :class:`CalibError`, and nothing is booked. Bookings are released explicitly
-    (a file removed from the session) or when the session's :class:`SessionBudget`
-    is garbage collected, which is what happens when Streamlit drops a closed
-    session's state: the dashboard keeps the budget in ``st.session_state``.
-
-    Thread-safe: Streamlit sessions are threads of one process.
-    """
-
-    def __init__(self, session_bytes: int, total_bytes: int) -> None:
-        self.session_bytes = int(session_bytes)
-        self.total_bytes = int(total_bytes)
-        self._lock = threading.Lock()
-        self._books: dict[int, dict[str, int]] = {}
-        self._next = 0
-
-    @classmethod
-    def from_limits(cls, limits: Limits) -> MemoryLedger:
-        return cls(limits.session_memory_mb * MB, limits.total_memory_mb * MB)
-
-    def open_session(self) -> SessionBudget:
-        """A new session's budget; its bookings are released when it is collected."""
-        with self._lock:
-            self._next += 1
-            sid = self._next
-            self._books[sid] = {}
-        budget = SessionBudget(self, sid)
-        # weakref.finalize holds no reference to the budget, so dropping the session
-        # state frees the bookings without any Streamlit session-end hook.
-        weakref.finalize(budget, self._drop, sid)
-        return budget
-
-    def used(self, session: int | None = None) -> int:
-        """Bytes booked by one session (its id) or by all."""
-        with self._lock:
-            if session is not None:
-                return sum(self._books.get(session, {}).values())
-            return sum(sum(b.values()) for b in self._books.values())
-
-    def _reserve(self, sid: int, key: str, nbytes: int, what: str) -> None:
-        nbytes = max(0, int(nbytes))
-        with self._lock:
-            book = self._books.setdefault(sid, {})
-            mine = sum(v for k, v in book.items() if k != key) + nbytes
-            everyone = sum(sum(b.values()) for b in self._books.values()) - book.get(key, 0) + nbytes
-            if self.session_bytes and mine > self.session_bytes:
-                raise CalibError(
-                    f"{what}: needs about {nbytes / MB:,.0f} MB in memory and this session would then hold "
-                    f"{mine / MB:,.0f} MB, over its budget of {self.session_bytes / MB:,.0f} MB; "
-                    "remove a file from this session, or upload a count table instead of rows"
-                )
-            if self.total_bytes and everyone > self.total_bytes:
-                raise CalibError(
-                    f"{what}: the server is holding too much data for its other users right now "
-                    f"({everyone / MB:,.0f} MB would exceed {self.total_bytes / MB:,.0f} MB); "
-                    "try again later or upload a count table instead of rows"
-                )
-            book[key] = nbytes
-
-    def _release(self, sid: int, key: str | None) -> None:
-        with self._lock:
-            book = self._books.get(sid)
-            if book is None:
-                return
-            if key is None:
-                book.clear()
-            else:
-                book.pop(key, None)
-
-    def _drop(self, sid: int) -> None:
-        with self._lock:
-            self._books.pop(sid, None)
-
-
-class SessionBudget:
-    """One session's handle on a :class:`MemoryLedger` (keep it in the session state)."""
-
-    def __init__(self, ledger: MemoryLedger, sid: int) -> None:
-        self._ledger = ledger
-        self.id = sid
-
-    def reserve(self, key: str, nbytes: int, what: str) -> None:
-        """Book ``nbytes`` under ``key`` (replacing an earlier booking of the same key),
-        or raise :class:`CalibError` naming ``what`` when a budget would be exceeded."""
-        self._ledger._reserve(self.id, key, nbytes, what)
-
-    def release(self, key: str | None = None) -> None:
-        """Release one booking (or all of this session's bookings)."""
-        self._ledger._release(self.id, key)
-
-    @property
-    def used(self) -> int:
-        return self._ledger.used(self.id)
-
-
-# ------------------------------------------------------------------ heavy work
-class HeavyGate:
-    """A process-wide limit on heavy computations running at once.
-
-    ``with gate.slot("bootstrap of judge.jsonl"): ...`` waits up to ``wait_s`` seconds
-    for one of ``slots`` places and raises :class:`CalibError` ("the server is busy")
-    when none frees up, so a burst of sessions queues instead of running N parses in
-    parallel and multiplying the peak memory by N.
-    """
-
-    def __init__(self, slots: int, wait_s: float) -> None:
-        if slots < 1:
-            raise CalibError(f"heavy-work slots must be at least 1, got {slots}")
-        self.slots = int(slots)
-        self.wait_s = float(wait_s)
-        self._sem = threading.BoundedSemaphore(self.slots)
-
-    @classmethod
-    def from_limits(cls, limits: Limits) -> HeavyGate:
-        return cls(limits.heavy_jobs, limits.heavy_wait_s)
-
-    @contextmanager
-    def slot(self, what: str) -> Iterator[None]:
-        if not self._sem.acquire(timeout=self.wait_s):
-            raise CalibError(
-                f"{what}: the server is busy with other people's computations "
-                f"(waited {self.wait_s:g} s for one of {self.slots} slots); try again in a moment"
-            )
-        try:
-            yield
-        finally:
-            self._sem.release()

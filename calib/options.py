@@ -29,10 +29,6 @@ from calib.scale import Scale
 #: The scale of top-label confidences: probabilities.
 TOP_LABEL_SCALE = Scale(0.0, 1.0, "0-1", "top softmax probability over the options")
 
-#: Length normalisations an option reader accepts.
-NORMALISATIONS = ("none", "char", "byte", "token")
-
-
 def option_letters(k: int) -> tuple[str, ...]:
     """Labels for ``k`` option columns: ``A, B, C...`` up to 26, else ``1..k``."""
     if k <= 26:

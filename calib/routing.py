@@ -193,6 +193,21 @@ def _scores(
     return score, n, k, inv
 
 
+def cell_scores(
+    table: CountTable, calibration: CalibrationMap | None = None,
+) -> tuple[CountTable, np.ndarray, np.ndarray]:
+    """The table as :func:`basis` sees it (groups pooled), its distinct scores
+    (increasing, as :attr:`Basis.score`) and each of its cells' index into them.
+
+    For callers that need more per threshold than the basis keeps, e.g. the
+    clusters' totals of the accepted items (:mod:`calib.decision`)."""
+    t = metrics.single(table)
+    if calibration is not None:
+        calibration.check_scale(t.scale)
+    score, _n, _k, inv = _scores(t, calibration)
+    return t, score, inv
+
+
 @dataclass(frozen=True)
 class Interval:
     """A percentile bootstrap interval (``None`` ends when not computed or undefined)."""
@@ -433,6 +448,12 @@ class Sweep:
 
 #: Distinct scores up to which :func:`sweep` has one threshold per score.
 SWEEP_POINTS = 1001
+
+
+def sweep_thresholds(b: Basis) -> np.ndarray:
+    """The thresholds of :func:`sweep` (every distinct score, or at most one per 0.001
+    of probability above :data:`SWEEP_POINTS` distinct scores), increasing."""
+    return _sweep_thresholds(b)
 
 
 def _sweep_thresholds(b: Basis) -> np.ndarray:

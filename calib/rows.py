@@ -32,13 +32,6 @@ class OptionScores:
     normalisation: str = "none"
 
     @property
-    def probs(self) -> np.ndarray:
-        """Softmax over options, computed stably (max subtracted)."""
-        z = self.logits - np.max(self.logits, axis=1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
-
-    @property
     def pred(self) -> np.ndarray:
         """Predicted option: the argmax (first on ties, as numpy does)."""
         return np.argmax(self.logits, axis=1)
@@ -94,11 +87,6 @@ class Judgments:
 
     def __len__(self) -> int:
         return int(self.stated.shape[0])
-
-    @property
-    def continuous(self) -> bool:
-        """True when the stated values are too many to keep one cell each (> 101 distinct)."""
-        return np.unique(self.stated).size > 101
 
     def take(self, mask: np.ndarray) -> Judgments:
         """Rows where ``mask`` (bool or index array) selects."""

@@ -374,7 +374,6 @@ def read_scale(
     notes: list[str] = []
     warnings: list[str] = []
     bad = np.zeros(v.size, dtype=np.int8)
-    group = np.zeros(v.size, dtype=np.int8)
     if given is not None:
         num_scale = given
         warnings += rescale_warnings(v[num], given)
@@ -383,43 +382,14 @@ def read_scale(
     # a bare number up to 1 read as a probability (mixed), by value
     as_prob = np.zeros(v.size, dtype=bool)
     if given is None and num.any() and num_scale.lo <= 0 and num_scale.hi - num_scale.lo > 1:
-        low = num & (v > 0) & (v < 1)
-        high = num & (v > 1 + _tolerance(0.0, 1.0))
-        low = _off_the_bulk(v, low, num & ~low, num_scale)
-        n_low, n_high = int(low.sum()), int(high.sum())
-        if n_low and n_high:
-            if mixed:
-                as_prob = num & (v >= 0) & (v <= 1 + _tolerance(0.0, 1.0))
-                notes.append(f"--mixed-scales: {int(as_prob.sum()):,} bare numbers up to 1 read as probabilities, "
-                             f"{n_high:,} above 1 on {num_scale.name}")
-            elif n_low <= outside_allowed(int(num.sum())):
-                bad[low] = AMBIGUOUS
-            else:
-                i_low, i_high = int(np.flatnonzero(low)[0]), int(np.flatnonzero(high)[0])
-                n_pct = int((form == FORM_PERCENT).sum())
-                also = f" ({n_pct:,} more written as percentages, read as such)" if n_pct else ""
-                raise CalibError(_two_ranges_message(n_low, n_high, num_scale, v[i_low], v[i_high]) + also)
+        as_prob = _two_ranges(v, form, num_scale, mixed, bad, notes)
     groups = (
         (num & ~as_prob, num_scale, num_scale.name),
         (num & as_prob, PROBABILITY, "probability"),
         (form == FORM_PERCENT, PERCENT, "percent"),
         (form == FORM_PROBABILITY, PROBABILITY, "probability"),
     )
-    counts: dict[str, int] = {}
-    moved = 0
-    present = []
-    snapped = v.copy()
-    for g, (mask, sc, label) in enumerate(groups):
-        if not mask.any():
-            continue
-        present.append((mask, sc))
-        group[mask] = g
-        counts[label] = counts.get(label, 0) + int(mask.sum())
-        snapped[mask], k = onto_ends(v[mask], sc)
-        moved += k
-        out = np.zeros(v.size, dtype=bool)
-        out[mask] = ~sc.contains(snapped[mask])
-        bad[out & (bad == OK)] = OUTSIDE
+    group, present, counts, snapped, moved = _on_group_scales(v, groups, bad)
     # the scale shown: the commonest form's (bare numbers first on a tie)
     scale = max(present, key=lambda g: int(g[0].sum()))[1] if present else num_scale
     stated = snapped
@@ -437,6 +407,58 @@ def read_scale(
                      "(floating-point noise, e.g. 1.0000000000000002) read as that end")
     return ScaleReading(scale, stated, bad, group, tuple(g[1] for g in groups), counts, tuple(notes),
                         tuple(warnings))
+
+
+def _two_ranges(v: np.ndarray, form: np.ndarray, num_scale: Scale, mixed: bool, bad: np.ndarray,
+                notes: list[str]) -> np.ndarray:
+    """Bare numbers between 0 and 1 next to numbers above 1 on ``num_scale``: which are
+    read as probabilities (``mixed``); else the few are marked :data:`AMBIGUOUS` in
+    ``bad``, and more refuse the file (:class:`CalibError` with both counts and the fix)."""
+    num = form == FORM_NUMBER
+    as_prob = np.zeros(v.size, dtype=bool)
+    low = num & (v > 0) & (v < 1)
+    high = num & (v > 1 + _tolerance(0.0, 1.0))
+    low = _off_the_bulk(v, low, num & ~low, num_scale)
+    n_low, n_high = int(low.sum()), int(high.sum())
+    if not (n_low and n_high):
+        return as_prob
+    if mixed:
+        as_prob = num & (v >= 0) & (v <= 1 + _tolerance(0.0, 1.0))
+        notes.append(f"--mixed-scales: {int(as_prob.sum()):,} bare numbers up to 1 read as probabilities, "
+                     f"{n_high:,} above 1 on {num_scale.name}")
+    elif n_low <= outside_allowed(int(num.sum())):
+        bad[low] = AMBIGUOUS
+    else:
+        i_low, i_high = int(np.flatnonzero(low)[0]), int(np.flatnonzero(high)[0])
+        n_pct = int((form == FORM_PERCENT).sum())
+        also = f" ({n_pct:,} more written as percentages, read as such)" if n_pct else ""
+        raise CalibError(_two_ranges_message(n_low, n_high, num_scale, v[i_low], v[i_high]) + also)
+    return as_prob
+
+
+def _on_group_scales(
+    v: np.ndarray, groups: tuple[tuple[np.ndarray, Scale, str], ...], bad: np.ndarray,
+) -> tuple[np.ndarray, list[tuple[np.ndarray, Scale]], dict[str, int], np.ndarray, int]:
+    """Each form group's values snapped onto its scale's ends, those outside it marked
+    :data:`OUTSIDE` in ``bad``; returns each value's group, the groups present (mask,
+    scale), the count per form label, the snapped values and how many were snapped."""
+    group = np.zeros(v.size, dtype=np.int8)
+    counts: dict[str, int] = {}
+    moved = 0
+    present = []
+    snapped = v.copy()
+    for g, (mask, sc, label) in enumerate(groups):
+        if not mask.any():
+            continue
+        present.append((mask, sc))
+        group[mask] = g
+        counts[label] = counts.get(label, 0) + int(mask.sum())
+        snapped[mask], k = onto_ends(v[mask], sc)
+        moved += k
+        out = np.zeros(v.size, dtype=bool)
+        out[mask] = ~sc.contains(snapped[mask])
+        bad[out & (bad == OK)] = OUTSIDE
+    return group, present, counts, snapped, moved
 
 
 def _forms_text(counts: dict[str, int]) -> str:

@@ -434,7 +434,7 @@ def from_counts(
     )
 
 
-#: Default caps of :func:`read_counts` (:class:`calib.loading.LoadOptions` passes its own).
+#: Default caps of :func:`read_counts` (:class:`calib.readers.base.LoadOptions` passes its own).
 COUNT_ROWS = 1_000_000
 COUNT_LINE = 1_000_000
 COUNT_PARSE = 512 * 2**20
@@ -451,7 +451,7 @@ def read_counts(
     the cost they guard: a Parquet file's row count is read from its metadata before
     any row; a CSV or JSONL line longer than ``max_line`` bytes is refused before
     parsing, and at most ``max_rows + 1`` rows are parsed; a JSON array's parse cost
-    (:func:`calib.loading.parse_cost`) must be under ``max_parse``. A Parquet file is
+    (:func:`calib.readers.jsonl.parse_cost`) must be under ``max_parse``. A Parquet file is
     recognised by its magic bytes whatever its name. A cell that is not a number, or a
     count beyond 2**53 (where a float stops holding every integer), is refused by row."""
     import gzip
@@ -483,7 +483,7 @@ def read_counts(
             else:
                 df = pd.read_csv(io.BytesIO(data), nrows=max_rows + 1)
         elif low.endswith(".json"):
-            from calib.loading import parse_cost
+            from calib.readers.jsonl import parse_cost
 
             cost = parse_cost(data)
             if cost > max_parse:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import ui
-from calib import figures
 from calib.errors import CalibError
+from calib.present import figures, tables
+from calib.present import format as fmt
+from dashboard.layout import PAGE_TITLES, metric, no_data, show_error
+from dashboard.page import page_setup
+from dashboard.results import audit_for
 
-ctx = ui.page_setup("scale")
-st.title(ui.PAGE_TITLES["scale"])
+ctx = page_setup("scale")
+st.title(PAGE_TITLES["scale"])
 if not ctx.datasets:
-    ui.no_data()
+    no_data()
     st.stop()
 
 st.caption(
@@ -24,24 +27,24 @@ st.caption(
 focus = ctx.focus
 v = ctx.view
 try:
-    audits = {d.name: ui.audit_for(d, v) for d in ctx.datasets}
+    audits = {d.name: audit_for(d, v) for d in ctx.datasets}
 except CalibError as exc:
-    ui.show_error(exc)
+    show_error(exc)
     st.stop()
 lvl = f"{100 * v.level:g}%"
 
 
 def ci_help(c) -> str | None:
-    return None if not c or c[0] is None else f"{lvl} interval {ui.fmt_ci(c, 1, pct=True)}"
+    return None if not c or c[0] is None else f"{lvl} interval {fmt.ci_text(c, 1, as_pct=True)}"
 
 
 # the focused model's headline numbers (stable labels for browser tests)
 fa = audits[focus.name]
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Distinct values used", f"{fa.distinct_values:,}")
-c2.metric("Most common value", "—" if fa.top_value is None else f"{fa.top_value:g}")
-ui.metric(c3, "Share at the most common value", ui.fmt_pct(fa.metrics["share_top"]), ci_help(fa.ci["share_top"]))
-ui.metric(c4, f"Share stated below {fa.below:g}", ui.fmt_pct(fa.metrics["share_below"]),
+c2.metric("Most common value", fmt.MISSING if fa.top_value is None else f"{fa.top_value:g}")
+metric(c3, "Share at the most common value", fmt.pct(fa.metrics["share_top"]), ci_help(fa.ci["share_top"]))
+metric(c4, f"Share stated below {fa.below:g}", fmt.pct(fa.metrics["share_below"]),
           ci_help(fa.ci["share_below"]))
 st.text(f"model: {focus.name}")
 
@@ -78,14 +81,9 @@ if not pv:
     st.caption("Continuous confidences (pooled on a 0.001 grid) have no per-value table: see the binned "
                "reliability diagram.")
 st.dataframe(
-    pd.DataFrame(
-        [{"stated": r.value, "answers": r.n, "share (%)": 100 * r.share, "right": r.correct,
-          "hit rate (%)": 100 * r.hit_rate, "CI low (%)": 100 * r.lo, "CI high (%)": 100 * r.hi,
-          "stated minus hit rate (percentage points)": 100 * r.gap} for r in pv]
-    ),
+    tables.per_value_frame(pv),
     hide_index=True,
-    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in
-                   ("share (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "stated minus hit rate (percentage points)")},
+    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in tables.PER_VALUE_PERCENT_COLUMNS},
 )
 
 opts = focus.rows.options if focus.rows is not None else None

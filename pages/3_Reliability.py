@@ -5,16 +5,20 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import ui
-from calib import audit as audit_mod
-from calib import figures
-from calib import view as views
 from calib.errors import CalibError
+from calib.hosting import view as views
+from calib.present import figures
+from calib.present import format as fmt
+from calib.present.format import p_value
+from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, metric, no_data, show_error
+from dashboard.page import page_setup
+from dashboard.results import audit_for, curve_for
+from dashboard.state import bind, get_view
 
-ctx = ui.page_setup("reliability")
-st.title(ui.PAGE_TITLES["reliability"])
+ctx = page_setup("reliability")
+st.title(PAGE_TITLES["reliability"])
 if not ctx.datasets:
-    ui.no_data()
+    no_data()
     st.stop()
 
 st.caption(
@@ -27,25 +31,25 @@ st.caption(
 REPS_CHOICES = (0, 200, 500, 1000, 2000, 5000)
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    st.selectbox("Binning", views.SCHEMES, format_func=ui.SCHEME_LABELS.__getitem__, **ui.bind("scheme", "w_scheme"))
-v = ui.get_view()
+    st.selectbox("Binning", views.SCHEMES, format_func=SCHEME_LABELS.__getitem__, **bind("scheme", "w_scheme"))
+v = get_view()
 with c2:
     st.slider("Bins", min_value=2, max_value=50, step=1, disabled=v.scheme not in ("width", "mass", "auto"),
-              **ui.bind("bins", "w_bins", to_widget=lambda b: min(int(b), 50)),
+              **bind("bins", "w_bins", to_widget=lambda b: min(int(b), 50)),
               help="For equal-width and equal-mass bins (and the automatic choice when values are many).")
 with c3:
     reps_opts = tuple(sorted(set(REPS_CHOICES) | {v.reps}))
     st.selectbox("Resamples", reps_opts, format_func=lambda r: f"{r:,}" if r else "none (no intervals)",
-                 **ui.bind("reps", "w_reps"), help="Bootstrap resamples behind every interval on every page.")
+                 **bind("reps", "w_reps"), help="Bootstrap resamples behind every interval on every page.")
 with c4:
     lv_opts = tuple(sorted(set(views.LEVELS) | {v.level}))
-    st.selectbox("Interval level", lv_opts, format_func=lambda x: f"{100 * x:g}%", **ui.bind("level", "w_level"))
-v = ui.get_view()
+    st.selectbox("Interval level", lv_opts, format_func=lambda x: f"{100 * x:g}%", **bind("level", "w_level"))
+v = get_view()
 
 try:
-    series = [(d.name, ui.curve_for(d, v)) for d in ctx.datasets]
+    series = [(d.name, curve_for(d, v)) for d in ctx.datasets]
 except CalibError as exc:
-    ui.show_error(exc)
+    show_error(exc)
     st.stop()
 st.plotly_chart(figures.reliability(series, ctx.colors, consistency_for=[ctx.focus.name]),
                 config=figures.CONFIG, key="fig_reliability")
@@ -54,25 +58,25 @@ focus = ctx.focus
 st.subheader("How far off")
 st.text(f"model: {focus.name}")
 try:
-    a = ui.audit_for(focus, v)
+    a = audit_for(focus, v)
 except CalibError as exc:
-    ui.show_error(exc)
+    show_error(exc)
     st.stop()
 lvl = f"{100 * v.level:g}%"
 
 
 def ci_help(key: str, digits: int = 3) -> str | None:
     c = a.ci.get(key)
-    return None if not c or c[0] is None else f"{lvl} interval {ui.fmt_ci(c, digits)}"
+    return None if not c or c[0] is None else f"{lvl} interval {fmt.ci_text(c, digits)}"
 
 
 m1, m2, m3, m4 = st.columns(4)
-ui.metric(m1, "ECE", ui.fmt_num(a.metrics["ece"]), ci_help("ece"))
-ui.metric(m2, "MCE", ui.fmt_num(a.metrics["mce"]), ci_help("mce"))
-ui.metric(m3, "Smooth ECE", ui.fmt_num(a.metrics["smooth_ece"]), ci_help("smooth_ece"))
-ui.metric(m4, "Debiased L2 error", ui.fmt_num(a.metrics["ece_l2_debiased"]), ci_help("ece_l2_debiased"))
+metric(m1, "ECE", fmt.num(a.metrics["ece"]), ci_help("ece"))
+metric(m2, "MCE", fmt.num(a.metrics["mce"]), ci_help("mce"))
+metric(m3, "Smooth ECE", fmt.num(a.metrics["smooth_ece"]), ci_help("smooth_ece"))
+metric(m4, "Debiased L2 error", fmt.num(a.metrics["ece_l2_debiased"]), ci_help("ece_l2_debiased"))
 st.caption(
-    f"Binning: {ui.SCHEME_LABELS.get(a.scheme, a.scheme)}"
+    f"Binning: {SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")
     + f"; intervals: {lvl} percentile bootstrap, {a.reps:,} resamples (the ECE's: an interval for the population "
     "ECE, its lower end from the debiased ECE). ECE: mean |stated − hit rate| weighted by "
@@ -94,7 +98,7 @@ rows = []
 for label, key in decomp:
     c = a.ci.get(key)
     rows.append({"": label, "value": a.metrics.get(key),
-                 f"{lvl} interval": ui.fmt_ci(c, 4) if c and c[0] is not None else ""})
+                 f"{lvl} interval": fmt.ci_text(c, 4) if c and c[0] is not None else ""})
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="content",
              column_config={"value": st.column_config.NumberColumn(format="%.4f")})
 st.caption("Brier = reliability − resolution + uncertainty (Murphy 1973); Brier = MCB − DSC + UNC (CORP, "
@@ -111,7 +115,7 @@ test_names = {
 trows = []
 for key, label in test_names.items():
     t_ = a.tests[key]
-    trows.append({"test": label, "statistic": t_.statistic, "p-value": audit_mod.fmt_p(t_.p_value, t_.log10_p, bound=t_.p_bound),
+    trows.append({"test": label, "statistic": t_.statistic, "p-value": p_value(t_.p_value, t_.log10_p, bound=t_.p_bound),
                   "note": t_.note})
 st.dataframe(pd.DataFrame(trows), hide_index=True,
              column_config={"statistic": st.column_config.NumberColumn(format="%.3f")})

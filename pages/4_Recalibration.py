@@ -6,14 +6,26 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import ui
-from calib import figures
 from calib.errors import CalibError
+from calib.present import figures
+from calib.present import format as fmt
+from dashboard.layout import (
+    METHOD_LABELS,
+    PAGE_TITLES,
+    SCORING_LABELS,
+    md_escape,
+    metric,
+    no_data,
+    safe_filename,
+    show_error,
+)
+from dashboard.page import page_setup
+from dashboard.results import fit_for
 
-ctx = ui.page_setup("recalibration")
-st.title(ui.PAGE_TITLES["recalibration"])
+ctx = page_setup("recalibration")
+st.title(PAGE_TITLES["recalibration"])
 if not ctx.datasets:
-    ui.no_data()
+    no_data()
     st.stop()
 
 st.caption(
@@ -34,25 +46,25 @@ if v.scoring == "file" and ctx.by_name(v.eval_model) in (None, ds):
     st.stop()
 
 try:
-    fit = ui.fit_for(ctx, ds)
+    fit = fit_for(ctx, ds)
 except CalibError as exc:
-    ui.show_error(exc)
+    show_error(exc)
     st.stop()
 
-label = ui.METHOD_LABELS[v.method]
+label = METHOD_LABELS[v.method]
 if fit.useless:
-    st.warning(ui.md_escape(f"The map is useless: {fit.reason}. It returns the base rate for every answer."))
+    st.warning(md_escape(f"The map is useless: {fit.reason}. It returns the base rate for every answer."))
 
-ci = lambda e: ui.fmt_ci((e.lo, e.hi), 4)  # noqa: E731
+ci = lambda e: fmt.ci_text((e.lo, e.hi), 4)  # noqa: E731
 c1, c2, c3, c4 = st.columns(4)
-ui.metric(c1, "Brier before", ui.fmt_num(fit.before.brier.value, 4), ci(fit.before.brier))
-ui.metric(c2, "Brier after", ui.fmt_num(fit.after.brier.value, 4), ci(fit.after.brier),
-          delta=ui.fmt_num(fit.change.brier.value, 4), delta_color="inverse")
-ui.metric(c3, "ECE before", ui.fmt_num(fit.before.ece.value, 3), ci(fit.before.ece))
-ui.metric(c4, "ECE after", ui.fmt_num(fit.after.ece.value, 3), ci(fit.after.ece),
-          delta=ui.fmt_num(fit.change.ece.value, 3), delta_color="inverse")
+metric(c1, "Brier before", fmt.num(fit.before.brier.value, 4), ci(fit.before.brier))
+metric(c2, "Brier after", fmt.num(fit.after.brier.value, 4), ci(fit.after.brier),
+          delta=fmt.num(fit.change.brier.value, 4), delta_color="inverse")
+metric(c3, "ECE before", fmt.num(fit.before.ece.value, 3), ci(fit.before.ece))
+metric(c4, "ECE after", fmt.num(fit.after.ece.value, 3), ci(fit.after.ece),
+          delta=fmt.num(fit.change.ece.value, 3), delta_color="inverse")
 
-scoring_text = ui.SCORING_LABELS[fit.scoring] + (f" ({fit.folds} folds)" if fit.folds else "")
+scoring_text = SCORING_LABELS[fit.scoring] + (f" ({fit.folds} folds)" if fit.folds else "")
 st.text(f"{label}; scored on {scoring_text}: fitted on {fit.n_fit:,} answers, scored on {fit.n_eval:,}")
 
 rows = []
@@ -74,7 +86,7 @@ st.caption(f"Intervals: {100 * fit.level:g}% percentile bootstrap, {fit.reps:,} 
 cmap = fit.map
 color = ctx.colors.get(ds.name, figures.PALETTE[0])
 if cmap.method == "softmax_temperature":
-    st.metric("Temperature T", ui.fmt_num(float(cmap.params["T"]), 3))
+    st.metric("Temperature T", fmt.num(float(cmap.params["T"]), 3))
     st.caption("Temperature scaling divides every option's log-probability by T before the softmax "
                "(Guo et al. 2017); the map depends on all options, so it has no stated-value table.")
 else:
@@ -102,5 +114,5 @@ if cmap.note and cmap.note not in fit.notes:
 
 st.download_button(
     "Download the map (JSON, for calib apply)", data=cmap.to_json(), mime="application/json",
-    file_name=ui.safe_filename(ds.name, f"_{cmap.method}_map.json"), key="dl_map",
+    file_name=safe_filename(ds.name, f"_{cmap.method}_map.json"), key="dl_map",
 )

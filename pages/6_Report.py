@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
-from calib import figures, html_report, report
 from calib.errors import CalibError
+from calib.present import figures, html_report
+from calib.present import text_report as report
+from dashboard.layout import PAGE_TITLES, no_data, safe_filename, show_error
+from dashboard.page import page_setup
+from dashboard.report import report_parts
+from dashboard.summary import settings_text
 
-ctx = ui.page_setup("report")
-st.title(ui.PAGE_TITLES["report"])
+ctx = page_setup("report")
+st.title(PAGE_TITLES["report"])
 if not ctx.datasets:
-    ui.no_data()
+    no_data()
     st.stop()
 
 v = ctx.view
@@ -22,12 +26,12 @@ st.caption(
 )
 
 try:
-    parts = ui.report_parts(ctx)
+    parts = report_parts(ctx)
 except CalibError as exc:
-    ui.show_error(exc)
+    show_error(exc)
     st.stop()
 
-settings = ui.settings_text(v)
+settings = settings_text(v)
 st.text(settings)
 names = ", ".join(d.name for d in ctx.datasets)
 st.text(f"models: {names}")
@@ -48,7 +52,7 @@ with c2:
     # exactly what `calib audit FILE --json` prints for each file
     focus_audit = next(a for a in parts.audits if a.name == ctx.focus.name)
     st.download_button("Download the metrics (JSON)", data=report.to_json(focus_audit), mime="application/json",
-                       file_name=ui.safe_filename(ctx.focus.name, "_metrics.json"), key="dl_json",
+                       file_name=safe_filename(ctx.focus.name, "_metrics.json"), key="dl_json",
                        help="The focused model's audit in the schema of calib audit --json.")
     if len(parts.audits) > 1:
         st.download_button(

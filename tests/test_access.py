@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import calib.access as access
-from calib.access import (
+import calib.hosting.access as access
+from calib.errors import CalibError
+from calib.hosting.access import (
     AccessConfig,
     PasswordGate,
     email_allowed,
@@ -29,7 +30,6 @@ from calib.access import (
     password_matches,
     user_allowed,
 )
-from calib.errors import CalibError
 
 
 class Clock:
@@ -42,7 +42,7 @@ class Clock:
 
 @pytest.fixture
 def spy_compare(monkeypatch):
-    """Records the arguments of every hmac.compare_digest call made by calib.access."""
+    """Records the arguments of every hmac.compare_digest call made by calib.hosting.access."""
     calls: list[tuple[bytes, bytes]] = []
     real = hmac.compare_digest
 
@@ -305,7 +305,7 @@ def provider_token(secret: str, provider: str = "default") -> str:
 
 def auth_secrets(app_port: int, provider_port: int, cookie_secret: str) -> str:
     """The ``[auth]`` section of ``.streamlit/secrets.toml`` (the README documents
-    the same keys; see :data:`calib.access.AUTH_SECRETS_EXAMPLE`)."""
+    the same keys; see :data:`calib.hosting.access.AUTH_SECRETS_EXAMPLE`)."""
     return (
         "[auth]\n"
         f'redirect_uri = "http://localhost:{app_port}/oauth2callback"\n'

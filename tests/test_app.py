@@ -243,8 +243,8 @@ def test_review_queue_is_the_rows_below_the_threshold():
 
     import pandas as pd
 
-    import ui
     from calib.loading import load
+    from dashboard.threshold import review_queue_csv
 
     rows = judge_rows()
     at = routing_page({"lo": "90"})
@@ -252,7 +252,7 @@ def test_review_queue_is_the_rows_below_the_threshold():
     assert f"Download the review queue (CSV, {sum(1 for s, _ in rows if s < 90):,} items)" in labels
     # the file the button serves
     ds = load(SAMPLES / JUDGE)
-    df = pd.read_csv(io.StringIO(ui.review_queue_csv(ds.rows, 90.0).decode()))
+    df = pd.read_csv(io.StringIO(review_queue_csv(ds.rows, 90.0).decode()))
     assert len(df) == sum(1 for s, _ in rows if s < 90)
     assert (df["stated"] < 90).all()
     ids = [f"item-{i + 1:04d}" for i, (s, _) in enumerate(rows) if s < 90]
@@ -264,14 +264,14 @@ def test_review_queue_csv_defuses_spreadsheet_formulas():
 
     import pandas as pd
 
-    import ui
     from calib.loading import load
+    from dashboard.threshold import review_queue_csv
 
     data = (b'{"id": "=HYPERLINK(\\"http://x\\")", "confidence": 10, "correct": false}\n'
             b'{"id": "@SUM(A1)", "confidence": 20, "correct": true}\n'
             b'{"id": "plain", "confidence": 90, "correct": true}\n')
     ds = load("q.jsonl", data)
-    df = pd.read_csv(io.StringIO(ui.review_queue_csv(ds.rows, 50.0).decode()))
+    df = pd.read_csv(io.StringIO(review_queue_csv(ds.rows, 50.0).decode()))
     assert list(df["id"]) == ["'=HYPERLINK(\"http://x\")", "'@SUM(A1)"]
 
 
@@ -520,10 +520,11 @@ def test_confidence_field_override():
 
 
 def test_read_only_sessions_cannot_change_the_data(monkeypatch):
-    import ui
+    from dashboard import auth
+    from dashboard.context import Access
 
     at = upload(ok(app().run()), "judge.csv", COUNTS_CSV)
-    monkeypatch.setattr(ui, "access", lambda: ui.Access(read_only=True))
+    monkeypatch.setattr(auth, "access", lambda: Access(read_only=True))
     ok(at.run())
     assert all(u.disabled for u in at.file_uploader)
     assert at.button(key="remove_0").disabled
@@ -534,9 +535,10 @@ def test_read_only_sessions_cannot_change_the_data(monkeypatch):
 
 
 def test_a_closed_gate_shows_nothing(monkeypatch):
-    import ui
+    from dashboard import auth
+    from dashboard.context import Access
 
-    monkeypatch.setattr(ui, "access", lambda: ui.Access(allowed=False))
+    monkeypatch.setattr(auth, "access", lambda: Access(allowed=False))
     at = ok(app().run())
     assert not at.file_uploader and not at.metric and not at.title
 
@@ -566,15 +568,18 @@ def test_degenerate_data_runs_on_every_page():
 def _report_script():
     import streamlit as st
 
-    import ui
-    from calib import figures, html_report, report
+    from calib.present import figures, html_report
+    from calib.present import text_report as report
+    from dashboard.page import page_setup
+    from dashboard.report import report_parts
+    from dashboard.summary import settings_text
 
-    ctx = ui.page_setup("report")
-    parts = ui.report_parts(ctx)
+    ctx = page_setup("report")
+    parts = report_parts(ctx)
     st.session_state["json"] = [report.to_json(a) for a in parts.audits]
     st.session_state["html"] = html_report.audit_report(
         parts.models, comparison=parts.comparison, comparison_figures=parts.comparison_figures,
-        settings=ui.settings_text(ctx.view), config=figures.CONFIG)
+        settings=settings_text(ctx.view), config=figures.CONFIG)
 
 
 def test_json_download_is_what_the_command_line_prints(capsys):

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from calib import metrics as m
-from calib.audit import CALIBRATION_TESTS, audit, fmt_p
+from calib.audit import CALIBRATION_TESTS, audit
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
+from calib.present.format import p_value as fmt_p
 from calib.scale import Scale
 from calib.table import from_counts
 

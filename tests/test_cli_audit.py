@@ -177,7 +177,8 @@ def test_inspect_log_with_token_probabilities(capsys) -> None:  # type: ignore[n
     code, out, _ = run(["audit", str(BUILTIN), "--reps", "0", "--json", "--confidence-key", "logprob"], capsys)
     d = strict(out)
     from calib.audit import audit
-    from calib.loading import LoadOptions, load
+    from calib.loading import load
+    from calib.readers.base import LoadOptions
 
     ds = load(BUILTIN, options=LoadOptions(confidence_key="logprob"))
     ref = audit(ds.table, reps=0, name=ds.name, load_report=ds.report).to_dict()
@@ -222,7 +223,7 @@ def test_plot_html_is_self_contained_and_escapes_the_name(tmp_path, capsys) -> N
 
 
 def test_plot_shows_each_values_hit_rate(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from calib import figures
+    from calib.present import figures
 
     made = []
 

@@ -16,7 +16,8 @@ import pytest
 
 from calib import clusters as C
 from calib.errors import CalibError
-from calib.loading import LoadOptions, load
+from calib.loading import load
+from calib.readers.base import LoadOptions
 
 DATA = Path(__file__).parent / "data"
 JSON_JSON = next((DATA / "inspect-0.3.285").glob("*calib-mc-json*.json"))

@@ -14,6 +14,7 @@ from calib import compare
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
+from calib.present.tables import comparison_markdown, comparison_table
 from calib.rows import Judgments
 from calib.scale import PROBABILITY, Scale
 from calib.table import from_judgments
@@ -67,7 +68,7 @@ def test_rows_match_row_level_computations():
 def test_the_blog_layout():
     c = compare.compare([Dataset(k, from_judgments(v), LoadReport(f"{k}.jsonl", "stated"), v) for k, v in MODELS.items()],
                         reps=200)
-    t = c.to_table()
+    t = comparison_table(c)
     assert list(t.columns) == ["Model", "Right", "Mean stated", "Said 90 or more", "Right when it did",
                                "Calibration error", "Brier vs constant"]
     first = c.rows[0]
@@ -75,7 +76,7 @@ def test_the_blog_layout():
     assert t.iloc[0]["Said 90 or more"] == f"{100 * first.share_at:.0f}% of answers"
     assert t.iloc[0]["Calibration error"] == f"{first.ece:.2f} [{first.ece_lo:.2f}, {first.ece_hi:.2f}]"
     assert "constant wins" in t.iloc[2]["Brier vs constant"]
-    md = c.to_markdown()
+    md = comparison_markdown(c)
     assert md.splitlines()[0].startswith("| Model | Right |") and md.count("\n") == 4
 
 
@@ -87,7 +88,7 @@ def test_at_is_a_probability_on_every_scale():
     assert a.at_stated == 95 and b.at_stated == 0.95
     assert a.share_at == b.share_at == pytest.approx(np.mean(r.stated >= 95))
     assert a.ece_lo is None and a.ece == pytest.approx(b.ece)
-    assert c.to_table().columns[3] == "Said 95% or more"
+    assert comparison_table(c).columns[3] == "Said 95% or more"
 
 
 def test_errors():

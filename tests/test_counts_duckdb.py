@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from calib.audit import audit
-from calib.loading import LoadOptions, load
+from calib.loading import load
+from calib.readers.base import LoadOptions
 from calib.table import CountTable, from_judgments, read_counts
 
 SQL_BY_GROUP = """

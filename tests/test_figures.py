@@ -1,4 +1,4 @@
-"""The Plotly figures (calib.figures) show exactly the engine's numbers.
+"""The Plotly figures (calib.present.figures) show exactly the engine's numbers.
 
 Each figure's traces are read back and compared with the curve, table or routing
 result it was built from, and with counts made in the test from the rows.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calib import curves, figures, maps, metrics, routing
+from calib import curves, maps, metrics, routing
+from calib.present import figures
 from calib.table import from_counts
 
 EVIL = '<b>bold</b><img src=x onerror=alert(1)><a href="http://evil.example">x</a>'

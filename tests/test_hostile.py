@@ -97,7 +97,7 @@ def test_gunzip_refuses_before_holding_and_keeps_valid_members() -> None:
     import gzip
 
     from calib.errors import CalibError
-    from calib.loading import gunzip_capped
+    from calib.readers.source import gunzip_capped
 
     one = gzip.compress(b"a\n" * 1000)
     assert gunzip_capped(one + one, "x.gz", 4000) == b"a\n" * 2000  # concatenated members
@@ -113,7 +113,7 @@ def test_gunzip_refuses_before_holding_and_keeps_valid_members() -> None:
 
 
 def test_json_loads_reports_depth_reads_long_integers_and_escapes_lone_surrogates() -> None:
-    from calib.loading import TOO_DEEP, JsonLimitError, json_loads
+    from calib.readers.jsonl import TOO_DEEP, JsonLimitError, json_loads
 
     with pytest.raises(JsonLimitError, match="nested too deeply"):
         json_loads("[" * 100_000 + "]" * 100_000)
@@ -126,7 +126,8 @@ def test_json_loads_reports_depth_reads_long_integers_and_escapes_lone_surrogate
 
 
 def test_parse_cost_bounds_the_expansion_and_the_check_names_the_document() -> None:
-    from calib.loading import JsonLimitError, LoadOptions, check_json_size, parse_cost
+    from calib.readers.base import LoadOptions
+    from calib.readers.jsonl import JsonLimitError, check_json_size, parse_cost
 
     bomb = b"[" + b"[]," * 100_000 + b"[]]"
     assert parse_cost(bomb) > 25 * len(bomb)  # empty lists: ~25x their text once parsed
@@ -179,12 +180,13 @@ def test_a_line_reader_refuses_what_it_could_not_hold_before_the_first_line() ->
     """A small .gz of millions of short option log-prob lines: each line costs a reader
     hundreds of bytes of Python objects, so the estimate is checked before parsing."""
     from calib.errors import CalibError
-    from calib.loading import LoadOptions, load
+    from calib.loading import load
+    from calib.readers.base import LoadOptions
 
     line = b'{"id": "q1", "logprobs": [-0.1, -2.3, -3.0, -4.1], "gold": 0}\n'
     small = LoadOptions(max_parse_bytes=2**20)
     parsed: list[int] = []
-    import calib.readers.logprobs as lp
+    import calib.readers.jsonl as lp
 
     real = lp.json_loads
     lp.json_loads = lambda text: parsed.append(1) or real(text)  # type: ignore[assignment]

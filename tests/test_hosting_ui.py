@@ -1,8 +1,8 @@
 """The dashboard's hosting wiring, driven headless with AppTest: configuration errors,
 the per-session memory budget, the heavy-work gate, the password form, and the Share
 action's round trip through the store (the browser tests in tests/e2e/ do the same
-end to end). Messages are checked word for word against calib.limits / calib.access /
-calib.store, numbers against a row count written here."""
+end to end). Messages are checked word for word against calib.hosting.budget / calib.hosting.access /
+calib.hosting.store, numbers against a row count written here."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _isolated(monkeypatch, tmp_path):
 
 
 def errors(at: AppTest) -> list[str]:
-    # st.error bodies are markdown-escaped (ui.md_escape): compare them unescaped
+    # st.error bodies are markdown-escaped (dashboard.layout.md_escape): compare them unescaped
     return [e.value.replace("\\", "") for e in at.error]
 
 
@@ -61,12 +61,12 @@ def test_a_session_over_its_memory_budget_is_refused_and_removing_frees_it(monke
 
 
 def test_heavy_work_waits_for_a_slot_then_says_the_server_is_busy(monkeypatch):
-    import ui
+    from dashboard.runtime import runtime
 
     monkeypatch.setenv("CALIB_HEAVY_JOBS", "1")
     monkeypatch.setenv("CALIB_HEAVY_WAIT_SECONDS", "0.2")
     at = ok(app().run())
-    gate = ui.runtime().heavy
+    gate = runtime().heavy
     release = threading.Event()
     held = threading.Event()
 
@@ -115,7 +115,7 @@ def routing_numbers(lo: float) -> dict[str, str]:
 
 
 def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
-    from calib.store import UNAVAILABLE_MESSAGE
+    from calib.hosting.shares import UNAVAILABLE_MESSAGE
 
     at = upload(ok(app().run()), "mine.jsonl", JUDGE.read_bytes())
     at.switch_page("pages/5_Routing.py")

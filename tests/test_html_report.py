@@ -1,4 +1,4 @@
-"""The self-contained HTML report (calib.html_report): offline, escaped, interactive."""
+"""The self-contained HTML report (calib.present.html_report): offline, escaped, interactive."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 
-from calib import figures
-from calib import html_report as hr
+from calib.present import figures
+from calib.present import html_report as hr
 from calib.table import from_counts
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>![a](http://evil.example/i.png)'

@@ -21,8 +21,9 @@ import pytest
 import zstandard
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source, load, sniff_format
+from calib.loading import load, sniff_format
 from calib.readers import inspect as inspect_reader
+from calib.readers.base import LoadOptions, Source
 from calib.scale import parse_rescale
 from tests.damage import mutations
 

@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from calib.errors import CalibError
-from calib.limits import MB, HeavyGate, Limits, MemoryLedger, estimated_bytes
-from calib.loading import MAX_LINE_CHARS, MAX_ROWS, LoadOptions, load
+from calib.hosting.budget import HeavyGate, MemoryLedger, estimated_bytes
+from calib.limits import MB, Limits
+from calib.loading import load
+from calib.readers.base import MAX_LINE_CHARS, MAX_ROWS, LoadOptions
 
 MiB = 1 << 20
 

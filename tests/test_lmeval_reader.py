@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source, load, load_many, sniff_format
+from calib.loading import load, load_many, sniff_format
 from calib.readers import lmeval
+from calib.readers.base import LoadOptions, Source
 from tests.damage import JUNK, mutations
 
 DATA = Path(__file__).parent / "data" / "lm-eval-0.4.13-dummy"

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source, gunzip_capped, load, read_source, sniff_format
+from calib.loading import load, sniff_format
 from calib.readers import stated
+from calib.readers.base import LoadOptions, Source
+from calib.readers.source import gunzip_capped, read_source
 
 BAD = Path(__file__).parent / "data" / "bad"
 

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source, load, sniff_format
+from calib.loading import load, sniff_format
 from calib.options import letter_bias
 from calib.readers import logprobs
+from calib.readers.base import LoadOptions, Source
 from tests.damage import JUNK, mutations
 
 LETTERS = "ABCDEFGH"

@@ -13,7 +13,7 @@ from scipy.special import expit, logit, logsumexp
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-from calib import maps
+from calib import logistic, maps
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
@@ -86,7 +86,7 @@ def test_logistic_fit_matches_sklearn():
     x = rng.normal(size=(30, 2))
     n = rng.integers(1, 40, 30)
     k = rng.binomial(n, expit(x @ [0.8, -0.5] + 0.3))
-    beta, ok = maps.logistic_fit(x, n, k)
+    beta, ok = logistic.logistic_fit(x, n, k)
     coef, icpt = sk_logistic(x, n, k)
     assert ok
     assert np.allclose(beta[:2], coef, atol=1e-5) and abs(beta[2] - icpt) < 1e-5
@@ -505,7 +505,7 @@ def test_many_distinct_probabilities_resample_coarser_cells_with_the_same_interv
                   options=opt)
     coarse = maps.fit(r, "temperature", scoring="kfold", folds=3, reps=400, seed=2)
     assert any("0.01 wide" in n for n in coarse.notes)
-    monkeypatch.setattr(maps, "MAX_PAIR_CELLS", 10**9)
+    monkeypatch.setattr(maps.scoring, "MAX_PAIR_CELLS", 10**9)
     exact = maps.fit(r, "temperature", scoring="kfold", folds=3, reps=400, seed=2)
     assert not any("0.01 wide" in n for n in exact.notes)
     for a, b in ((coarse.before, exact.before), (coarse.after, exact.after)):

@@ -9,7 +9,7 @@ import numpy as np
 
 from calib.audit import audit
 from calib.loadreport import LineIssue, LoadReport
-from calib.report import render_text, to_json
+from calib.present.text_report import render_text, to_json
 from calib.scale import Scale
 from calib.table import from_counts
 

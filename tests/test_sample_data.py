@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calib.loading import LoadOptions, load
+from calib.loading import load
+from calib.readers.base import LoadOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"

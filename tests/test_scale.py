@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source
 from calib.readers import stated
+from calib.readers.base import LoadOptions, Source
 from calib.scale import PROBABILITY, Scale, detect_scale, parse_rescale
 
 

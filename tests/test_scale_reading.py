@@ -21,9 +21,10 @@ import pytest
 
 from calib.cli import main
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source, load
+from calib.loading import load
 from calib.readers import inspect as inspect_reader
 from calib.readers import stated
+from calib.readers.base import LoadOptions, Source
 from calib.scale import PROBABILITY, Scale, detect_scale, parse_rescale, rescale_warnings, threshold_check
 from tests.test_inspect_reader import JSON_EVAL, JSON_JSON, OLD_EVAL, unzip
 
@@ -302,14 +303,14 @@ def test_malformed_samples_of_a_json_log_are_bad_samples() -> None:
 
 # ------------------------------------------------------------- the dashboard
 def test_dashboard_warns_and_reads_mixed_scales(ten: Path) -> None:
-    import ui
+    from dashboard.layout import md_escape
     from tests.apptest import app, ok, upload
 
     at = upload(ok(app().run()), "ten.jsonl", ten.read_bytes())
     at.selectbox(key="ov0_scale").set_value("0-100")
     ok(at.run())
     (w,) = [w.value for w in at.warning if "every value lies in" in w.value]
-    assert w == ui.md_escape(rescale_warnings(np.arange(1, 10.0), parse_rescale("0,100"))[0])
+    assert w == md_escape(rescale_warnings(np.arange(1, 10.0), parse_rescale("0,100"))[0])
     values, meant, ys = _mixed(200)
     at = upload(ok(app().run()), "mixed.jsonl", jsonl(values, ys))
     assert any("sit in two ranges" in e.value for e in at.error)
@@ -335,6 +336,6 @@ def test_dashboard_routing_warns_when_the_threshold_is_above_every_stated_value(
 
 
 def ui_escape(text: str) -> str:
-    import ui
+    from dashboard.layout import md_escape
 
-    return ui.md_escape(text)
+    return md_escape(text)

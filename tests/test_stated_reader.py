@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calib.errors import CalibError
-from calib.loading import LoadOptions, Source
 from calib.readers import stated
+from calib.readers.base import LoadOptions, Source
 from calib.rows import Judgments
 from calib.scale import parse_rescale
 
@@ -319,7 +319,7 @@ def test_fast_and_per_line_paths_agree_on_clean_random_files(seed: int) -> None:
 def test_fast_path_gives_up_after_the_retry_budget() -> None:
     lines = [js(id=f"q{i}", confidence=50, correct=True) if i % 7 else b'{"id": 1, "confidence": 50}'
              for i in range(400)]
-    with mock.patch.object(stated, "MAX_RETRIES", 2):
+    with mock.patch.object(stated.chunks, "MAX_RETRIES", 2):
         report = same(b"\n".join(lines))
     assert not isinstance(report, str) and report.kept == 400 - 58
 

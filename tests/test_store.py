@@ -24,19 +24,19 @@ import numpy as np
 import pytest
 
 from calib.errors import CalibError
-from calib.limits import Limits
-from calib.loading import LoadOptions
-from calib.scale import Scale
-from calib.store import (
+from calib.hosting.shares import (
     NOT_OWNER_MESSAGE,
     UNAVAILABLE_MESSAGE,
     DatasetSpec,
     InputFile,
-    Store,
     options_from_dict,
     options_to_dict,
     valid_token,
 )
+from calib.hosting.store import Store
+from calib.limits import Limits
+from calib.readers.base import LoadOptions
+from calib.scale import Scale
 
 DAY = 86400.0
 CSV = b"value,n,correct\n10,5,1\n50,10,5\n90,20,18\n"
@@ -430,7 +430,7 @@ def _exited_pid() -> int:
 
 
 def test_open_removes_temp_files_of_dead_writers_only(tmp_path: Path, clock: Clock) -> None:
-    from calib.store import _host_tag
+    from calib.hosting.catalog import _host_tag
 
     data_dir = tmp_path / "data"
     s = Store.open(data_dir, clock=clock)
@@ -517,7 +517,7 @@ def test_processes_share_one_catalog(tmp_path: Path) -> None:
 
 
 def test_store_failures_become_a_clear_error_not_a_traceback(tmp_path: Path, clock: Clock, caplog) -> None:
-    from calib.store import STORE_FAILED_MESSAGE
+    from calib.hosting.catalog import STORE_FAILED_MESSAGE
 
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")

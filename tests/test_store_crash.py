@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calib.store import DatasetSpec, Store
+from calib.hosting.shares import DatasetSpec
+from calib.hosting.store import Store
 
 CTX = multiprocessing.get_context("fork")
 CSV = b"value,n,correct\n10,5,1\n50,10,5\n90,20,18\n"

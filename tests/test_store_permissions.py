@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from calib.store import DatasetSpec, Store
+from calib.hosting.shares import DatasetSpec
+from calib.hosting.store import Store
 
 VIEW = {"v": 1, "params": {"page": "routing"}, "datasets": [{"kind": "file", "filename": "a.jsonl"}]}
 DATA = b'{"confidence": 80, "correct": true}\n{"confidence": 60, "correct": false}\n'

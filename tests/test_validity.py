@@ -21,7 +21,9 @@ from scipy.stats import binom, chi2, mannwhitneyu, norm
 
 from calib import compare, maps, routing
 from calib import metrics as m
-from calib.audit import CALIBRATION_TESTS, audit, fmt_p, miscalibrated
+from calib.audit import CALIBRATION_TESTS, audit, miscalibrated
+from calib.present.format import p_value as fmt_p
+from calib.present.tables import comparison_table
 from calib.rows import Judgments
 from calib.scale import PROBABILITY, Scale, finite_prob, scale_steps
 from calib.table import from_counts, from_judgments
@@ -239,7 +241,7 @@ def test_compare_and_audit_decide_the_brier_winner_by_the_same_test() -> None:
     assert m.brier(t) > m.brier_base_rate(t) and 0.3 < bt.p_value < 0.6
     row = compare.model_row("m", t, reps=0)
     assert row.brier_winner == "neither" and row.constant_wins is None
-    cell = compare.compare({"m": t}, reps=0).to_table().iloc[0]["Brier vs constant"]
+    cell = comparison_table(compare.compare({"m": t}, reps=0)).iloc[0]["Brier vs constant"]
     assert "constant wins" not in cell and "no clear winner" in cell
     assert any("The stated confidence does no better than the constant" in s for s in audit(t, reps=0).verdict)
 

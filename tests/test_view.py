@@ -1,4 +1,4 @@
-"""The view state and its query parameters (calib.view): round trips and bad links."""
+"""The view state and its query parameters (calib.hosting.view): round trips and bad links."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib import view as views
-from calib.view import DEFAULT, View, from_params, to_params
+from calib.hosting import view as views
+from calib.hosting.view import DEFAULT, View, from_params, to_params
 
 
 def test_default_view_writes_no_parameters():

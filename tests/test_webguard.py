@@ -1,5 +1,5 @@
-"""The web server's guard (calib.webguard) and the plain-Python parts it relies on
-(calib.access: trusted proxies, the client address, the upload registry), driven as
+"""The web server's guard (calib.hosting.webguard) and the plain-Python parts it relies on
+(calib.hosting.access: trusted proxies, the client address, the upload registry), driven as
 ASGI calls; tests/e2e/test_attacks.py drives the same through a real server and browser."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from calib.access import SessionRegistry, TrustedProxies, client_address
 from calib.errors import CalibError
-from calib.webguard import (
+from calib.hosting.access import SessionRegistry, TrustedProxies, client_address
+from calib.hosting.webguard import (
     GuardMiddleware,
     _apply_proxy_policy,
     content_security_policy,
@@ -211,7 +211,7 @@ def test_proxy_policy_behind_a_trusted_proxy():
 
 
 def test_a_bad_trusted_proxy_setting_stops_the_server_naming_it(monkeypatch):
-    from calib import webguard
+    from calib.hosting import webguard
 
     monkeypatch.setenv("CALIB_TRUSTED_PROXIES", "10.0.0.0/33")
     with pytest.raises(SystemExit, match="CALIB_TRUSTED_PROXIES: '10.0.0.0/33' is not an IP address"):

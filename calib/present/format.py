@@ -2,41 +2,52 @@
 
 Every face (CLI text, text report, HTML report, dashboard, figures) writes figures through
 these functions, so one quantity reads the same everywhere and a missing figure always
-shows as :data:`MISSING`.
+shows as :data:`MISSING`. The three formats the engine's own sentences need (:func:`pct`,
+:func:`value`, :func:`p_value`) are defined in :mod:`calib.wording` and exported from here.
 """
 
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable, Sequence
 
-#: What a missing (``None``) or non-finite figure reads as, everywhere.
-MISSING = "—"
+from calib.wording import MISSING, missing, p_value, pct, value
 
-
-def _missing(x: float | None) -> bool:
-    return x is None or not math.isfinite(x)
-
-
-def pct(x: float | None, digits: int = 1) -> str:
-    """A proportion as a percentage: ``0.1234`` -> ``12.3%``."""
-    return MISSING if _missing(x) else f"{100 * x:.{digits}f}%"  # type: ignore[operator]
+__all__ = ["MISSING", "ci_text", "count", "esc", "interval", "num", "p_value", "pct", "points", "sig",
+           "signed", "value"]
 
 
 def num(x: float | None, digits: int = 3) -> str:
     """A number with ``digits`` decimals: ``0.1234`` -> ``0.123``."""
-    return MISSING if _missing(x) else f"{x:.{digits}f}"
+    return MISSING if missing(x) else f"{x:.{digits}f}"
 
 
-def count(n: int | None) -> str:
-    """A count with thousands separators: ``12345`` -> ``12,345``."""
-    return MISSING if n is None else f"{n:,}"
+def sig(x: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits: ``94.62`` -> ``94.6``, ``0.9462`` -> ``0.946``."""
+    return MISSING if missing(x) else f"{x:.{digits}g}"
+
+
+def signed(x: float | None, digits: int = 3) -> str:
+    """A change, always with its sign: ``-0.0123`` -> ``-0.012``, ``0.05`` -> ``+0.050``."""
+    return MISSING if missing(x) else f"{x:+.{digits}f}"
+
+
+def points(x: float | None, digits: int = 1) -> str:
+    """A difference of proportions in percentage points, signed: ``0.167`` -> ``+16.7 pts``."""
+    return MISSING if missing(x) else f"{100 * x:+.{digits}f} pts"  # type: ignore[operator]
+
+
+def count(n: float | None) -> str:
+    """A count with thousands separators: ``12345`` -> ``12,345`` (a float, such as an
+    interval's end, rounded to a whole number)."""
+    if isinstance(n, int):
+        return f"{n:,}"
+    return MISSING if missing(n) else f"{n:,.0f}"
 
 
 def interval(lo: float | None, hi: float | None, fmt: Callable[[float | None], str] = num) -> str:
     """``[lo, hi]`` written with ``fmt``; empty when either end is missing."""
-    return "" if _missing(lo) or _missing(hi) else f"[{fmt(lo)}, {fmt(hi)}]"
+    return "" if missing(lo) or missing(hi) else f"[{fmt(lo)}, {fmt(hi)}]"
 
 
 def ci_text(ci: Sequence[float | None] | None, digits: int = 3, *, as_pct: bool = False) -> str:
@@ -48,27 +59,6 @@ def ci_text(ci: Sequence[float | None] | None, digits: int = 3, *, as_pct: bool 
     if as_pct:
         return interval(lo, hi, lambda x: f"{100 * x:.1f}")  # type: ignore[operator]
     return interval(lo, hi, lambda x: num(x, digits))
-
-
-def value(v: float) -> str:
-    """A stated value as people write it: ``95``, ``87.5``, ``0.95``."""
-    return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.4g}"
-
-
-def p_value(p: float | None, log10_p: float | None = None, *, bound: bool = False) -> str:
-    """A p-value for reading: ``p=0.032``, ``p=3e-12``, ``p<1e-300``; ``p<=2e-04``
-    when it is only an upper bound (a Monte Carlo test no draw reached); ``p=0`` for
-    data impossible under the hypothesis (:func:`calib.metrics.impossible`)."""
-    if p is None:
-        return "p undefined"
-    if p == 0:
-        return "p=0"
-    if log10_p is not None and log10_p < -300:
-        return "p<1e-300"
-    sign = "<=" if bound else "="
-    if p >= 0.001:
-        return f"p{sign}{p:.3f}"
-    return f"p{sign}{p:.0e}"
 
 
 def esc(text: object) -> str:

@@ -26,32 +26,24 @@ see :mod:`calib.options`), correctness ``prediction == gold``. Length normalisat
 and continuation, is not counted, as in lm-evaluation-harness' ``acc_norm``),
 ``token`` needs token counts (``token_counts``, ``choice_lengths``,
 ``option_token_counts``, ``num_tokens``).
-
-This module also holds the line machinery the other log readers share
-(:class:`IssueCollector`, :class:`JsonLines`, :func:`get_path`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from calib.errors import CalibError
-from calib.loading import ROW_BYTES, JsonLimitError, LoadOptions, Source, check_lines_cost, json_loads
-from calib.loadreport import IssueLog, LineIssue, LoadReport, preview_of
-from calib.options import (
-    NORMALISATIONS,
-    TOP_LABEL_SCALE,
-    length_normalise,
-    option_letters,
-    pad_rows,
-    to_judgments,
-)
-from calib.rows import Judgments, OptionScores
+from calib.loadreport import LoadReport, preview_of
+from calib.options import TOP_LABEL_SCALE, length_normalise, option_letters, pad_rows, to_judgments
+from calib.readers.base import IssueCollector, LoadOptions, Read, Source
+from calib.readers.jsonl import JsonLines, as_number, first_key, get_path, is_missing, short_text
+from calib.rows import OptionScores
+from calib.settings import NORMALISATIONS
 
 LOG_KEYS = ("logprobs", "choice_logprobs", "option_logprobs", "logits")
 PROB_KEYS = ("probs", "option_probs", "choice_probs")
@@ -63,176 +55,6 @@ GROUP_KEYS = ("subject", "task", "group", "category")
 QUESTION_KEYS = ("question", "prompt", "input", "query")
 #: Rows whose probabilities sum this far from 1 are counted as renormalised.
 SUM_TOLERANCE = 1e-6
-#: Longest per-row text kept for the review queue.
-TEXT_CHARS = 200
-
-
-# --------------------------------------------------------------------------- shared
-class IssueCollector:
-    """Collects bad lines for one source; in strict mode the first one raises."""
-
-    def __init__(self, source: str, strict: bool) -> None:
-        self.source = source
-        self.strict = strict
-        self.log = IssueLog()
-
-    def bad(
-        self, line: int, field: str | None, reason: str, detail: str, *,
-        preview: str = "", sample_id: str | None = None,
-    ) -> None:
-        issue = LineIssue(
-            line=line, field=field, reason=reason, detail=detail, preview=preview_of(preview),
-            source=self.source, sample_id=sample_id,
-        )
-        if self.strict:
-            raise CalibError(issue.message() + " (strict mode stops at the first bad line)")
-        self.log.add(issue)
-
-    @property
-    def dropped(self) -> int:
-        return self.log.total
-
-
-class JsonLines:
-    """Iterate ``(line_number, object)`` over a JSONL source.
-
-    Counts every line (:attr:`lines_read`, :attr:`blank`) and reports lines that are
-    too long, not UTF-8, not JSON (a last line cut off without its newline is
-    reported as truncated) or not a JSON object.
-    """
-
-    def __init__(self, source: Source, options: LoadOptions, issues: IssueCollector, *,
-                 row_bytes: int = ROW_BYTES, text_factor: float = 1.0) -> None:
-        self.source = source
-        self.options = options
-        self.issues = issues
-        self.lines_read = 0
-        self.blank = 0
-        self.row_bytes = row_bytes
-        self.text_factor = text_factor
-
-    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        data = self.source.data
-        check_lines_cost(data, self.source.name, self.options, row_bytes=self.row_bytes,
-                         text_factor=self.text_factor)
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        parts = data.split(b"\n")
-        ends_with_newline = data.endswith(b"\n")
-        if ends_with_newline:
-            parts.pop()
-        last = len(parts)
-        for no, raw in enumerate(parts, start=1):
-            self.lines_read += 1
-            if self.lines_read > self.options.max_rows:
-                raise CalibError(
-                    f"{self.source.name}: more than {self.options.max_rows:,} lines; refused "
-                    "(raise CALIB_MAX_ROWS if this file is genuine)"
-                )
-            raw = raw.rstrip(b"\r")
-            if not raw.strip():
-                self.blank += 1
-                continue
-            if len(raw) > self.options.max_line_chars:
-                self.issues.bad(
-                    no, None, "line too long",
-                    f"line is {len(raw):,} bytes, over the {self.options.max_line_chars:,} limit",
-                    preview=raw[:200].decode("utf-8", "replace"),
-                )
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                self.issues.bad(no, None, "not UTF-8", f"bytes that are not UTF-8 at column {exc.start + 1}",
-                                preview=raw.decode("utf-8", "replace"))
-                continue
-            try:
-                obj = json_loads(text)
-            except JsonLimitError as exc:  # valid JSON nested deeper than Python reads
-                self.issues.bad(no, None, "invalid JSON", f"cannot be read: {exc}", preview=text)
-                continue
-            except ValueError as exc:
-                if no == last and not ends_with_newline:
-                    self.issues.bad(no, None, "truncated line",
-                                    f"the last line is cut off (file truncated?): {_json_msg(exc)}", preview=text)
-                else:
-                    self.issues.bad(no, None, "invalid JSON", f"not valid JSON: {_json_msg(exc)}", preview=text)
-                continue
-            if not isinstance(obj, dict):
-                self.issues.bad(no, None, "not a JSON object",
-                                f"expected a JSON object {{...}}, got {type(obj).__name__}", preview=text)
-                continue
-            yield no, obj
-
-
-def _json_msg(exc: ValueError) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} (column {exc.colno})"
-    return str(exc)
-
-
-_MISSING = object()
-
-
-def get_path(obj: Any, path: str) -> Any:
-    """``obj["a"]["b"]`` for ``path="a.b"`` (a key containing the dot wins); a
-    sentinel when absent."""
-    if isinstance(obj, dict) and path in obj:
-        return obj[path]
-    cur = obj
-    for part in path.split("."):
-        if isinstance(cur, dict) and part in cur:
-            cur = cur[part]
-        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
-            cur = cur[int(part)]
-        else:
-            return _MISSING
-    return cur
-
-
-def get_or(obj: Any, path: str, default: Any = None) -> Any:
-    """:func:`get_path` with ``default`` for an absent path."""
-    v = get_path(obj, path)
-    return default if v is _MISSING else v
-
-
-def is_missing(value: Any) -> bool:
-    return value is _MISSING
-
-
-def first_key(obj: dict[str, Any], override: str | None, candidates: tuple[str, ...]) -> str | None:
-    """The override when given, else the first candidate present in ``obj``."""
-    if override:
-        return override
-    for k in candidates:
-        if k in obj:
-            return k
-    return None
-
-
-def short_text(value: Any) -> str:
-    """A one-line, length-capped text for the review queue (never HTML)."""
-    if value is None or is_missing(value):
-        return ""
-    t = " ".join(str(value).split())
-    return t if len(t) <= TEXT_CHARS else t[: TEXT_CHARS - 1] + "…"
-
-
-def as_number(value: Any) -> float | None:
-    """A finite-or-infinite float from a JSON number or numeric string; ``None`` if not."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        try:
-            return float(value)
-        except OverflowError:  # an integer beyond the float range (1e400 written out)
-            return math.inf if value > 0 else -math.inf
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None
 
 
 # --------------------------------------------------------------------------- reader
@@ -245,82 +67,38 @@ class _Row:
         self.lengths, self.item_id, self.group, self.text = lengths, item_id, group, text
 
 
-def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
+@dataclass(frozen=True)
+class _Keys:
+    """The fields read, fixed by the first line that has option scores."""
+
+    scores: str
+    gold: str | None
+    item_id: str | None
+    group: str | None
+    text: str | None
+    lengths: str | None
+
+    def as_fields(self) -> dict[str, str | None]:
+        return {"scores": self.scores, "gold": self.gold, "id": self.item_id, "group": self.group,
+                "lengths": self.lengths, "text": self.text}
+
+
+def read(source: Source, options: LoadOptions) -> Read:
     """Read option log-prob JSONL into top-label judgments with their option scores."""
     norm = options.normalisation
     if norm not in NORMALISATIONS:
         raise CalibError(f"unknown normalisation {norm!r}; choose one of {', '.join(NORMALISATIONS)}")
     issues = IssueCollector(source.name, options.strict)
     lines = JsonLines(source, options, issues)
-    score_key: str | None = options.confidence_key
-    gold_key = id_key = group_key = text_key = len_key = None
-    keys_fixed = False
-    rows: list[_Row] = []
-    for no, obj in lines:
-        if not keys_fixed:
-            score_key = first_key(obj, options.confidence_key, LOG_KEYS + PROB_KEYS)
-            if score_key is None:
-                issues.bad(no, None, "no option scores",
-                           f"no option scores: none of {', '.join(LOG_KEYS + PROB_KEYS)} is present",
-                           preview=json.dumps(obj)[:200])
-                continue
-            gold_key = first_key(obj, options.outcome_key, GOLD_KEYS)
-            id_key = first_key(obj, options.id_key, ID_KEYS)
-            group_key = first_key(obj, options.group_key, GROUP_KEYS)
-            text_key = first_key(obj, None, QUESTION_KEYS)
-            len_key = _length_key(obj, norm, source.name)
-            keys_fixed = True
-        row = _parse_row(no, obj, score_key, gold_key, len_key, norm, issues)
-        if row is None:
-            continue
-        row.item_id = "" if id_key is None else _as_id(get_path(obj, id_key))
-        row.group = "" if group_key is None else _as_id(get_path(obj, group_key))
-        row.text = "" if text_key is None else short_text(obj.get(text_key))
-        rows.append(row)
-
-    if score_key is None or not keys_fixed:
+    rows, keys = _parse_lines(lines, options, issues, source.name)
+    if keys is None:
         raise CalibError(
             f"{source.name}: no line has option scores; expected one of "
             f"{', '.join(LOG_KEYS + PROB_KEYS)} (or name the field with confidence_key)"
         )
-    is_prob_key = score_key in PROB_KEYS
-    kind, kind_note = _score_kind(rows, score_key, is_prob_key)
+    kind, kind_note = _score_kind(rows, keys.scores, keys.scores in PROB_KEYS)
     letters = _letters(rows)
-    col = {letter: j for j, letter in enumerate(letters)}
-    logits_rows: list[np.ndarray] = []
-    gold: list[int] = []
-    kept: list[_Row] = []
-    renormalised = 0
-    for r in rows:
-        vals = np.asarray(r.values, dtype=np.float64)
-        if kind == "prob":
-            if np.any(vals < 0) or np.any(vals > 1) or not np.all(np.isfinite(vals)):
-                bad = next(v for v in vals if not (0 <= v <= 1))
-                issues.bad(r.line, score_key, "probability outside 0-1",
-                           f"option probability {bad:g} is outside 0-1")
-                continue
-            total = float(vals.sum())
-            if total <= 0:
-                issues.bad(r.line, score_key, "all probabilities zero", "every option probability is 0")
-                continue
-            if abs(total - 1.0) > SUM_TOLERANCE:
-                renormalised += 1
-            with np.errstate(divide="ignore"):
-                vals = np.log(vals)
-        row_keys = r.keys if r.keys is not None else list(letters[: len(vals)])
-        full = np.full(len(letters), -np.inf)
-        full[[col[k] for k in row_keys]] = vals
-        g = _gold_index(r, row_keys, col, gold_key, issues)
-        if g is None:
-            continue
-        if r.lengths is not None:
-            lens = np.full(len(letters), np.nan)
-            lens[[col[k] for k in row_keys]] = r.lengths
-            full = length_normalise(full, lens)
-        logits_rows.append(full)
-        gold.append(g)
-        kept.append(r)
-
+    logits_rows, gold, kept, renormalised = _option_rows(rows, kind, letters, keys, issues)
     if not kept:
         reasons = ", ".join(f"{n} {k}" for k, n in sorted(issues.log.counts.items())) or "no data lines"
         raise CalibError(f"{source.name}: no usable line ({reasons}); first problem: "
@@ -333,24 +111,98 @@ def read(source: Source, options: LoadOptions) -> tuple[Judgments, LoadReport]:
         opts,
         line=np.array([r.line for r in kept]),
         item_id=np.array([r.item_id for r in kept], dtype=str),
-        group=np.array([r.group for r in kept], dtype=str) if group_key else None,
-        text=np.array([r.text for r in kept], dtype=str) if text_key else None,
+        group=np.array([r.group for r in kept], dtype=str) if keys.group else None,
+        text=np.array([r.text for r in kept], dtype=str) if keys.text else None,
     )
     notes = [kind_note]
     if renormalised:
         notes.append(f"{renormalised:,} row(s) of probabilities did not sum to 1: renormalised over the options")
-    notes.append(_norm_note(norm, len_key))
+    notes.append(_norm_note(norm, keys.lengths))
     notes.append("prediction = the option with the highest score (first on ties); "
                  "confidence = its softmax probability over the options (0-1)")
     report = LoadReport(
         source=source.name, format="logprobs", lines_read=lines.lines_read, blank=lines.blank,
         kept=len(kept), dropped=issues.dropped, dropped_by_reason=dict(issues.log.counts),
-        issues=issues.log.issues(),
-        fields={"scores": score_key, "gold": gold_key, "id": id_key, "group": group_key,
-                "lengths": len_key, "text": text_key},
-        scale=TOP_LABEL_SCALE.to_dict(), notes=tuple(notes),
+        issues=issues.log.issues(), fields=keys.as_fields(), scale=TOP_LABEL_SCALE.to_dict(), notes=tuple(notes),
     )
     return rows_out, report
+
+
+def _parse_lines(lines: JsonLines, options: LoadOptions, issues: IssueCollector,
+                 name: str) -> tuple[list[_Row], _Keys | None]:
+    """Every line parsed into a row; the keys are fixed by the first line with option scores
+    (``None`` when no line has any)."""
+    keys: _Keys | None = None
+    rows: list[_Row] = []
+    for no, obj in lines:
+        if keys is None:
+            keys = _find_keys(obj, options, name)
+            if keys is None:
+                issues.bad(no, None, "no option scores",
+                           f"no option scores: none of {', '.join(LOG_KEYS + PROB_KEYS)} is present",
+                           preview=json.dumps(obj)[:200])
+                continue
+        row = _parse_row(no, obj, keys.scores, keys.gold, keys.lengths, options.normalisation, issues)
+        if row is None:
+            continue
+        row.item_id = "" if keys.item_id is None else _as_id(get_path(obj, keys.item_id))
+        row.group = "" if keys.group is None else _as_id(get_path(obj, keys.group))
+        row.text = "" if keys.text is None else short_text(obj.get(keys.text))
+        rows.append(row)
+    return rows, keys
+
+
+def _find_keys(obj: dict[str, Any], options: LoadOptions, name: str) -> _Keys | None:
+    """The fields of ``obj`` (the options' names first); ``None`` when it has no option scores."""
+    score_key = first_key(obj, options.confidence_key, LOG_KEYS + PROB_KEYS)
+    if score_key is None:
+        return None
+    return _Keys(
+        scores=score_key, gold=first_key(obj, options.outcome_key, GOLD_KEYS),
+        item_id=first_key(obj, options.id_key, ID_KEYS), group=first_key(obj, options.group_key, GROUP_KEYS),
+        text=first_key(obj, None, QUESTION_KEYS), lengths=_length_key(obj, options.normalisation, name),
+    )
+
+
+def _option_rows(rows: list[_Row], kind: str, letters: tuple[str, ...], keys: _Keys, issues: IssueCollector,
+                 ) -> tuple[list[np.ndarray], list[int], list[_Row], int]:
+    """Each row's log-domain scores in the columns ``letters`` (length-normalised when
+    lengths are read), its gold column, the rows kept and how many were renormalised."""
+    col = {letter: j for j, letter in enumerate(letters)}
+    logits_rows: list[np.ndarray] = []
+    gold: list[int] = []
+    kept: list[_Row] = []
+    renormalised = 0
+    for r in rows:
+        vals = np.asarray(r.values, dtype=np.float64)
+        if kind == "prob":
+            if np.any(vals < 0) or np.any(vals > 1) or not np.all(np.isfinite(vals)):
+                bad = next(v for v in vals if not (0 <= v <= 1))
+                issues.bad(r.line, keys.scores, "probability outside 0-1",
+                           f"option probability {bad:g} is outside 0-1")
+                continue
+            total = float(vals.sum())
+            if total <= 0:
+                issues.bad(r.line, keys.scores, "all probabilities zero", "every option probability is 0")
+                continue
+            if abs(total - 1.0) > SUM_TOLERANCE:
+                renormalised += 1
+            with np.errstate(divide="ignore"):
+                vals = np.log(vals)
+        row_keys = r.keys if r.keys is not None else list(letters[: len(vals)])
+        full = np.full(len(letters), -np.inf)
+        full[[col[k] for k in row_keys]] = vals
+        g = _gold_index(r, row_keys, col, keys.gold, issues)
+        if g is None:
+            continue
+        if r.lengths is not None:
+            lens = np.full(len(letters), np.nan)
+            lens[[col[k] for k in row_keys]] = r.lengths
+            full = length_normalise(full, lens)
+        logits_rows.append(full)
+        gold.append(g)
+        kept.append(r)
+    return logits_rows, gold, kept, renormalised
 
 
 def _length_key(obj: dict[str, Any], norm: str, name: str) -> str | None:

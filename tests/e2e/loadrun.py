@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from calib.store import DatasetSpec, Store
+from calib.hosting.shares import DatasetSpec
+from calib.hosting.store import Store
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.hosting import JUDGE, ROUTING_LABELS
 

@@ -26,7 +26,8 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from calib.store import DatasetSpec, Store
+from calib.hosting.shares import DatasetSpec
+from calib.hosting.store import Store
 from tests.e2e.conftest import screenshot, start_server
 from tests.e2e.hosting import (
     JUDGE,

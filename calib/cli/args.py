@@ -1,0 +1,155 @@
+"""What the user gives the command line: the shared flags, their types, and the files they name.
+
+Every subcommand that reads a file takes the flags of :func:`add_load_options` (calikit's
+names kept) and turns them into :class:`~calib.readers.base.LoadOptions` with
+:func:`load_options`; the figures flags are :func:`add_stats_options`. The choices come
+from :mod:`calib.settings`, which imports nothing heavy: building the parser
+(``calib --help``) does not import the engine, which every subcommand imports inside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from calib.errors import CalibError
+from calib.settings import BINS, LEVEL, NORMALISATIONS, REPS, SCHEME_CHOICES, VARIANTS
+
+if TYPE_CHECKING:
+    from calib.dataset import Dataset
+    from calib.readers.base import LoadOptions
+
+
+def add_load_options(p: argparse.ArgumentParser) -> None:
+    """Flags every subcommand that reads a file understands (calikit's names kept)."""
+    g = p.add_argument_group("reading the file")
+    g.add_argument("--rescale", metavar="LO,HI", help="the stated scale, e.g. 0,100 (default: detected)")
+    g.add_argument("--mixed-scales", dest="mixed_scales", action="store_true",
+                   help="the confidences mix probabilities and a larger scale (0.85 next to 85): read each by "
+                        "its range, up to 1 a probability, above 1 on the detected scale (default: refuse)")
+    g.add_argument("--prob-key", "--confidence-key", dest="confidence_key", metavar="K",
+                   help="field holding the stated confidence (default: detected); for Inspect logs "
+                        "'logprob' uses the answer letter's token probability, 'stated|logprob' falls back to it")
+    g.add_argument("--label-key", "--outcome-key", dest="outcome_key", metavar="K",
+                   help="field holding the outcome, right/wrong (default: detected); for Inspect logs, the scorer")
+    g.add_argument("--pred-key", dest="pred_key", metavar="K",
+                   help="field holding the answer given, compared with --gold-key when there is no outcome field")
+    g.add_argument("--gold-key", dest="gold_key", metavar="K", help="field holding the right answer")
+    g.add_argument("--group-key", dest="group_key", metavar="K",
+                   help="field to audit by group, e.g. subject or model")
+    g.add_argument("--id-key", dest="id_key", metavar="K", help="field holding the item id (default: detected)")
+    g.add_argument("--cluster-key", dest="cluster_key", metavar="K",
+                   help="field grouping dependent rows (the same item judged several times): intervals resample "
+                        "these clusters and the tests allow for them (default: Inspect epochs and ids on several "
+                        "rows are clusters; 'none' treats rows as independent)")
+    g.add_argument("--variant", choices=VARIANTS, default="acc",
+                   help="lm-evaluation-harness samples: score as acc or acc_norm (default acc)")
+    g.add_argument("--normalisation", "--normalization", dest="normalisation",
+                   choices=NORMALISATIONS, default="none",
+                   help="option log-probs: divide each option's log-prob by its length in characters, bytes "
+                        "or tokens (default none; --variant acc_norm implies char)")
+    g.add_argument("--strict", action="store_true", help="fail on the first bad line instead of reporting it")
+
+
+def load_options(args: argparse.Namespace) -> LoadOptions:
+    """:class:`~calib.readers.base.LoadOptions` from the flags of :func:`add_load_options`, under
+    the same limits as the dashboard (``CALIB_MAX_ROWS``, ``CALIB_MAX_DECOMPRESSED_MB``…,
+    :meth:`calib.limits.Limits.from_env`), so that one variable raises a cap everywhere."""
+    from calib.limits import Limits
+    from calib.readers.base import LoadOptions
+    from calib.scale import parse_rescale
+
+    extra = {k: v for k, v in (("pred_key", getattr(args, "pred_key", None)),
+                               ("gold_key", getattr(args, "gold_key", None))) if v}
+    return Limits.from_env().load_options(LoadOptions(
+        confidence_key=args.confidence_key, outcome_key=args.outcome_key, group_key=args.group_key,
+        id_key=getattr(args, "id_key", None), cluster_key=getattr(args, "cluster_key", None),
+        rescale=parse_rescale(args.rescale) if args.rescale else None,
+        mixed_scales=bool(getattr(args, "mixed_scales", False)), strict=bool(args.strict),
+        normalisation=getattr(args, "normalisation", "none") or "none", variant=getattr(args, "variant", "acc"),
+        extra=extra,
+    ))
+
+
+def add_stats_options(p: argparse.ArgumentParser, *, bins_help: str, reps_help: str = "") -> None:
+    """Binning, bootstrap and interval flags (``--scheme --bins --reps --seed --level``)."""
+    g = p.add_argument_group("figures and intervals")
+    g.add_argument("--scheme", choices=SCHEME_CHOICES, default="auto",
+                   help="ECE bins: one per stated value, equal width or equal mass (default: values for a stated "
+                        "scale, at most 101 distinct values used 20 times each on average, else width)")
+    g.add_argument("--bins", type=positive_int, default=BINS, metavar="N", help=bins_help)
+    add_interval_options(g, reps_help=reps_help)
+
+
+def add_interval_options(g: argparse._ArgumentGroup, *, reps_help: str = "") -> None:
+    """The bootstrap and interval flags (``--reps --seed --level``)."""
+    g.add_argument("--reps", type=positive_int, default=REPS, metavar="N",
+                   help=reps_help or f"bootstrap resamples, 0 for none (default {REPS})")
+    g.add_argument("--seed", type=positive_int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    g.add_argument("--level", type=number, default=LEVEL, metavar="L", help=f"interval level (default {LEVEL:g})")
+
+
+def add_json_option(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The output group with ``--json``; subcommands add their own output flags to it."""
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print one JSON object (keys documented in the README)")
+    return o
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return v
+
+
+def number(text: str) -> float:
+    """An argparse type: a finite number."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def check_level(args: argparse.Namespace) -> None:
+    """Refuse an interval level outside (0, 1) before any file is read."""
+    level = getattr(args, "level", None)
+    if level is not None and not 0 < level < 1:
+        raise CalibError(f"--level: the interval level must be between 0 and 1 (e.g. 0.95), got {level:g}")
+
+
+def check_writable(path: str, flag: str) -> None:
+    """Refuse an output path whose folder is missing or which is a folder (before any work)."""
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise CalibError(f"{flag} {path}: the folder {parent} does not exist")
+    if Path(path).is_dir():
+        raise CalibError(f"{flag} {path}: is a folder, not a file name")
+
+
+def load_dataset(path: str, args: argparse.Namespace, *, name: str | None = None) -> Dataset:
+    """Load one file or folder with the shared flags; refuse one with no usable rows."""
+    from calib.loading import load
+
+    ds = load(path, name=name, options=load_options(args))
+    warn_load(ds)
+    if ds.table.total == 0:
+        raise CalibError(f"{path}: nothing to use: {ds.report.summary()}")
+    return ds
+
+
+def warn_load(ds: Dataset) -> None:
+    """Print the load report's warnings (an option that contradicts the data, such as
+    ``--rescale 0,100`` on values 1 to 9) on stderr; ``--json`` has them in its notes."""
+    for w in ds.report.warnings:
+        print(f"calib: warning: {w}", file=sys.stderr)

@@ -1,0 +1,68 @@
+"""The parser of every subcommand and the entry point that turns errors into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from calib.cli.args import check_level
+from calib.cli.audit import add_audit, add_compare
+from calib.cli.fit import add_apply, add_fit
+from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
+from calib.cli.route import add_route
+from calib.errors import CalibError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``calib`` parser with its five subcommands (no engine module is imported)."""
+    from calib import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="calib", description="A calibration audit for models that state how sure they are.",
+        epilog="Exit codes: 0 ok, 1 a --fail-above-* threshold exceeded, 2 unusable input or options, "
+               "3 internal error (CALIB_DEBUG=1 shows the traceback).",
+    )
+    parser.add_argument("--version", action="version", version=f"calib {__version__}")
+    # argparse exits with 2 (EXIT_INPUT) on a usage error
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    add_audit(sub)
+    add_fit(sub)
+    add_apply(sub)
+    add_compare(sub)
+    add_route(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # input text reaches the output (ids, previews, file names): a lone surrogate or
+        # an undecodable file name is printed escaped instead of ending the run
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        check_level(args)
+        return int(args.func(args))
+    except CalibError as exc:
+        print(f"calib: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:  # output piped into head: not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("calib: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so plainly, traceback only on request
+        if os.environ.get("CALIB_DEBUG"):
+            traceback.print_exc()
+        print(f"calib: internal error ({type(exc).__name__}: {exc}); please report it "
+              "(CALIB_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,489 @@
+"""A recommended review threshold with a finite-sample guarantee (risk control).
+
+Contract: :func:`recommend` returns the threshold that accepts the most items unseen
+while, with probability at least ``1 - delta`` over the data, the error rate among
+the items accepted unseen is at most ``alpha`` -- or says that none qualifies and
+what would. ``recommend(..., guarantee=False)`` is the point-estimate search of
+:func:`calib.routing.lowest_threshold`, labelled as having no guarantee.
+
+The procedure (Learn-then-Test: Angelopoulos, Bates, Candes, Jordan & Lei 2021;
+Bates, Angelopoulos, Lei, Malik & Jordan 2021, distribution-free risk control)
+--------------------------------------------------------------------------------
+Candidate thresholds are the distinct scores (stated values, or calibrated
+probabilities), an item being accepted when its score is at or above the threshold
+(:mod:`calib.routing`). For each, the null hypothesis ``H0(t): risk(t) > alpha``
+has the exact binomial (Clopper-Pearson) tail p-value
+
+.. math:: p(t) = P(\\mathrm{Bin}(n_{acc}(t), \\alpha) \\le e(t)) = I_{1-\\alpha}(n_{acc} - e, e + 1)
+
+(``e`` the errors among the ``n_acc`` accepted; the regularised incomplete beta
+function ``I`` extends it to the non-integer effective counts below). Thresholds are
+tested strictest (highest) first at level ``delta``; the sequence continues while
+hypotheses are rejected and stops at the first failure; the recommendation is the
+last (lowest) rejected threshold. Testing in a fixed order, each at the full level,
+controls the family-wise error at ``delta`` (fixed-sequence testing), so the
+threshold chosen on the data keeps its guarantee.
+
+A threshold accepting so few items that even with no error its p-value
+``(1 - alpha)^n`` exceeds ``delta`` (fewer than :func:`min_items`, 59 at
+``alpha = delta = 0.05``) can never be rejected; the strictest thresholds of a
+continuous score accept one item each, and a literal reading would stop there
+on every continuous score. The sequence therefore starts at the strictest threshold
+that could be rejected. Passing over hypotheses that cannot be rejected rejects
+nothing, but where the sequence starts then depends on the data (on the scores
+only, for independent items; with clusters also on the design effect), which the
+textbook fixed order, set before seeing the data, does not; ``bench/sim_threshold.py``
+checks by simulation that the share of datasets whose population error at the
+recommended threshold exceeds ``alpha`` stays at or under ``delta`` (it is 1-2% at
+``delta = 5%`` in every shape there, clustered included).
+
+Clusters
+--------
+The binomial assumes independent items. When rows are clustered (Inspect epochs,
+repeated ids: :mod:`calib.clusters`) every threshold is tested on its effective
+sample size: counts divided by the design effect (Kish 1965) of the accepted items'
+error indicator, the ratio estimator's
+
+.. math:: d(t) = \\frac{\\frac{G_t}{G_t - 1}\\sum_g (E_g - r N_g)^2}{n r (1 - r)}
+
+over the ``G_t`` clusters with an accepted row (``E_g``, ``N_g``: errors and rows of
+cluster ``g`` accepted; ``r = e / n``), never below 1; when it cannot be estimated
+(no error, or one cluster) the worst case ``n / G_t`` (each cluster counted once).
+
+A map fitted on the same rows
+-----------------------------
+``fit="platt"`` (any of :data:`calib.maps.METHODS`) fits the map on the 1st, 3rd,
+5th... rows in file order and certifies the threshold on the 2nd, 4th... (a count
+table without rows: each cell split in two at random, as :func:`calib.maps.fit`
+does; clustered rows: the items split in two at random, an item's repeats on one
+side, :func:`calib.maps.item_folds`); ``certified_on`` says which. A map given as ``calibration`` is taken as
+fitted on other data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from calib import routing
+from calib.dataset import Dataset
+from calib.errors import CalibError
+from calib.maps import METHODS, CalibrationMap, fit_map, item_folds, row_order_halves, split_counts
+from calib.numbers import finite_or_none
+from calib.rows import Judgments
+from calib.table import CountTable, from_judgments
+
+#: ``method`` of a guaranteed recommendation.
+GUARANTEED = "fixed-sequence Clopper-Pearson (Learn-then-Test)"
+#: ``method`` of the point-estimate search.
+POINT = "point estimate (no guarantee)"
+#: Appended to ``method`` when the items are clustered.
+CLUSTERED = ", on the effective sample size of clustered items (Kish design effect)"
+#: Thresholds :func:`items_needed` compares, at most.
+HINT_POINTS = 2001
+#: Default target error among the accepted, and default confidence.
+TARGET = 0.05
+CONFIDENCE = 0.95
+
+Data = CountTable | Dataset | Judgments
+
+
+def check_levels(target: float, confidence: float) -> tuple[float, float]:
+    """``(alpha, 1 - delta)`` as floats, refused unless both lie strictly in (0, 1)."""
+    for name, v in (("target error rate", target), ("confidence", confidence)):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise CalibError(f"the {name} must be a number, got {v!r}") from None
+        if not (0 < x < 1):
+            raise CalibError(f"the {name} must be strictly between 0 and 1, got {v!r}")
+    return float(target), float(confidence)
+
+
+def min_items(target: float, confidence: float) -> int:
+    """Fewest accepted items that can certify ``target`` at ``confidence``: the
+    smallest ``n`` with ``(1 - alpha)^n <= delta`` (no error among them)."""
+    return int(math.ceil(math.log(1 - confidence) / math.log1p(-target) - 1e-12))
+
+
+def tail_pvalue(errors: np.ndarray, n: np.ndarray, target: float) -> np.ndarray:
+    """``P(Bin(n, alpha) <= e)`` (the Clopper-Pearson p-value of ``risk > alpha``),
+    as ``I_{1-alpha}(n - e, e + 1)`` for real counts; 1 where ``e >= n`` or ``n = 0``."""
+    e = np.asarray(errors, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    ok = (n > 0) & (e < n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = special.betainc(np.where(ok, n - e, 1.0), e + 1.0, 1.0 - target)
+    return np.where(ok, p, 1.0)
+
+
+def cp_upper(errors: np.ndarray | float, n: np.ndarray | float, confidence: float) -> np.ndarray:
+    """One-sided Clopper-Pearson (1934) upper bound at ``confidence`` of an error rate:
+    the ``confidence`` quantile of Beta(e + 1, n - e); 1 when ``e >= n``, NaN when ``n = 0``."""
+    e = np.asarray(errors, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    ok = (n > 0) & (e < n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hi = stats.beta.ppf(confidence, e + 1.0, np.where(ok, n - e, 1.0))
+    return np.where(n > 0, np.where(ok, hi, 1.0), np.nan)
+
+
+def as_data(data: Data) -> tuple[CountTable, Judgments | None]:
+    """The count table and (when known) the rows of a dataset, rows or table."""
+    if isinstance(data, Dataset):
+        return data.table, data.rows
+    if isinstance(data, Judgments):
+        return from_judgments(data), data
+    if isinstance(data, CountTable):
+        return data, None
+    raise CalibError(f"expected a dataset, rows or a count table, got {type(data).__name__}")
+
+
+@dataclass(frozen=True, eq=False)
+class Counts:
+    """Per candidate threshold (the distinct scores, increasing): items accepted
+    (``score >= threshold``), errors among them, and the design effect used (1
+    without clusters). ``on`` is ``"stated"`` or ``"calibrated"``."""
+
+    score: np.ndarray
+    accepted: np.ndarray
+    errors: np.ndarray
+    deff: np.ndarray
+    total: int
+    on: str
+    clustered: bool
+
+    @property
+    def n_eff(self) -> np.ndarray:
+        return self.accepted / self.deff
+
+    @property
+    def e_eff(self) -> np.ndarray:
+        return self.errors / self.deff
+
+
+def counts(table: CountTable, calibration: CalibrationMap | None = None) -> Counts:
+    """Accepted items and errors at every distinct score, from the count table's
+    cumulative sums (:func:`calib.routing.basis`), with the clusters' design effect."""
+    b = routing.basis(table, calibration=calibration)
+    acc = (b.total - b.cum_n[:-1]).astype(np.float64)
+    err = acc - (b.total_correct - b.cum_k[:-1])
+    t, score, inv = routing.cell_scores(table, calibration)
+    deff = np.ones(score.size)
+    if t.clusters is not None and score.size:
+        deff = accepted_design_effect(t.clusters.merge_cells(inv, score.size), score.size)
+    return Counts(b.score, acc, err, deff, b.total, b.on, t.clusters is not None)
+
+
+def _grouped_before(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per entry, the sum of ``x`` over the earlier entries of its group (``g`` sorted)."""
+    cs = np.cumsum(x)
+    first = np.r_[True, g[1:] != g[:-1]]
+    base = (cs - x)[first]
+    return cs - x - base[np.cumsum(first) - 1]
+
+
+def accepted_design_effect(clusters: Any, scores: int) -> np.ndarray:
+    """Kish design effect of the error rate among the accepted items at every
+    threshold index (see the module docstring), from the clusters' counts per score
+    (a :class:`calib.clusters.Clusters` whose cells are the distinct scores).
+
+    The sums ``sum_g E_g^2``, ``sum_g E_g N_g``, ``sum_g N_g^2`` over the accepted
+    part grow as the threshold falls; each (cluster, score) entry adds
+    ``2 E_before e + e^2`` (and the like), so all thresholds cost one sort."""
+    coo = clusters.n.tocoo()
+    g, s, n = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(np.float64)
+    k = np.asarray(clusters.k[g, s], dtype=np.float64).ravel() if g.size else np.zeros(0)
+    e = n - k
+    order = np.lexsort((-s, g))  # within a cluster, strictest score first
+    g, s, n, e = g[order], s[order], n[order], e[order]
+    eb, nb = _grouped_before(g, e), _grouped_before(g, n)
+
+    def tail(w: np.ndarray) -> np.ndarray:  # summed over the scores at or above each index
+        return np.cumsum(np.bincount(s, weights=w, minlength=scores)[::-1])[::-1]
+
+    see, snn = tail(2 * eb * e + e * e), tail(2 * nb * n + n * n)
+    sen = tail(eb * n + nb * e + e * n)
+    gs, nn, ee = tail((nb == 0).astype(np.float64)), tail(n), tail(e)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = ee / nn
+        num = gs / (gs - 1) * (see - 2 * r * sen + r * r * snn)
+        d = num / (nn * r * (1 - r))
+        worst = nn / np.maximum(gs, 1)
+        d = np.where(np.isfinite(d) & (gs > 1) & (r > 0) & (r < 1), d, worst)
+    return np.maximum(d, 1.0)
+
+
+def fixed_sequence(c: Counts, target: float, confidence: float) -> int | None:
+    """Index (into ``c.score``) of the fixed-sequence recommendation, or ``None``.
+
+    Starts at the strictest threshold whose p-value with no error could reach
+    ``delta``, rejects while ``p <= delta``, stops at the first failure."""
+    delta = 1 - confidence
+    testable = np.flatnonzero(c.n_eff * math.log1p(-target) <= math.log(delta) + 1e-12)
+    if testable.size == 0:
+        return None
+    start = int(testable[-1])
+    p = tail_pvalue(c.e_eff[: start + 1], c.n_eff[: start + 1], target)[::-1]
+    fail = np.flatnonzero(p > delta)
+    run = int(fail[0]) if fail.size else start + 1
+    return None if run == 0 else start - run + 1
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """A recommended threshold and what it does.
+
+    ``threshold`` is ``None`` when none qualifies (every item to a person).
+    ``error_upper`` is the one-sided Clopper-Pearson bound at ``confidence`` of the
+    error among the accepted (on the effective counts with clusters). ``design_effect``,
+    ``loosest_target`` (the strictest target that would qualify now) and
+    ``items_needed`` (items in all that would certify ``target`` at the error rate
+    seen) are extras outside :meth:`to_dict`'s keys (see :meth:`details`).
+    """
+
+    threshold: float | None
+    accepted: int
+    to_person: int
+    total: int
+    error_rate: float | None
+    error_upper: float | None
+    target: float
+    confidence: float
+    method: str
+    certified_on: str
+    holds: bool
+    message: str
+    on: str = "stated"
+    design_effect: float | None = None
+    loosest_target: float | None = None
+    items_needed: int | None = None
+    calibration: CalibrationMap | None = None
+
+    @property
+    def coverage(self) -> float | None:
+        return self.accepted / self.total if self.total else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``recommendation`` object of ``calib route --json`` (strict JSON)."""
+        return {
+            "threshold": finite_or_none(self.threshold), "accepted": self.accepted, "to_person": self.to_person,
+            "coverage": finite_or_none(self.coverage), "error_rate": finite_or_none(self.error_rate),
+            "error_upper": finite_or_none(self.error_upper), "target": self.target,
+            "confidence": self.confidence, "method": self.method, "certified_on": self.certified_on,
+            "holds": self.holds, "message": self.message,
+        }
+
+    def details(self) -> dict[str, Any]:
+        """:meth:`to_dict` plus ``on``, ``total``, ``design_effect``, ``loosest_target``, ``items_needed``."""
+        return {**self.to_dict(), "on": self.on, "total": self.total,
+                "design_effect": finite_or_none(self.design_effect),
+                "loosest_target": finite_or_none(self.loosest_target), "items_needed": self.items_needed}
+
+
+def pct(x: float) -> str:
+    """A share as a percentage with at most one decimal (5%, 2.5%)."""
+    return f"{100 * x:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def threshold_text(t: float) -> str:
+    """A threshold as written for a reader: short (``90``), unless shortening would move
+    it past a score (``0.909554632`` stays whole: 0.909555 would accept fewer)."""
+    short = f"{t:g}"
+    return short if float(short) == t else repr(float(t))
+
+
+def _where(t: float, on: str) -> str:
+    return threshold_text(t) + (" (calibrated probability)" if on == "calibrated" else "")
+
+
+def prepare(
+    data: Data, calibration: CalibrationMap | None, fit: str | None, seed: int,
+) -> tuple[CountTable, CalibrationMap | None, str]:
+    """The table to certify on, the map (given, or fitted on the other part) and
+    ``certified_on`` in words."""
+    table, rows = as_data(data)
+    refusal = routing.threshold_refusal(calibration)
+    if refusal:
+        raise CalibError(f"cannot recommend a threshold on this map: {refusal}")
+    if fit is None:
+        return table, calibration, "all rows" + ("" if calibration is None else " (map fitted on other data)")
+    if calibration is not None:
+        raise CalibError("give either a fitted map or a method to fit, not both")
+    if fit not in METHODS:
+        raise CalibError(f"unknown recalibration method {fit!r}: choose one of {', '.join(METHODS)}")
+    if rows is not None and rows.cluster is not None:  # an item's repeats stay on one side
+        half = item_folds(rows, 2, seed=seed) == 0
+        cmap = fit_map(from_judgments(rows.take(half)), fit)
+        return (from_judgments(rows.take(~half)), cmap, "held-out half of the items (an item's repeats kept "
+                f"together, random split, seed {seed}); map fitted on the other half")
+    if rows is not None:
+        odd, even = row_order_halves(rows)
+        cmap = fit_map(from_judgments(rows.take(odd)), fit)
+        return (from_judgments(rows.take(even)), cmap,
+                "held-out half (the 2nd, 4th... rows in file order); map fitted on the 1st, 3rd... rows")
+    (n0, k0), (n1, k1) = split_counts(table, 2, seed=seed)
+    cmap = fit_map(table.with_counts(n0, k0), fit)
+    return (table.with_counts(n1, k1), cmap,
+            f"held-out half of each cell (random split, seed {seed}); map fitted on the other half")
+
+
+def recommend(
+    data: Data, *, target: float = TARGET, confidence: float = CONFIDENCE,
+    calibration: CalibrationMap | None = None, fit: str | None = None, guarantee: bool = True, seed: int = 0,
+) -> Recommendation:
+    """The review threshold accepting the most items with error among them at most
+    ``target``, with probability ``confidence`` (see the module docstring).
+
+    Parameters
+    ----------
+    data:
+        A dataset, rows or a count table (groups pooled: one threshold for all).
+    target, confidence:
+        ``alpha`` and ``1 - delta``, each strictly in (0, 1).
+    calibration:
+        A map fitted on other data: thresholds are on its calibrated probability.
+    fit:
+        A method of :data:`calib.maps.METHODS` to fit here: fitted on one half,
+        certified on the other (``certified_on`` says which).
+    guarantee:
+        ``False``: the point-estimate search (:func:`calib.routing.lowest_threshold`,
+        no guarantee), for contrast.
+    seed:
+        Seeds the random split of a count table without rows.
+    """
+    target, confidence = check_levels(target, confidence)
+    table, cmap, where = prepare(data, calibration, fit, seed)
+    return certify(table, cmap, where, target=target, confidence=confidence, guarantee=guarantee)
+
+
+def certify(
+    table: CountTable, cmap: CalibrationMap | None, where: str, *, target: float = TARGET,
+    confidence: float = CONFIDENCE, guarantee: bool = True,
+) -> Recommendation:
+    """:func:`recommend` on what :func:`prepare` returned (the table to certify on,
+    the map, ``certified_on``): for callers that reuse one split."""
+    target, confidence = check_levels(target, confidence)
+    c = counts(table, cmap)
+    if guarantee:
+        i = fixed_sequence(c, target, confidence)
+        method = GUARANTEED + (CLUSTERED if c.clustered else "")
+    else:
+        choice = routing.lowest_threshold(routing.basis(table, calibration=cmap), target)
+        i = None if choice.threshold is None else int(np.searchsorted(c.score, choice.threshold))
+        method = POINT
+    return _result(c, i, target, confidence, method, where, guarantee, cmap)
+
+
+def _result(
+    c: Counts, i: int | None, target: float, confidence: float, method: str, where: str, guarantee: bool,
+    cmap: CalibrationMap | None,
+) -> Recommendation:
+    """The recommendation at score index ``i`` (``None``: nothing qualifies), in words."""
+    if i is None:
+        loosest = loosest_target(c, confidence) if guarantee else None
+        needed = items_needed(c, target, confidence)
+        return Recommendation(
+            None, 0, c.total, c.total, None, None, target, confidence, method, where, False,
+            _refusal(c, target, confidence, guarantee, loosest, needed), c.on, None, loosest, needed, cmap,
+        )
+    acc, err, d = int(c.accepted[i]), int(c.errors[i]), float(c.deff[i])
+    upper = float(cp_upper(err / d, acc / d, confidence))
+    t = float(c.score[i])
+    share = f"{acc:,} of {c.total:,} items ({acc / c.total:.0%}) would be accepted unseen, " \
+            f"{c.total - acc:,} go to a person"
+    if guarantee:
+        msg = (f"Accept items at or above {_where(t, c.on)}. With {pct(confidence)} confidence, at most "
+               f"{pct(target)} of the items accepted unseen are wrong: {share}.")
+        if c.clustered:
+            msg += f" Repeated items counted by their effective sample size (design effect {d:.2f})."
+    else:
+        msg = (f"Accept items at or above {_where(t, c.on)}: {pct(err / acc)} of the accepted were wrong in this "
+               f"data, at or under the {pct(target)} target, but with no guarantee (the one-sided "
+               f"{pct(confidence)} upper bound is {pct(upper)}): {share}.")
+    return Recommendation(t, acc, c.total - acc, c.total, err / acc, upper, target, confidence, method, where,
+                          True, msg, c.on, d, None, None, cmap)
+
+
+def _refusal(c: Counts, target: float, confidence: float, guarantee: bool, loosest: float | None,
+             needed: int | None) -> str:
+    what = "be certified" if guarantee else "keep the observed error rate"
+    msg = (f"No threshold can {what} at or under {pct(target)} of the items accepted unseen"
+           + (f" with {pct(confidence)} confidence" if guarantee else "") + ": every item goes to a person.")
+    if needed is not None and needed > c.total:
+        msg += (f" At the error rate seen among the most confident items, about {needed:,} items in all "
+                f"({needed - c.total:,} more) would certify it.")
+    if loosest is not None:
+        msg += f" The strictest target that qualifies with this data is {pct(loosest)}."
+    elif guarantee:
+        msg += " No target below 100% qualifies with this data."
+    return msg
+
+
+def loosest_target(c: Counts, confidence: float) -> float | None:
+    """The smallest target on a 0.1% grid for which :func:`fixed_sequence` recommends
+    a threshold on these counts; ``None`` when none below 100% does.
+
+    At target ``a`` the sequence starts at the strictest threshold with
+    ``n_eff >= log(delta) / log(1 - a)`` and certifies something iff that threshold's
+    Clopper-Pearson bound is at most ``a``: with the bounds computed once, each grid
+    point is one binary search in the suffix maxima of ``n_eff`` (not monotone with
+    clusters). The grid is scanned, as a looser target may start at a stricter
+    threshold with fewer items."""
+    if c.score.size == 0:
+        return None
+    reach = np.maximum.accumulate(c.n_eff[::-1])  # reach[k]: largest n_eff at index >= size-1-k
+    grid = np.arange(1, 1000) / 1000
+    need = np.log(1 - confidence) / np.log1p(-grid) - 1e-9
+    k = np.searchsorted(reach, need, side="left")  # first k with reach >= need
+    ok = k < reach.size
+    start = np.where(ok, c.score.size - 1 - np.minimum(k, reach.size - 1), 0)
+    at, where = np.unique(start, return_inverse=True)  # the bound at each distinct start only
+    upper = cp_upper(c.e_eff[at], c.n_eff[at], confidence)[where.ravel()]
+    good = np.flatnonzero(ok & (upper <= grid + 1e-12))
+    for a in grid[good[:5]]:  # the bound and the p-value agree up to rounding: confirm
+        if fixed_sequence(c, float(a), confidence) is not None:
+            return float(a)
+    return None
+
+
+def items_needed(c: Counts, target: float, confidence: float) -> int | None:
+    """Items in all that would certify ``target`` if the data grew at the error rate
+    (and share accepted) seen at the threshold with the lowest upper bound (among at
+    most :data:`HINT_POINTS` evenly spaced ones: the bound costs microseconds each);
+    ``None`` when that error rate is not below the target (more data would not help)."""
+    at = np.unique(np.linspace(0, c.score.size - 1, min(c.score.size, HINT_POINTS)).astype(np.int64))
+    at = at[c.accepted[at] > 0]
+    if at.size == 0:
+        return None
+    i = int(at[np.argmin(cp_upper(c.e_eff[at], c.n_eff[at], confidence))])
+    rate, share = c.errors[i] / c.accepted[i], c.accepted[i] / c.total
+    if rate >= target:
+        return None
+    n = max(1.0, float(c.n_eff[i]))
+    while float(cp_upper(rate * n, n, confidence)) > target and n < 1e12:
+        n *= 2
+    lo = n / 2
+    while n - lo > 1:
+        mid = (lo + n) / 2
+        lo, n = (lo, mid) if float(cp_upper(rate * mid, mid, confidence)) <= target else (mid, n)
+    return int(math.ceil(n * float(c.deff[i]) / share))
+
+
+def bound_at(
+    table: CountTable, threshold: float | None, confidence: float, calibration: CalibrationMap | None = None,
+) -> tuple[int, int, float | None]:
+    """Items accepted, errors among them and the Clopper-Pearson upper bound of the
+    error (effective counts with clusters) at a given threshold (``None``: none accepted)."""
+    c = counts(table, calibration)
+    if threshold is None:
+        return 0, 0, None
+    i = int(np.searchsorted(c.score, threshold, side="left"))
+    if i >= c.score.size:
+        return 0, 0, None
+    acc, err = int(c.accepted[i]), int(c.errors[i])
+    return acc, err, finite_or_none(cp_upper(c.e_eff[i], c.n_eff[i], confidence))

@@ -1,0 +1,258 @@
+"""Cox (1958) logistic recalibration: the calibration intercept and slope, their Wald
+intervals and the likelihood-ratio test of (0, 1), fitted batched on cells by the one
+logistic solver (:mod:`calib.logistic`) for the point estimate, the bootstrap and the
+Monte Carlo p-value alike.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+from scipy.special import expit
+
+from calib.logistic import loglik, newton
+from calib.metrics.cells import single, test_prob
+from calib.metrics.null import (
+    TIE,
+    certain_test,
+    cluster_effect,
+    clustered_note,
+    impossible_test,
+    null_draws_for,
+    null_groups,
+)
+from calib.metrics.pvalues import Test, chi2_test, mc_test
+from calib.numbers import finite_or_none
+from calib.settings import LEVEL
+from calib.table import CountTable
+
+
+@dataclass(frozen=True)
+class Cox:
+    """Cox (1958) logistic recalibration ``logit P(right) = intercept + slope * logit(p)``.
+
+    Perfect calibration is ``intercept = 0, slope = 1``; a slope below 1 means the
+    stated values are too spread out (too sure both ways). ``*_ci`` are Wald
+    intervals; ``test`` is the likelihood-ratio test of (0, 1) against the fit.
+    Answers stated at 0 or 100 that came out as stated carry no information about
+    either and are left out (``note`` says how many). With one distinct stated value
+    the slope is not identifiable: ``slope`` is ``None`` and ``intercept`` is fitted
+    with the slope held at 1.
+    """
+
+    intercept: float | None
+    slope: float | None
+    intercept_ci: tuple[float | None, float | None]
+    slope_ci: tuple[float | None, float | None]
+    test: Test
+    note: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "intercept": self.intercept, "slope": self.slope,
+            "intercept_ci": list(self.intercept_ci), "slope_ci": list(self.slope_ci),
+            "lr_test": self.test.to_dict(), "note": self.note,
+        }
+
+
+def cox_fit(
+    x: np.ndarray, n: np.ndarray, k: np.ndarray, start: tuple[float, float] | None = None, need_ll: bool = True,
+) -> dict[str, np.ndarray]:
+    """Batched maximum-likelihood fit of ``logit P = a + b x`` on cells.
+
+    ``x`` (cells,), ``n, k`` (reps, cells). Returns ``a, b`` (NaN when not
+    estimable), their Wald variances and covariance, the maximised log-likelihood
+    ``ll`` (its supremum, approached, when the outcomes are separated), the null
+    log-likelihood ``ll0`` at ``(0, 1)``, and ``single`` (one distinct x: slope
+    fixed at 1, intercept only).
+
+    From a cold start each fit is Newton's method with step halving (the
+    log-likelihood is concave, so this finds the maximum when one exists). Given
+    ``start`` (the full-data fit, for bootstrap resamples, whose fits lie close to
+    it), plain Newton steps are tried first and only the resamples where they do
+    not settle are refitted from a cold start.
+
+    Cells with a non-finite ``x`` (stated probability 0 or 1, :func:`cox_x`) are left
+    out: when their outcome agrees with the stated end their likelihood is 1 for
+    every slope > 0, so they carry no information (an outcome that disagrees is
+    :func:`impossible`, and rejected by :func:`cox` before any fit)."""
+    fin = np.isfinite(x)
+    x = np.where(fin, x, 0.0)
+    n = np.where(fin, n, 0).astype(np.float64)
+    k = np.where(fin, k, 0).astype(np.float64)
+    reps = n.shape[0]
+    N = n.sum(axis=-1)
+    K = k.sum(axis=-1)
+    ll0 = loglik(np.broadcast_to(x, n.shape), n, k) if need_ll else np.zeros(reps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xm = (n * x).sum(axis=-1) / N
+        vx = (n * (x - xm[:, None]) ** 2).sum(axis=-1) / N
+    single = ~(vx > 1e-12 * (1 + xm**2))
+    one_class = (K == 0) | (K == N)
+    out = {key: np.full(reps, np.nan) for key in ("a", "b", "va", "vb", "cab")}
+    out["ll"] = np.where(one_class, 0.0, np.nan)
+    _fit_intercept_only(out, single & ~one_class & (N > 0), N, K, xm)
+    idx = np.flatnonzero(~single & ~one_class & (N > 0))
+    if idx.size:
+        _fit_slope(out, idx, x, n[idx], k[idx], K[idx] / N[idx], start, need_ll)
+    return {**out, "ll0": ll0, "single": single, "one_class": one_class}
+
+
+def _fit_intercept_only(out: dict[str, np.ndarray], s1: np.ndarray, N: np.ndarray, K: np.ndarray,
+                        xm: np.ndarray) -> None:
+    """One distinct value: slope held at 1, intercept in closed form, saturated likelihood."""
+    if not s1.any():
+        return
+    yb = K[s1] / N[s1]
+    out["a"][s1] = np.log(yb) - np.log1p(-yb) - xm[s1]
+    out["va"][s1] = 1 / (N[s1] * yb * (1 - yb))
+    out["ll"][s1] = K[s1] * np.log(yb) + (N[s1] - K[s1]) * np.log1p(-yb)
+
+
+def _fit_slope(out: dict[str, np.ndarray], idx: np.ndarray, x: np.ndarray, nn: np.ndarray, kk: np.ndarray,
+               yb: np.ndarray, start: tuple[float, float] | None, need_ll: bool) -> None:
+    """Intercept and slope of reps ``idx`` (warm Newton from ``start``, cold refit where it
+    does not settle) with their Wald (co)variances, written into ``out``."""
+    X = np.column_stack([np.ones_like(x), x])
+    ok = np.zeros(idx.size, dtype=bool)
+    beta = np.zeros((idx.size, 2))
+    cur = np.zeros(idx.size)
+    if start is not None and all(map(math.isfinite, start)):
+        beta, cur, ok = newton(X, nn, kk, np.tile(start, (idx.size, 1)), safe=False, iters=8, need_ll=need_ll)
+        ok &= np.isfinite(beta).all(axis=1)
+    cold = np.flatnonzero(~ok)
+    if cold.size:
+        b0 = np.column_stack([np.log(yb[cold]) - np.log1p(-yb[cold]), np.zeros(cold.size)])
+        beta[cold], cur[cold], ok[cold] = newton(X, nn[cold], kk[cold], b0, safe=True, iters=100)
+    ca, cb = beta[:, 0], beta[:, 1]
+    mu = expit(ca[:, None] + cb[:, None] * x)
+    wt = nn * mu * (1 - mu)
+    h00, h01, h11 = wt.sum(-1), (wt * x).sum(-1), (wt * x * x).sum(-1)
+    det = h00 * h11 - h01 * h01
+    # Under separation the maximum is at infinity: the fitted probabilities saturate,
+    # the information matrix vanishes, and Newton's step (0 for a singular matrix) can
+    # look settled. A fit is an estimate only where the information matrix is still
+    # non-singular and the coefficients stay finite in size. (Distance from the identity
+    # is no test: near-certain answers have logits of 30 and more, and a slope of 0.2
+    # then lies 25 away from them.)
+    with np.errstate(invalid="ignore"):
+        ok &= (det > 1e-9 * h00 * h11) & (np.abs(ca) < 1e3) & (np.abs(cb) < 1e3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["a"][idx] = np.where(ok, ca, np.nan)
+        out["b"][idx] = np.where(ok, cb, np.nan)
+        out["va"][idx] = np.where(ok, h11 / det, np.nan)
+        out["vb"][idx] = np.where(ok, h00 / det, np.nan)
+        out["cab"][idx] = np.where(ok, -h01 / det, np.nan)
+    out["ll"][idx] = cur
+
+
+def cox_x(table: CountTable) -> np.ndarray:
+    """The regressor of the Cox fit: ``logit`` of :func:`test_prob` per cell, ``-inf``
+    and ``inf`` at probabilities 0 and 1 (cells :func:`cox_fit` leaves out)."""
+    p = test_prob(table)
+    with np.errstate(divide="ignore"):
+        return np.log(p) - np.log1p(-p)
+
+
+#: Fewest expected right, and wrong, answers (among those not stated at 0 or 100) at
+#: which the Cox likelihood-ratio test uses its chi-square reference; below, its
+#: p-value is a Monte Carlo one.
+COX_MIN_EVENTS = 20.0
+
+
+#: Draws of that Monte Carlo p-value (each is one logistic fit).
+COX_DRAWS = 1000
+
+
+def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
+    """Cox (1958) calibration intercept and slope, with the likelihood-ratio test.
+
+    Weighted logistic regression of the outcome on ``x = logit(p)`` (cells weighted
+    by their counts, ``p`` as stated, :func:`test_prob`):
+    ``logit P(right) = a + b x``. Answers stated at 0 or 100 that came out as stated
+    carry no information about ``a`` or ``b`` (their likelihood is 1 for every
+    ``b > 0``) and are left out of the fit; one that did not is impossible under
+    calibration and rejects with ``p = 0`` (:func:`impossible`). Wald intervals
+    ``a +- z se``. The likelihood-ratio statistic ``2 (l(a^, b^) - l(0, 1))`` is
+    chi-square with 2 df (1 df with one distinct stated value, where only ``a`` is
+    fitted) when at least :data:`COX_MIN_EVENTS` right and wrong answers are
+    expected; otherwise its p-value is a Monte Carlo one under perfect calibration
+    (:data:`COX_DRAWS` refits). When the outcomes are separated (e.g. one class
+    only) the maximum is at infinity: the estimates are ``None`` and the statistic
+    uses the supremum of the likelihood.
+    """
+    t = single(table)
+    name = "cox_lr"
+    if t.total == 0:
+        none = (None, None)
+        return Cox(None, None, none, none, Test(name, None, None, None, None, "no answers"), "no answers")
+    x = cox_x(t)
+    fin = np.isfinite(x)
+    # started at calibration (0, 1): plain Newton, refitted from a cold start if it does not settle
+    f = cox_fit(x, t.n[None, :], t.correct[None, :], start=(0.0, 1.0))
+    z = float(-special.ndtri((1 - level) / 2))
+    a, b = finite_or_none(f["a"]), finite_or_none(f["b"])
+    sa = finite_or_none(np.sqrt(f["va"]))
+    sb = finite_or_none(np.sqrt(f["vb"]))
+    single_v = bool(f["single"][0])
+    df = 1 if single_v else 2
+    n_fin = int(t.n[fin].sum())
+    n_end = t.total - n_fin
+    imp = impossible_test(name, t)
+    if imp is not None:
+        test = imp
+    elif n_fin == 0:
+        test = certain_test(name)
+    else:
+        lr = max(2 * (float(f["ll"][0]) - float(f["ll0"][0])), 0.0)
+        # the scores of (a, b) at the null a = 0, b = 1: (y - p) (1, x), over the cells with 0 < p < 1
+        xs = np.where(fin, x, 0.0)
+        pf = np.where(fin, test_prob(t), 0.0)
+        cols = np.stack([fin.astype(np.float64), xs], axis=1)[:, :df]
+        info = (cols * (t.n * pf * (1 - pf))[:, None]).T @ cols
+        d = cluster_effect(t, cols * (1 - pf)[:, None], cols * -pf[:, None], info)
+        lr /= d
+        e_right = float(np.sum((t.prob * t.n)[fin]))
+        if min(e_right, n_fin - e_right) >= COX_MIN_EVENTS:
+            test = chi2_test(name, lr, df)
+        else:
+            test = _cox_mc(name, t, lr, df, seed,
+                           f"{min(e_right, n_fin - e_right):.3g} right or wrong answers expected, "
+                           f"fewer than {COX_MIN_EVENTS:g}")
+        test = clustered_note(test, t, d)
+    notes = []
+    if n_end and n_fin:
+        notes.append(f"{n_end:,} answer{'s' if n_end != 1 else ''} stated at {t.scale.lo:g} or {t.scale.hi:g} "
+                     f"carry no information about intercept or slope: fitted on the other {n_fin:,}")
+    if n_fin == 0:
+        notes.append(f"every answer is stated at {t.scale.lo:g} or {t.scale.hi:g}: nothing to fit")
+    elif bool(f["one_class"][0]):
+        notes.append("every answer is " + ("right" if int(t.correct[fin].sum()) == n_fin else "wrong")
+                     + ": intercept and slope run to infinity; the test uses the likelihood's supremum")
+    elif single_v:
+        notes.append("one distinct stated value: the slope is not identifiable; intercept fitted with the slope "
+                     "held at 1")
+    elif a is None:
+        notes.append("the stated values separate right from wrong answers: the fit runs to infinity; the test "
+                     "uses the likelihood's supremum")
+    return Cox(
+        intercept=a, slope=None if single_v else b,
+        intercept_ci=(None, None) if a is None or sa is None else (a - z * sa, a + z * sa),
+        slope_ci=(None, None) if b is None or sb is None or single_v else (b - z * sb, b + z * sb),
+        test=test, note="; ".join(notes),
+    )
+
+
+def _cox_mc(name: str, t: CountTable, lr: float, df: int, seed: int, reason: str) -> Test:
+    """Monte Carlo p-value of the Cox LR statistic: outcomes drawn under perfect
+    calibration on :func:`null_groups`, each draw refitted (batched)."""
+    _, ng, pg = null_groups(t)
+    draws = min(COX_DRAWS, null_draws_for(ng.size))
+    k = np.random.default_rng(seed).binomial(ng, pg, size=(draws, ng.size))
+    # drawn under (0, 1), so each fit starts there (plain Newton; cold refit where it does not settle)
+    f = cox_fit(np.log(pg) - np.log1p(-pg), np.broadcast_to(ng, k.shape), k, start=(0.0, 1.0))
+    sims = 2 * (f["ll"] - f["ll0"])
+    return mc_test(name, lr, float(df), int(np.sum(sims >= lr * (1 - TIE) - TIE)), draws, reason)

@@ -1,0 +1,140 @@
+"""The use of the scale: one row per distinct stated value (:func:`per_value`, with
+Wilson (1927) intervals and a per-value test), the most used value, and the share of
+answers below a threshold (:func:`default_below`, :func:`share_below`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from calib.metrics.cells import CellStats, safe_div, single, test_prob
+from calib.metrics.pvalues import P_FLOOR
+from calib.numbers import finite_or_none
+from calib.settings import LEVEL
+from calib.table import CountTable
+
+
+@dataclass(frozen=True)
+class ValueRow:
+    """One distinct stated value: how often it was used and what it meant.
+
+    ``gap`` is stated probability minus hit rate (positive: overconfident);
+    ``z``/``p_value`` test "hit rate = stated probability" (ends read as in
+    :func:`test_prob`; the p-value is the normal one, or the exact binomial
+    two-sided ``2 min(P(K <= k), P(K >= k))`` when fewer than :data:`MIN_EXPECTED`
+    right or wrong answers are expected); ``lo``/``hi`` is the Wilson interval.
+    """
+
+    value: float
+    prob: float
+    n: int
+    correct: int
+    share: float
+    hit_rate: float
+    lo: float
+    hi: float
+    gap: float
+    z: float | None
+    p_value: float | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "value": self.value, "prob": self.prob, "n": self.n, "correct": self.correct,
+            "share": self.share, "hit_rate": self.hit_rate, "hit_rate_ci": [self.lo, self.hi],
+            "gap": self.gap, "z": self.z, "p_value": self.p_value,
+        }
+
+
+#: Expected right or wrong answers below which :func:`per_value` uses the exact binomial p-value.
+MIN_EXPECTED = 5.0
+
+
+def distinct_values(table: CountTable) -> int:
+    """Number of distinct stated values used (cells with at least one answer)."""
+    t = single(table)
+    return int(np.count_nonzero(t.n))
+
+
+def most_common(table: CountTable) -> tuple[float | None, int, float | None]:
+    """The most used stated value (the lowest on ties), its count and its share."""
+    t = single(table)
+    if t.total == 0:
+        return None, 0, None
+    i = int(np.argmax(t.n))
+    return float(t.value[i]), int(t.n[i]), float(t.n[i] / t.total)
+
+
+def default_below(table: CountTable) -> float:
+    """Default threshold of :func:`share_below`: the stated value of probability 0.8
+    (80 on 0-100, where the review threshold of most judge pipelines sits)."""
+    return float(table.scale.to_stated(0.8))
+
+
+def share_below(table: CountTable, value: float) -> float | None:
+    """Share of answers stated strictly below ``value`` (on the stated scale)."""
+    t = single(table)
+    if t.total == 0:
+        return None
+    return float(t.n[t.value < value].sum() / t.total)
+
+
+def shares_batch(s: CellStats, below_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    N = s.total.astype(np.float64)
+    return safe_div(s.n.max(axis=-1).astype(np.float64), N), safe_div(s.n[:, below_mask].sum(axis=-1).astype(np.float64), N)
+
+
+def wilson_interval(k: np.ndarray | int, n: np.ndarray | int, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson (1927) score interval for a binomial proportion ``k / n``.
+
+    .. math:: \\frac{k + z^2/2}{n + z^2} \\pm \\frac{z}{n + z^2}\\sqrt{\\frac{k (n - k)}{n} + \\frac{z^2}{4}}
+
+    NaN where ``n = 0``."""
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    z = float(-special.ndtri((1 - level) / 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (k + z * z / 2) / (n + z * z)
+        half = z / (n + z * z) * np.sqrt(np.maximum(k * (n - k), 0) / n + z * z / 4)
+        lo = np.where(n > 0, np.clip(centre - half, 0, 1), np.nan)
+        hi = np.where(n > 0, np.clip(centre + half, 0, 1), np.nan)
+    return lo, hi
+
+
+def value_arrays(table: CountTable, level: float = LEVEL) -> dict[str, np.ndarray]:
+    """The columns of :func:`per_value` as arrays over the cells with answers
+    (vectorised: a continuous table has as many cells as rows)."""
+    t = single(table)
+    m = t.n > 0
+    n, k = t.n[m].astype(np.int64), t.correct[m].astype(np.int64)
+    tp = test_prob(t)[m]
+    lo, hi = wilson_interval(k, n, level)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a stated 0 or 100 has no variance
+        z = (k - n * tp) / np.sqrt(n * tp * (1 - tp))
+        # two-sided normal p from its log (as z_test); exact binomial tails where the normal is poor
+        pz = np.exp(np.log(2.0) + special.log_ndtr(-np.abs(z)))
+        tail = np.minimum(special.bdtr(k, n, tp), np.where(k > 0, special.bdtrc(k - 1, n, tp), 1.0))
+    small = np.minimum(n * tp, n * (1 - tp)) < MIN_EXPECTED
+    pv = np.where(small, np.maximum(np.minimum(1.0, 2 * tail), P_FLOOR), np.maximum(pz, P_FLOOR))
+    pv = np.where(small | np.isfinite(z), pv, np.nan)
+    hit = k / np.maximum(n, 1)
+    return {
+        "value": t.value[m].astype(np.float64), "prob": t.prob[m].astype(np.float64), "n": n, "correct": k,
+        "share": n / max(t.total, 1), "hit_rate": hit, "lo": lo, "hi": hi, "gap": t.prob[m] - hit,
+        "z": np.where(np.isfinite(z), z, np.nan), "p_value": pv,
+    }
+
+
+def per_value(table: CountTable, level: float = LEVEL) -> tuple[ValueRow, ...]:
+    """One :class:`ValueRow` per distinct stated value (cells with answers); see
+    :func:`value_arrays`. Meaningful on a stated scale (values that repeat, see
+    :func:`choose_scheme`); a continuous score has one row per answer."""
+    a = value_arrays(table, level)
+    cols = [a[f] for f in ("value", "prob", "n", "correct", "share", "hit_rate", "lo", "hi", "gap", "z", "p_value")]
+    return tuple(
+        ValueRow(float(v), float(p), int(n), int(k), float(sh), float(h), float(lo), float(hi), float(g),
+                 finite_or_none(z), finite_or_none(pv))
+        for v, p, n, k, sh, h, lo, hi, g, z, pv in zip(*cols, strict=True)
+    )

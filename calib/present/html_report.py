@@ -1,0 +1,238 @@
+"""The whole audit as one self-contained HTML file (figures interactive, works offline).
+
+The page is assembled from :class:`Block` s (headings, paragraphs, key figures,
+tables, Plotly figures). Every piece of text, including model names, ids and file
+names, goes through :func:`calib.present.format.esc`; no user text is ever inserted as markup.
+Figures are written with Plotly's own ``to_html``: the first one embeds plotly.js
+(``include_plotlyjs=True``, about 3.5 MB) so the file needs no network, the others
+reuse it. No ``<script src>``, stylesheet link or font is fetched from anywhere.
+
+This module builds strings; it does not import plotly (figures arrive as objects
+built by :mod:`calib.present.figures`) and does not compute any metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from calib.present.format import esc, sig
+
+if TYPE_CHECKING:
+    from calib.audit import Audit
+    from calib.dataset import Dataset
+
+#: Inline style sheet: readable at laptop width and in print.
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;
+padding:24px;color:#1f2328;line-height:1.45}
+h1{font-size:1.7em;margin-bottom:.2em}h2{font-size:1.35em;margin-top:1.8em;border-bottom:1px solid #d0d7de}
+h3{font-size:1.1em;margin-top:1.4em}
+p.meta{color:#57606a;font-size:.9em}
+p.verdict{font-size:1.08em;background:#f6f8fa;border-left:4px solid #0072B2;padding:10px 14px}
+p.warning{background:#fff8c5;border-left:4px solid #bf8700;padding:8px 12px}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
+th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:right;vertical-align:top}
+th{background:#f6f8fa}td.t,th.t{text-align:left}
+dl.kv{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:8px 16px;margin:.6em 0 1em}
+dl.kv div{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px}
+dl.kv dt{color:#57606a;font-size:.85em}dl.kv dd{margin:0;font-size:1.25em;font-weight:600}
+dl.kv dd small{font-size:.7em;font-weight:400;color:#57606a}
+.fig{margin:.4em 0 1.2em}
+"""
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+    kind: str = ""  # "", "verdict", "warning", "meta"
+
+
+@dataclass(frozen=True)
+class KeyFigures:
+    """Headline numbers: ``(label, value, detail)`` triples (detail: an interval, may be "")."""
+
+    items: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    frame: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A Plotly figure object (anything with ``to_html``)."""
+
+    figure: Any
+    config: dict[str, object] = field(default_factory=dict)
+
+
+Block = Heading | Paragraph | KeyFigures | Table | Figure
+
+
+def _cell(value: object) -> str:
+    if value is None or isinstance(value, float):
+        return sig(value, 4)
+    return esc(value)
+
+
+def table_html(frame: pd.DataFrame, caption: str = "") -> str:
+    """A DataFrame as an HTML table, every header and cell escaped."""
+    out = ["<table>"]
+    if caption:
+        out.append(f"<caption>{esc(caption)}</caption>")
+    text_cols = {c for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])}
+    out.append("<thead><tr>")
+    for c in frame.columns:
+        cls = ' class="t"' if c in text_cols else ""
+        out.append(f"<th{cls}>{esc(c)}</th>")
+    out.append("</tr></thead><tbody>")
+    for row in frame.itertuples(index=False):
+        out.append("<tr>")
+        for c, v in zip(frame.columns, row, strict=True):
+            cls = ' class="t"' if c in text_cols else ""
+            out.append(f"<td{cls}>{_cell(v)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def render(title: str, blocks: Sequence[Block], *, subtitle: str = "") -> str:
+    """The complete HTML document.
+
+    Parameters
+    ----------
+    title:
+        Page title (escaped).
+    blocks:
+        Content in order.
+    subtitle:
+        A line under the title (escaped), e.g. the generator and the settings.
+    """
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        # nothing on this page may be fetched from elsewhere
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data: blob:; "
+        "font-src data:\">",
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+    ]
+    if subtitle:
+        parts.append(f'<p class="meta">{esc(subtitle)}</p>')
+    first_figure = True
+    for i, b in enumerate(blocks):
+        if isinstance(b, Heading):
+            lv = min(max(b.level, 2), 4)
+            parts.append(f"<h{lv}>{esc(b.text)}</h{lv}>")
+        elif isinstance(b, Paragraph):
+            cls = f' class="{esc(b.kind)}"' if b.kind else ""
+            parts.append(f"<p{cls}>{esc(b.text)}</p>")
+        elif isinstance(b, KeyFigures):
+            parts.append('<dl class="kv">')
+            for label, value, detail in b.items:
+                small = f" <small>{esc(detail)}</small>" if detail else ""
+                parts.append(f"<div><dt>{esc(label)}</dt><dd>{esc(value)}{small}</dd></div>")
+            parts.append("</dl>")
+        elif isinstance(b, Table):
+            parts.append(table_html(b.frame, b.caption))
+        elif isinstance(b, Figure):
+            div = b.figure.to_html(
+                full_html=False,
+                include_plotlyjs=first_figure,  # embedded once, reused by the others
+                include_mathjax=False,
+                div_id=f"calib-fig-{i}",
+                config=b.config or None,
+            )
+            first_figure = False
+            parts.append(f'<div class="fig">{div}</div>')
+        else:  # pragma: no cover - typing guards this
+            raise TypeError(f"not a report block: {type(b).__name__}")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ the audit report
+@dataclass(frozen=True, eq=False)
+class ModelResults:
+    """Everything the report shows about one model, as the engine computed it.
+
+    ``headline`` holds ``(label, value, interval)`` texts already formatted by the
+    caller (so the report and the dashboard print the same strings); ``figures``
+    are Plotly figures from :mod:`calib.present.figures`; ``tables`` are ``(caption, frame)``.
+    """
+
+    name: str
+    headline: tuple[tuple[str, str, str], ...] = ()
+    verdict: str = ""
+    sentences: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    figures: tuple[Any, ...] = ()
+    tables: tuple[tuple[str, pd.DataFrame], ...] = ()
+    sections: tuple[tuple[str, tuple[Block, ...]], ...] = ()
+    load_summary: str = ""
+
+    @classmethod
+    def of(
+        cls, ds: Dataset, a: Audit, *, headline: tuple[tuple[str, str, str], ...] = (),
+        figures: Sequence[Any] = (), tables: Sequence[tuple[str, pd.DataFrame]] = (),
+        sections: Sequence[tuple[str, tuple[Block, ...]]] = (),
+    ) -> ModelResults:
+        """One model's results from its dataset and audit: the verdict's first sentence as
+        the verdict, the others as sentences, the audit's notes as warnings and the load
+        summary (``source: summary``); the rest as given."""
+        return cls(
+            name=ds.name, headline=tuple(headline), verdict=a.verdict[0] if a.verdict else "",
+            sentences=tuple(a.verdict[1:]), warnings=tuple(a.notes), figures=tuple(figures), tables=tuple(tables),
+            sections=tuple(sections), load_summary=f"{ds.report.source}: {ds.report.summary()}",
+        )
+
+
+def audit_report(
+    models: Sequence[ModelResults], *, comparison: pd.DataFrame | None = None,
+    comparison_figures: Sequence[Any] = (), settings: str = "", title: str = "Calibration audit",
+    config: dict[str, object] | None = None,
+) -> str:
+    """The dashboard's whole audit as one HTML document (see :func:`render`).
+
+    Order: the comparison of all models (when there are several), then per model
+    its headline figures, verdict, what the most used values meant, figures,
+    tables and extra sections (recalibration, routing), and the load report summary.
+    """
+    cfg = dict(config or {})
+    blocks: list[Block] = []
+    if comparison is not None and len(comparison):
+        blocks.append(Heading("Models side by side"))
+        blocks.append(Table(comparison))
+        blocks.extend(Figure(f, cfg) for f in comparison_figures)
+    for m in models:
+        blocks.append(Heading(m.name))
+        if m.load_summary:
+            blocks.append(Paragraph(m.load_summary, kind="meta"))
+        if m.headline:
+            blocks.append(KeyFigures(tuple(m.headline)))
+        if m.verdict:
+            blocks.append(Paragraph(m.verdict, kind="verdict"))
+        blocks.extend(Paragraph(w, kind="warning") for w in m.warnings)
+        blocks.extend(Paragraph(s) for s in m.sentences)
+        blocks.extend(Figure(f, cfg) for f in m.figures)
+        for caption, frame in m.tables:
+            blocks.append(Heading(caption, level=3))
+            blocks.append(Table(frame))
+        for heading, content in m.sections:
+            blocks.append(Heading(heading, level=3))
+            blocks.extend(b if not isinstance(b, Figure) or b.config else Figure(b.figure, cfg) for b in content)
+    return render(title, blocks, subtitle=settings)

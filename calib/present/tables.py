@@ -1,0 +1,88 @@
+"""The tables that the pages, the reports and the CLI all show, each built once.
+
+- :func:`comparison_table` / :func:`comparison_markdown`: several models side by side
+  (:class:`calib.compare.Comparison`) in the blog post's layout, as formatted text;
+- :func:`per_value_frame`: what each stated value meant (:class:`calib.metrics.ValueRow`),
+  as numbers in percent.
+
+Every figure is written with :mod:`calib.present.format`; nothing is computed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from calib.present.format import MISSING, ci_text, num, pct
+
+if TYPE_CHECKING:
+    from calib.compare import Comparison, ModelRow
+    from calib.metrics import ValueRow
+
+#: Columns of :func:`per_value_frame` that hold percentages (one decimal reads well).
+PER_VALUE_PERCENT_COLUMNS: tuple[str, ...] = (
+    "share (%)", "hit rate (%)", "CI low (%)", "CI high (%)", "stated minus hit rate (percentage points)")
+
+
+def comparison_table(c: Comparison) -> pd.DataFrame:
+    """The comparison as formatted text in the blog's layout, one column per heading:
+    Model, Right, Mean stated, Said <at> or more, Right when it did, Calibration error
+    (ECE with its interval), Brier vs constant (with the paired test's winner)."""
+    at_label = _at_label(c.rows, c.at)
+    return pd.DataFrame([{
+        "Model": r.model,
+        "Right": pct(r.accuracy, 1),
+        "Mean stated": num(r.mean_stated, 1 if r.scale != "0-1" else 3),
+        f"Said {at_label} or more": MISSING if r.share_at is None else f"{pct(r.share_at, 0)} of answers",
+        "Right when it did": pct(r.right_when_at, 1),
+        "Calibration error": _with_ci(r.ece, r.ece_lo, r.ece_hi),
+        "Brier vs constant": _brier_text(r),
+    } for r in c.rows])
+
+
+def comparison_markdown(c: Comparison) -> str:
+    """:func:`comparison_table` as Markdown (user text escaped for table cells)."""
+    df = comparison_table(c)
+    head = "| " + " | ".join(df.columns) + " |"
+    sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    lines = [head, sep]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _with_ci(x: float | None, lo: float | None, hi: float | None) -> str:
+    ci = ci_text((lo, hi), 2)
+    return f"{num(x, 2)} {ci}" if x is not None and ci else num(x, 2)
+
+
+def _brier_text(r: ModelRow) -> str:
+    if r.brier is None or r.brier_constant is None:
+        return MISSING
+    # the paired test decides (as in the audit); the p-value is in the JSON
+    who = {"constant": "constant wins", "stated": "stated wins"}.get(r.brier_winner or "", "no clear winner")
+    return f"{num(r.brier)} vs {num(r.brier_constant)} ({who})"
+
+
+def _at_label(rows: Sequence[ModelRow], at: float) -> str:
+    labels = {f"{r.at_stated:g}" for r in rows}
+    return labels.pop() if len(labels) == 1 else f"{100 * at:g}%"
+
+
+def per_value_frame(rows: Sequence[ValueRow], *, digits: int | None = None) -> pd.DataFrame:
+    """What each stated value meant, one row per value: stated, answers, share (%), right,
+    hit rate (%), CI low (%) and CI high (%) (Wilson), stated minus hit rate (percentage
+    points); percentages rounded to ``digits`` decimals when given (for a report whose
+    cells are written as they are), else left for the viewer to format
+    (:data:`PER_VALUE_PERCENT_COLUMNS`)."""
+    def p(x: float) -> float:
+        return 100 * x if digits is None else round(100 * x, digits)
+
+    return pd.DataFrame(
+        [{"stated": r.value, "answers": r.n, "share (%)": p(r.share), "right": r.correct,
+          "hit rate (%)": p(r.hit_rate), "CI low (%)": p(r.lo), "CI high (%)": p(r.hi),
+          "stated minus hit rate (percentage points)": p(r.gap)} for r in rows],
+        columns=["stated", "answers", *PER_VALUE_PERCENT_COLUMNS[:1], "right", *PER_VALUE_PERCENT_COLUMNS[1:]],
+    )

@@ -1,0 +1,165 @@
+"""The audit as a short text report (what ``calib audit`` prints) and as JSON.
+
+The text reads top to bottom like the reference post: the load line, a table of
+the figures with their intervals, the per-value table (what each stated value
+meant), the tests, and the verdict. Numbers come from :class:`calib.audit.Audit`
+only; nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from calib.audit import Audit
+from calib.present.format import interval, num, p_value, pct, points, sig, value
+
+#: Width of the label column of the figures table.
+LABEL = 30
+
+
+def to_json(a: Audit, *, indent: int | None = 2) -> str:
+    """The audit's JSON object (:meth:`Audit.to_dict`), strict: no NaN or Infinity."""
+    # ASCII: a lone surrogate read from the input is escaped, never an encoding error
+    return json.dumps(a.to_dict(), indent=indent, allow_nan=False, ensure_ascii=True)
+
+
+def _line(label: str, value: str, ci: str = "") -> str:
+    return f"  {label:<{LABEL}}{value:>12}   {ci}".rstrip()
+
+
+def _ival(ci: tuple[float | None, float | None], fmt: Callable[[float | None], str] = num) -> str:
+    return interval(ci[0], ci[1], fmt)
+
+
+def _n4(x: float | None) -> str:
+    return num(x, 4)
+
+
+def _n2(x: float | None) -> str:
+    return num(x, 2)
+
+
+def figures(a: Audit) -> list[str]:
+    """The table of figures with their bootstrap intervals."""
+    mt, ci = a.metrics, a.ci
+    level = f"{100 * a.level:g}%"
+
+    def stated(p: float | None) -> str:
+        return sig(None if p is None else float(a.scale.to_stated(p)))
+
+    scheme = {"values": "per value", "width": f"{a.bins} equal-width bins", "mass": f"{a.bins} equal-mass bins"}[a.scheme]
+    rows = [
+        f"  {'':<{LABEL}}{'estimate':>12}   {level} interval ({a.reps:,} resamples)" if a.reps else
+        f"  {'':<{LABEL}}{'estimate':>12}",
+        _line("Answers", f"{a.n:,}"),
+        _line("Right", pct(mt["accuracy"]), _ival(ci["accuracy"], pct)),
+        _line(f"Mean stated ({a.scale.name})", stated(mt["mean_confidence"]), _ival(ci["mean_confidence"], stated)),
+        _line("Overconfidence (stated - right)", points(mt["overconfidence"]), _ival(ci["overconfidence"], points)),
+    ]
+    for label, key in (("Brier score", "brier"), ("Brier, constant base rate", "brier_base_rate"),
+                       ("Brier skill vs base rate", "brier_skill"), ("Log loss", "log_loss"),
+                       ("AUROC (0.5 = no ranking)", "auroc"), (f"ECE ({scheme})", "ece"), ("MCE", "mce"),
+                       ("Debiased L2 error", "ece_l2_debiased"), ("Smooth ECE", "smooth_ece")):
+        rows.append(_line(label, num(mt[key]), _ival(ci[key])))
+    for label, x, key in (
+        ("Murphy reliability", a.murphy.reliability, "murphy_reliability"),
+        ("Murphy resolution", a.murphy.resolution, "murphy_resolution"),
+        ("Murphy uncertainty", a.murphy.uncertainty, "murphy_uncertainty"),
+        ("CORP miscalibration (MCB)", a.corp.mcb, "corp_mcb"),
+        ("CORP discrimination (DSC)", a.corp.dsc, "corp_dsc"),
+        ("CORP uncertainty (UNC)", a.corp.unc, "corp_unc"),
+    ):
+        rows.append(_line(label, _n4(x), _ival(ci[key], _n4)))
+    rows += [
+        _line("Cox intercept (0 = calibrated)", _n2(a.cox.intercept), _ival(a.cox.intercept_ci, _n2)),
+        _line("Cox slope (1 = calibrated)", _n2(a.cox.slope), _ival(a.cox.slope_ci, _n2)),
+    ]
+    return rows
+
+
+def tests_block(a: Audit) -> list[str]:
+    """One line per test: statistic and p-value."""
+    names = {
+        "calibration_in_the_large": "Calibration-in-the-large",
+        "goodness_of_fit": "Per-value goodness of fit" if a.scheme == "values" else "Binned goodness of fit",
+        "cox_lr": "Cox recalibration (LR)",
+        "brier_vs_constant": "Brier vs constant (paired)",
+        "spiegelhalter": "Spiegelhalter Z (not used)",
+        "auroc_vs_chance": "AUROC vs chance (M-W U)",
+    }
+    out = []
+    for key, label in names.items():
+        t = a.tests[key]
+        if t.statistic is None:
+            # p = 0 without a statistic: data that calibration rules out (the note says which)
+            out.append(f"  {label:<{LABEL}}{'p=0, ' if t.p_value == 0 else 'undefined: '}{t.note}")
+            continue
+        stat = f"z = {t.statistic:.2f}" if t.df is None else f"chi2 = {t.statistic:.1f}, df {t.df:g}"
+        out.append(f"  {label:<{LABEL}}{stat}, {p_value(t.p_value, t.log10_p, bound=t.p_bound)}")
+    return out
+
+
+def per_value_block(a: Audit) -> list[str]:
+    """What each stated value meant (unpooled tables), or the bins (pooled ones)."""
+    level = f"{100 * a.level:g}%"
+    if a.per_value:
+        out = [f"  {'stated':>8} {'n':>9} {'share':>7} {'right':>7}   {level + ' Wilson':<16}{'gap':>7}"]
+        for r in a.per_value:
+            out.append(
+                f"  {value(r.value):>8} {r.n:>9,} {100 * r.share:>6.1f}% {100 * r.hit_rate:>6.1f}%   "
+                f"{f'[{100 * r.lo:.1f}, {100 * r.hi:.1f}]':<16}{100 * r.gap:>+7.1f}"
+            )
+        return out
+    out = [f"  {'bin':>17} {'n':>9} {'stated':>7} {'right':>7}   {level + ' Wilson':<16}{'gap':>7}"]
+    for b in a.bin_table:
+        rng = f"{value(b.lo)}-{value(b.hi)}"
+        out.append(
+            f"  {rng:>17} {b.n:>9,} {100 * b.mean_prob:>6.1f}% {100 * b.hit_rate:>6.1f}%   "
+            f"{f'[{100 * b.ci_lo:.1f}, {100 * b.ci_hi:.1f}]':<16}{100 * b.gap:>+7.1f}"
+        )
+    return out
+
+
+def groups_block(a: Audit) -> list[str]:
+    """One line per group: the comparison table of the reference post."""
+    out = [f"  {'group':<24} {'n':>8} {'right':>7} {'stated':>7} {'ECE':>7} {'interval':>16}  {'Brier':>6} {'const':>6}"]
+    for g in a.groups:
+        mt = g.metrics
+        ival = _ival(g.ci["ece"])
+        mc = mt["mean_confidence"]
+        out.append(
+            f"  {g.name[:24]:<24} {g.n:>8,} {pct(mt['accuracy']):>7} "
+            f"{sig(None if mc is None else float(g.scale.to_stated(mc))):>7} {num(mt['ece']):>7} {ival:>16}  "
+            f"{num(mt['brier']):>6} {num(mt['brier_base_rate']):>6}"
+        )
+    return out
+
+
+def render_text(a: Audit) -> str:
+    """The whole human report."""
+    title = f"Calibration audit: {a.name}" if a.name else "Calibration audit"
+    lines = [title, "=" * len(title)]
+    if a.load_report is not None:
+        lines.append(f"Loaded {a.load_report.source}: {a.load_report.summary()}.")
+        if a.load_report.scale and a.load_report.scale.get("how"):
+            lines.append(f"Scale: {a.load_report.scale['how']}.")
+        for issue in a.load_report.issues[:5]:
+            lines.append(f"  {issue.message()}")
+        if len(a.load_report.issues) > 5:
+            lines.append(f"  ... {a.load_report.dropped - 5:,} more dropped lines (see --json load_report)")
+    if a.clusters is not None:
+        c = a.clusters
+        eff = "" if c["effective_n"] is None else (f"; effective n {c['effective_n']:,.0f} of {a.n:,} "
+                                                  f"(design effect {c['design_effect']:.2f})")
+        lines.append(f"Clusters: {c['count']:,} ({c['how']}){eff}: intervals resample clusters.")
+    lines += ["", "Verdict"]
+    lines += [f"  - {s}" for s in a.verdict]
+    lines += ["", "Figures"] + figures(a)
+    lines += ["", "Tests (two-sided; the verdict uses the first four)"] + tests_block(a)
+    lines += ["", "What each stated value meant" if a.per_value else f"Bins ({a.scheme})"] + per_value_block(a)
+    if a.groups:
+        lines += ["", f"By group ({len(a.groups)})"] + groups_block(a)
+    if a.notes:
+        lines += ["", "Notes"] + [f"  - {s}" for s in a.notes]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,154 @@
+"""The start of every page: :func:`page_setup` (see the package docstring), the sidebar's
+data and recalibration panels, and the warm-up of the engine after the Data page's
+first paint."""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from calib.dataset import Dataset
+from calib.hosting import view as views
+from dashboard import auth
+from dashboard.context import Context
+from dashboard.entries import available_samples, datasets, entries, load_entry, set_entries, sync_samples
+from dashboard.keys import NOTES_KEY, PAGE_JUMPED_KEY, SHARED_KEY, VIEW_KEY
+from dashboard.layout import METHOD_LABELS, PAGE_FILES, PAGE_TITLES, SCORING_LABELS, link, md_escape
+from dashboard.sharing import restore_shared, share_panel
+from dashboard.state import bind, get_view, set_view, sync_url
+from dashboard.threshold import threshold_panel
+
+LOG = logging.getLogger("calib.ui")
+
+
+def page_setup(page: str) -> Context:
+    """Start a page: access, view from the URL, data, sidebar. See the package docstring."""
+    st.set_page_config(page_title=f"calib · {PAGE_TITLES[page]}", layout="wide")
+    acc = auth.access()
+    if not acc.allowed:
+        st.stop()
+    v = _restore_view()
+    if page == "data" and ("page" in st.query_params or SHARED_KEY in st.session_state) and v.page != "data" \
+            and not st.session_state.get(PAGE_JUMPED_KEY):
+        # a share link opens the entry page with ?page=...: go where it points, once
+        st.session_state[PAGE_JUMPED_KEY] = True
+        st.switch_page(PAGE_FILES[v.page])
+    if v.page != page:
+        v = views.with_changes(v, page=page)
+        set_view(v)
+    sync_samples(v)
+    ds = datasets()
+    if ds and v.model not in {d.name for d in ds}:
+        v = views.with_changes(v, model=ds[0].name)
+        set_view(v)
+    from calib.present import figures
+
+    colors = figures.palette([d.name for d in ds])
+    with st.sidebar:
+        _data_panel(ds, page)
+        share_panel(acc, ds)
+        _recalibration_panel(ds)
+    notes = st.session_state.pop(NOTES_KEY, ())
+    for n in notes:
+        st.warning(md_escape(n))
+    v = get_view()
+    sync_url(v)
+    ctx = Context(page=page, view=v, access=acc, datasets=tuple(ds), colors=colors)
+    if page not in ("routing", "data"):
+        # the Routing page calls the panel itself, with its detail in the main area; the
+        # Data page calls it after its load reports, so that a fresh upload's report shows
+        # before the routing resamples are drawn (a second on a 14,000-sample folder)
+        with st.sidebar:
+            threshold_panel(ctx)
+    return ctx
+
+
+def _restore_view() -> views.View:
+    """First run of a session: the view comes from the URL (a copied link)."""
+    if VIEW_KEY in st.session_state:
+        return get_view()
+    params = st.query_params.to_dict()
+    token = params.get("share")
+    if token is not None:
+        shared = restore_shared(str(token))
+        if shared is not None:
+            items, v = shared
+            set_entries([load_entry(e) for e in items])
+            set_view(v)
+            return v
+    v, notes = views.from_params(params, available_samples=available_samples())
+    st.session_state[NOTES_KEY] = notes
+    set_view(v)
+    return v
+
+
+def _data_panel(ds: list[Dataset], page: str) -> None:
+    st.subheader("Data")
+    failed = sum(1 for e in entries() if e.error is not None)
+    if failed:
+        st.caption(f"{failed} input(s) could not be loaded: see the Data page.")
+    if not ds:
+        st.caption("No data loaded yet.")
+        if page != "data":
+            link("data", "Upload a file or pick a sample")
+        return
+    names = [d.name for d in ds]
+    st.selectbox("Model", names, **bind("model", "w_model"),
+                 help="The model or judge shown on single-model views.")
+    st.caption(f"{len(ds)} dataset(s) loaded")
+
+
+def _recalibration_panel(ds: list[Dataset]) -> None:
+    st.subheader("Recalibration")
+    if not ds:
+        # no widgets to seed: the view keeps its map (from the URL) for when data arrives
+        st.caption("Load data to fit a recalibration map.")
+        return
+    st.selectbox("Map", views.METHODS, format_func=METHOD_LABELS.__getitem__, **bind("method", "w_method"))
+    v = get_view()
+    if v.method != "none":
+        st.selectbox("Scored on", views.SCORINGS, format_func=SCORING_LABELS.__getitem__,
+                     **bind("scoring", "w_scoring"))
+        if v.scoring == "kfold":
+            st.number_input("Folds", min_value=views.FOLDS_RANGE[0], max_value=views.FOLDS_RANGE[1], step=1,
+                            **bind("folds", "w_folds"))
+        if v.scoring == "file":
+            others = [d.name for d in ds if d.name != v.model]
+            if not others:
+                st.caption("Load a second file (same model, other items) to score the map on it.")
+            else:
+                if v.eval_model not in others:
+                    set_view(views.with_changes(v, eval_model=others[0]))
+                st.selectbox("Second file", others, **bind("eval_model", "w_eval"))
+
+
+#: Imported by :func:`warm_up`: what the first upload and the first audit need.
+WARM_MODULES = (
+    "pandas", "pyarrow.json", "scipy.optimize", "scipy.special", "scipy.fft", "scipy.sparse",
+    "calib.readers.stated", "calib.readers.logprobs", "calib.readers.lmeval", "calib.readers.inspect",
+    "calib.audit", "calib.compare", "calib.curves", "calib.maps", "calib.routing", "calib.present.figures",
+)
+_warmed = False
+
+
+def warm_up() -> None:
+    """Import the libraries the first upload needs, once per server process.
+
+    Called at the end of the Data page's run: its widgets are already on their way to
+    the browser, so the cold start's first paint does not wait for pandas, scipy and
+    the readers (about 1.5 s on two cores), and the person picking a file pays
+    nothing for them. In the script thread, not a background one: concurrent imports
+    of the same packages from two threads can deadlock on the import locks.
+    """
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a broken install shows where the module is used, not on every page
+            LOG.exception("warm-up: importing %s failed", name)

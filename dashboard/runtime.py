@@ -1,0 +1,66 @@
+"""Process-wide hosting state, one per server (``st.cache_resource``): the limits, the
+access configuration, the password gate, the memory ledger, the heavy-work gate and the
+share store; and this session's memory budget."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import streamlit as st
+
+from calib.hosting.access import AccessConfig, PasswordGate
+from calib.hosting.budget import HeavyGate, MemoryLedger, SessionBudget
+from calib.hosting.store import Store
+from calib.limits import Limits
+from dashboard.keys import BUDGET_KEY
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Process-wide hosting state: one per server (``st.cache_resource``)."""
+
+    limits: Limits
+    config: AccessConfig
+    gate: PasswordGate | None
+    ledger: MemoryLedger
+    heavy: HeavyGate
+
+
+@st.cache_resource(show_spinner=False)
+def runtime() -> Runtime:
+    """Limits, access configuration, password gate, memory ledger and heavy-work gate,
+    read once from the environment (and ``st.secrets``). A setting that does not parse
+    raises :class:`CalibError` naming it (not cached, so fixing it and reloading works)."""
+    limits = Limits.from_env(max_upload_mb=st.get_option("server.maxUploadSize"))
+    try:
+        # reading st.secrets also promotes its root keys to os.environ (Community Cloud)
+        pw = st.secrets.get("CALIB_PASSWORD")
+    except Exception:  # no secrets.toml: nothing to read
+        pw = None
+    cfg = AccessConfig.from_env(password=str(pw) if pw else None)
+    return Runtime(
+        limits=limits, config=cfg,
+        gate=PasswordGate.from_config(cfg) if cfg.password else None,
+        ledger=MemoryLedger.from_limits(limits), heavy=HeavyGate.from_limits(limits),
+    )
+
+
+@st.cache_resource(show_spinner=False)
+def share_store() -> Store:
+    """The share store (``CALIB_DATA_DIR``), opened on first use: a session that never
+    shares or opens a link never touches the disk."""
+    return Store.from_env()
+
+
+def heavy(what: str) -> contextlib.AbstractContextManager[None]:
+    """``with heavy("…"):`` around a parse or a bootstrap: at most ``CALIB_HEAVY_JOBS`` at once."""
+    return runtime().heavy.slot(what)
+
+
+def budget() -> SessionBudget:
+    """This session's memory budget (opened on first use, kept in the session state)."""
+    b = st.session_state.get(BUDGET_KEY)
+    if b is None:
+        b = st.session_state[BUDGET_KEY] = runtime().ledger.open_session()
+    return b

@@ -1,0 +1,64 @@
+"""What the Overview and the report both print about an audit: the headline figures,
+which forecast wins, and the settings behind every number, in one line."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from calib.hosting import view as views
+from calib.present import format as fmt
+from dashboard.layout import METHOD_LABELS, SCHEME_LABELS, SCORING_LABELS
+
+if TYPE_CHECKING:
+    from calib.audit import Audit
+
+#: The Overview's headline figures: (label, metric name, as a percentage, digits).
+HEADLINE: tuple[tuple[str, str, bool, int], ...] = (
+    ("Accuracy", "accuracy", True, 1),
+    ("Mean stated confidence", "mean_confidence", True, 1),
+    ("ECE", "ece", False, 3),
+    ("Brier score", "brier", False, 4),
+    ("Brier of the constant", "brier_base_rate", False, 4),
+    ("AUROC", "auroc", False, 3),
+)
+#: How the Overview words the paired Brier test's decision (:func:`calib.metrics.brier_winner`).
+FORECAST_WORDS = {
+    "constant": "the constant",
+    "stated": "the stated confidence",
+    "neither": "neither (no clear difference)",
+}
+
+
+def headline(a: Audit) -> tuple[tuple[str, str, str], ...]:
+    """``(label, value, interval)`` of the headline figures of an audit, as the Overview
+    prints them (the HTML report prints the same strings)."""
+    out = []
+    for label, key, pct, digits in HEADLINE:
+        x = a.metrics.get(key)
+        ci = a.ci.get(key)
+        value = fmt.pct(x, digits) if pct else fmt.num(x, digits)
+        out.append((label, value, fmt.ci_text(ci, digits, as_pct=pct) if ci and ci[0] is not None else ""))
+    return tuple(out)
+
+
+def better_forecast(a: Audit) -> str | None:
+    """Which forecast the audit's paired Brier test favours at its level: "the constant"
+    (the model's own hit rate for every answer), "the stated confidence", or neither;
+    ``None`` when the test is undefined. The same decision as the audit's verdict."""
+    from calib import metrics
+
+    winner = metrics.brier_winner(a.tests["brier_vs_constant"], 1 - a.level)
+    return None if winner is None else FORECAST_WORDS[winner]
+
+
+def settings_text(v: views.View) -> str:
+    """The settings behind every number, in one line (printed on the report)."""
+    parts = [
+        f"binning {SCHEME_LABELS[v.scheme]}" + (f" ({v.bins} bins)" if v.scheme in ("width", "mass") else ""),
+        f"{v.reps:,} bootstrap resamples, seed {v.seed}, {100 * v.level:g}% intervals",
+        f"map {METHOD_LABELS[v.method]}" + ("" if v.method == "none" else f", scored on {SCORING_LABELS[v.scoring]}"),
+    ]
+    if v.lo is not None:
+        parts.append(f"review threshold {v.lo:g}" + ("" if v.hi is None else f", upper {v.hi:g}")
+                     + (" on the recalibrated probability" if v.on == "calibrated" else ""))
+    return "; ".join(parts)

@@ -1,0 +1,245 @@
+"""The review threshold: its axis for one dataset, the sidebar widgets, the routing at
+the view's thresholds and the fragment that reruns alone when a slider moves.
+
+The defaults come from the engine (:func:`calib.routing.default_thresholds`); the view
+keeps ``lo``/``hi`` as ``None`` until a person moves a slider.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from calib.dataset import Dataset
+from calib.errors import CalibError
+from calib.hosting import view as views
+from calib.present import format as fmt
+from calib.scale import Scale
+from dashboard.context import Context
+from dashboard.keys import FRAGMENT_TIMING_KEY
+from dashboard.layout import THRESHOLD_ON_LABELS, md_escape, metric, show_error
+from dashboard.results import routing_basis
+from dashboard.state import change_view, get_view, set_view, sync_url
+
+if TYPE_CHECKING:
+    from calib.maps import CalibrationMap
+    from calib.routing import Basis, Routing
+    from calib.rows import Judgments
+
+    Detail = Callable[[Context, Dataset, Routing, "ThresholdAxis", Basis, CalibrationMap | None], None]
+
+
+@dataclass(frozen=True)
+class ThresholdAxis:
+    """Where a threshold can sit for one dataset: bounds, step, defaults, units."""
+
+    on: str
+    lo: float
+    hi: float
+    step: float
+    default_lo: float
+    default_hi: float
+    unit: str  # shown after numbers: "" for a stated scale, " (probability)" for calibrated
+
+    @property
+    def format(self) -> str:
+        """printf format of the slider: as many decimals as the step has."""
+        import math
+
+        decimals = max(0, -math.floor(math.log10(self.step) + 1e-9))
+        return f"%.{decimals}f"
+
+    def to_percent(self, x: float, scale: Scale) -> float:
+        """Position on the reliability diagram's x axis (probability in %)."""
+        return 100.0 * (float(scale.to_prob(x)) if self.on == "stated" else x)
+
+
+def threshold_axis(ds: Dataset, on: str) -> ThresholdAxis:
+    """The slider's range: the stated scale, or [0, 1] for calibrated probabilities.
+
+    The step is a hundredth of the range's order of magnitude (1 on 0-100, 0.01 on
+    0-1); the defaults are the engine's (:func:`calib.routing.default_thresholds`),
+    rounded to the step on a stated scale.
+    """
+    import math
+
+    from calib import routing
+
+    s = ds.table.scale
+    low, high = routing.default_thresholds(s, on)
+    if on == "calibrated":
+        return ThresholdAxis("calibrated", 0.0, 1.0, 0.01, low, high, " (probability)")
+    span = s.hi - s.lo
+    step = 10 ** math.floor(math.log10(span)) / 100 if span > 0 else 0.01
+    return ThresholdAxis("stated", float(s.lo), float(s.hi), float(step), round(low / step) * step,
+                         round(high / step) * step, "")
+
+
+def current_thresholds(v: views.View, axis: ThresholdAxis) -> tuple[float, float | None]:
+    """The view's thresholds inside the axis, the default where not set."""
+    vv = views.clamp_thresholds(v, axis.lo, axis.hi)
+    lo = axis.default_lo if vv.lo is None else vv.lo
+    hi = vv.hi
+    if hi is not None and hi <= lo:
+        hi = None
+    return lo, hi
+
+
+def fmt_threshold(x: float, axis: ThresholdAxis) -> str:
+    return f"{x:.2f}" if axis.on == "calibrated" or axis.step < 1 else f"{x:g}"
+
+
+def route_now(ctx: Context, ds: Dataset, v: views.View) -> tuple[Routing, ThresholdAxis, Basis,
+                                                                  CalibrationMap | None, str | None]:
+    """Routing of ``ds`` at the view's thresholds: ``(routing, axis, basis, map, note)``."""
+    from calib import routing
+
+    b, cmap, note = routing_basis(ctx, ds, v)
+    axis = threshold_axis(ds, b.on)
+    lo, hi = current_thresholds(replace(v, on=b.on), axis)
+    cost_r = v.cost_review if v.cost_review or v.cost_miss else None
+    cost_m = v.cost_miss if v.cost_review or v.cost_miss else None
+    r = routing.route(b, lo, hi, cost_review=cost_r, cost_miss=cost_m, level=v.level)
+    return r, axis, b, cmap, note
+
+
+def review_queue_csv(rows: Judgments, lower: float, cmap: CalibrationMap | None = None) -> bytes:
+    """The review queue (items below ``lower``) as CSV bytes for download, with
+    spreadsheet formulas neutralised (:func:`calib.routing.queue_to_csv`)."""
+    from calib import routing
+
+    return routing.queue_to_csv(routing.review_queue(rows, lower, calibration=cmap))
+
+
+# ----------------------------------------------------------------- widgets
+def _on_threshold_on(key: str) -> None:
+    change_view(on=st.session_state[key], lo=None, hi=None)
+
+
+def _on_lo(key: str, axis: ThresholdAxis) -> None:
+    v = get_view()
+    lo = float(st.session_state[key])
+    hi = v.hi
+    if hi is not None and hi <= lo:
+        hi = lo + axis.step if lo + axis.step <= axis.hi else None
+    set_view(views.with_changes(v, lo=lo, hi=hi))
+
+
+def _on_hi(key: str) -> None:
+    change_view(hi=float(st.session_state[key]))
+
+
+def _on_hi_toggle(key: str, axis: ThresholdAxis) -> None:
+    v = get_view()
+    if st.session_state[key]:
+        lo = axis.default_lo if v.lo is None else v.lo
+        hi = max(axis.default_hi, lo + axis.step)
+        set_view(views.with_changes(v, lo=lo, hi=hi if hi <= axis.hi else None))
+    else:
+        set_view(views.with_changes(v, hi=None))
+
+
+def _threshold_widgets(ds: Dataset, v: views.View) -> ThresholdAxis:
+    """The sidebar controls of the review threshold (inside the fragment)."""
+    st.subheader("Review threshold")
+    on_disabled = v.method == "none"
+    on = v.on if not on_disabled else "stated"
+    st.session_state["w_on"] = on
+    st.selectbox("Threshold on", views.THRESHOLD_ON, format_func=THRESHOLD_ON_LABELS.__getitem__,
+                 key="w_on", on_change=_on_threshold_on, args=("w_on",), disabled=on_disabled,
+                 help="Recalibrated: the probability the map of the Recalibration panel gives each stated value."
+                      + (" Choose a map there first (Map, above)." if on_disabled else ""))
+    axis = threshold_axis(ds, on)
+    lo, hi = current_thresholds(replace(v, on=on), axis)
+    st.session_state["w_lo"] = float(lo)
+    st.slider("Review threshold", min_value=axis.lo, max_value=axis.hi, step=axis.step, key="w_lo",
+              format=axis.format,
+              on_change=_on_lo, args=("w_lo", axis),
+              help="Items below it go to a person; items at or above it are accepted unseen.")
+    st.session_state["w_hi_on"] = hi is not None
+    st.checkbox("Add an upper threshold", key="w_hi_on", on_change=_on_hi_toggle, args=("w_hi_on", axis),
+                help="Then only items at or above the upper threshold are accepted unseen; the ones between "
+                     "the two thresholds form a middle band.")
+    if hi is not None:
+        st.session_state["w_hi"] = float(hi)
+        st.slider("Upper threshold", min_value=min(axis.hi, lo + axis.step), max_value=axis.hi, step=axis.step,
+                  key="w_hi", on_change=_on_hi, args=("w_hi",), format=axis.format)
+    return axis
+
+
+def routing_metrics(r: Routing, compact: bool = False) -> None:
+    """The routing numbers under their stable labels (browser tests look them up by label)."""
+    def ci(name: str, pct: bool = False) -> str | None:
+        iv = r.ci.get(name)
+        if iv is None or iv.lo is None:
+            return None
+        if pct:
+            return f"{100 * r.level:g}% interval {100 * iv.lo:.1f}% to {100 * iv.hi:.1f}%"
+        return f"{100 * r.level:g}% interval {iv.lo:,.0f} to {iv.hi:,.0f}"
+
+    items = [
+        ("Sent to a person", f"{r.to_person:,}", ci("to_person")),
+        ("Accepted unseen", f"{r.accepted:,}", ci("accepted")),
+        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ci("accuracy_accepted", pct=True)),
+        ("Errors slipping through", f"{r.errors_slipping:,}", ci("errors_slipping")),
+        ("Errors caught", f"{r.errors_caught:,}", ci("errors_caught")),
+    ]
+    if r.upper is not None:
+        items.append(("Middle band", f"{r.middle:,}", None))
+    if compact:
+        for label, value, help_ in items:
+            metric(st, label, value, help_)
+        return
+    # six in one row truncate their labels at laptop width: two rows of three then
+    per_row = 3 if len(items) > 5 else len(items)
+    for start in range(0, len(items), per_row):
+        row = items[start:start + per_row]
+        for c, (label, value, help_) in zip(st.columns(per_row), row, strict=False):
+            metric(c, label, value, help_)
+
+
+# ----------------------------------------------------------------- the fragment
+def threshold_panel(ctx: Context, detail: Detail | None = None) -> None:
+    """The review-threshold panel: sliders in the sidebar, numbers next to them, and
+    (on the Routing page) ``detail`` in the main area — all in one fragment, so a
+    threshold move reruns only this, not the page."""
+    if not ctx.datasets:
+        return
+    _threshold_fragment(ctx, detail)
+
+
+@st.fragment
+def _threshold_fragment(ctx: Context, detail: Detail | None) -> None:
+    started = time.perf_counter()
+    try:
+        _threshold_body(ctx, detail)
+    finally:
+        st.session_state[FRAGMENT_TIMING_KEY] = time.perf_counter() - started
+
+
+def _threshold_body(ctx: Context, detail: Detail | None) -> None:
+    v = get_view()
+    ds = next((d for d in ctx.datasets if d.name == v.model), ctx.datasets[0])
+    with st.sidebar:
+        _threshold_widgets(ds, v)
+    v = get_view()
+    try:
+        r, axis, b, cmap, note = route_now(ctx, ds, v)
+    except CalibError as exc:
+        with st.sidebar:
+            show_error(exc)
+        return
+    if detail is None:
+        with st.sidebar:
+            if note:
+                st.caption(md_escape(note))
+            routing_metrics(r, compact=True)
+    else:
+        if note:
+            st.info(md_escape(note))
+        detail(ctx, ds, r, axis, b, cmap)
+    sync_url(get_view())

@@ -1,0 +1,408 @@
+"""The threshold decision (issue 11) against brute force written out from rows.
+
+Every reference here is computed per row with scipy.stats.binom / beta, independently of
+calib.decision's helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import beta, binom
+
+from calib import decision
+from calib.dataset import Dataset
+from calib.decision import risk
+from calib.errors import CalibError
+from calib.rows import Judgments
+from calib.scale import Scale
+from calib.table import from_counts, from_judgments
+
+S100 = Scale(0.0, 100.0, "0-100")
+PROB = Scale(0.0, 1.0, "0-1")
+REC_KEYS = {"threshold", "accepted", "to_person", "coverage", "error_rate", "error_upper", "target", "confidence",
+            "method", "certified_on", "holds", "message"}
+
+
+def rows_of(stated, correct, *, scale=S100, ids=None, group=None, cluster=None):
+    n = len(stated)
+    stated = np.asarray(stated, dtype=float)
+    return Judgments(
+        stated=stated, prob=np.asarray(scale.to_prob(stated), dtype=float), correct=np.asarray(correct, bool),
+        line=np.arange(1, n + 1), item_id=np.array(ids if ids is not None else [f"q{i}" for i in range(n)]),
+        scale=scale, group=None if group is None else np.asarray(group),
+        cluster=None if cluster is None else np.asarray(cluster).astype(str),
+    )
+
+
+def discrete(seed, n=800, values=(50, 60, 70, 80, 85, 90, 95, 100), slack=0.04):
+    rng = np.random.default_rng(seed)
+    s = rng.choice(values, size=n).astype(float)
+    y = rng.random(n) < np.clip(s / 100 - slack * rng.random(), 0, 1)
+    return s, y
+
+
+def continuous(seed, n=1500):
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.beta(8, 1.3, n), 6)
+    return p, rng.random(n) < p**1.2
+
+
+# ------------------------------------------------------------ brute force
+def brute_fixed_sequence(score, y, alpha, delta):
+    """Fixed-sequence Clopper-Pearson testing, per threshold from the rows: strictest
+    first, thresholds that cannot be rejected even with no error passed over until the
+    first that can; reject while P(Bin(n, alpha) <= e) <= delta; stop at the first failure."""
+    best = None
+    started = False
+    for t in sorted(set(score.tolist()), reverse=True):
+        acc = score >= t
+        n, e = int(acc.sum()), int((~y[acc]).sum())
+        if not started and (1 - alpha) ** n > delta:
+            continue
+        started = True
+        if binom.cdf(e, n, alpha) <= delta:
+            best = (t, n, e)
+        else:
+            break
+    return best
+
+
+def brute_upper(e, n, confidence):
+    return 1.0 if e >= n else float(beta.ppf(confidence, e + 1, n - e))
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("alpha,conf", [(0.05, 0.95), (0.1, 0.9), (0.15, 0.99), (0.08, 0.8)])
+def test_recommendation_matches_brute_force(seed, alpha, conf):
+    s, y = discrete(seed, slack=0.02 + 0.02 * (seed % 4))
+    got = decision.recommend(rows_of(s, y), target=alpha, confidence=conf)
+    want = brute_fixed_sequence(s, y, alpha, 1 - conf)
+    if want is None:
+        assert got.threshold is None and not got.holds and got.accepted == 0
+        assert got.to_person == len(s)
+        return
+    t, n, e = want
+    assert got.holds and got.threshold == t and got.accepted == n and got.to_person == len(s) - n
+    assert got.error_rate == pytest.approx(e / n)
+    assert got.error_upper == pytest.approx(brute_upper(e, n, conf), rel=1e-9)
+    assert got.error_upper <= alpha + 1e-12  # a rejected null: the bound is under the target
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_recommendation_continuous_matches_brute_force(seed):
+    p, y = continuous(seed)
+    got = decision.recommend(rows_of(p, y, scale=PROB), target=0.05)
+    want = brute_fixed_sequence(p, y, 0.05, 0.05)
+    assert (got.threshold is None) == (want is None)
+    if want is not None:
+        assert got.threshold == want[0] and got.accepted == want[1]
+
+
+def test_count_table_and_rows_agree():
+    s, y = discrete(3)
+    t = from_judgments(rows_of(s, y))
+    table = from_counts(t.value, t.n, t.correct, scale=S100)
+    assert decision.recommend(table).to_dict() == decision.recommend(rows_of(s, y)).to_dict()
+
+
+def test_recommendation_json_and_message():
+    s, y = discrete(1, n=3000, slack=0.0)
+    r = decision.recommend(rows_of(s, y))
+    d = r.to_dict()
+    assert set(d) == REC_KEYS
+    json.dumps(d, allow_nan=False)
+    assert d["holds"] and d["method"] == decision.GUARANTEED and d["certified_on"] == "all rows"
+    assert "With 95% confidence, at most 5% of the items accepted unseen are wrong" in d["message"]
+    assert f"{r.accepted:,} of 3,000 items" in d["message"]
+    assert d["coverage"] == pytest.approx(r.accepted / 3000)
+
+
+def test_nothing_qualifies_says_what_would():
+    s, y = discrete(2, n=300, slack=0.0)
+    r = decision.recommend(rows_of(s, y), target=0.005)
+    assert not r.holds and r.threshold is None and "No threshold can be certified" in r.message
+    assert r.loosest_target is not None and f"{100 * r.loosest_target:.1f}".rstrip("0").rstrip(".") in r.message
+    assert decision.recommend(rows_of(s, y), target=r.loosest_target).holds
+    assert not decision.recommend(rows_of(s, y), target=r.loosest_target - 0.001).holds
+    json.dumps(r.to_dict(), allow_nan=False)
+    # at 0 errors among the 100s, more items certify a target the data cannot yet
+    s2 = np.r_[np.full(30, 100.0), np.full(70, 60.0)]
+    y2 = np.r_[np.ones(30, bool), np.zeros(70, bool)]
+    r2 = decision.recommend(rows_of(s2, y2), target=0.05)
+    assert not r2.holds and r2.items_needed is not None and r2.items_needed > 100
+    assert "more) would certify it" in r2.message
+
+
+def test_point_estimate_is_lowest_threshold_and_labelled():
+    s, y = discrete(5)
+    r = decision.recommend(rows_of(s, y), target=0.1, guarantee=False)
+    want = None
+    for t in sorted(set(s.tolist())):  # lowest threshold whose observed error is at most the target
+        acc = s >= t
+        if (~y[acc]).mean() <= 0.1:
+            want = t
+            break
+    assert r.threshold == want and r.method == decision.POINT and "no guarantee" in r.message
+
+
+def test_split_when_the_map_is_fitted_here():
+    s, y = discrete(7, n=1001)
+    r = decision.recommend(rows_of(s, y), fit="platt", target=0.1)
+    assert r.total == 500 and "held-out half" in r.certified_on and "1st, 3rd" in r.certified_on
+    t = from_judgments(rows_of(s, y))
+    r2 = decision.recommend(t, fit="platt", target=0.1)
+    assert "random split" in r2.certified_on and r2.total == pytest.approx(t.total / 2, abs=8)
+
+
+def test_clusters_use_the_effective_sample_size():
+    rng = np.random.default_rng(0)
+    items, m = 400, 4
+    v = rng.choice([80, 90, 100], size=items).astype(float)
+    q = np.clip(rng.beta(2, 2, items) * 0.3 + v / 100 - 0.12, 0, 1)  # shared per-item propensity
+    s = np.repeat(v, m)
+    y = rng.random(items * m) < np.repeat(q, m)
+    cl = np.repeat(np.arange(items), m)
+    rows = rows_of(s, y, cluster=cl)
+    c = risk.counts(from_judgments(rows))
+    # the design effect at each threshold, from the clusters' totals written out
+    for i, t in enumerate(c.score):
+        acc = s >= t
+        g = np.unique(cl[acc])
+        E = np.array([np.sum(~y[acc & (cl == j)]) for j in g], float)
+        N = np.array([np.sum(acc & (cl == j)) for j in g], float)
+        r = E.sum() / N.sum()
+        d = len(g) / (len(g) - 1) * np.sum((E - r * N) ** 2) / (N.sum() * r * (1 - r))
+        assert c.deff[i] == pytest.approx(max(1.0, d), rel=1e-9)
+    rec = decision.recommend(rows, target=0.1)
+    assert rec.method.endswith(risk.CLUSTERED)
+    plain = decision.recommend(rows_of(s, y), target=0.1)
+    assert rec.accepted <= plain.accepted
+    if rec.holds:
+        assert rec.error_upper >= plain.error_upper or rec.threshold > plain.threshold
+
+
+# ------------------------------------------------------------------ costs
+def brute_costs(score, y, c_r, c_m, c_ok):
+    N = len(score)
+    out = []
+    for t in sorted(set(score.tolist())) + [math.inf]:
+        person = score < t
+        caught, needless = np.sum(person & ~y), np.sum(person & y)
+        slipped = np.sum(~person & ~y)
+        out.append((t, (c_r * caught + c_ok * needless + c_m * slipped) / N, int(person.sum())))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("rates", [(1.0, 10.0, None), (2.0, 5.0, 0.5), (0.0, 1.0, None), (3.0, 1.0, 3.0)])
+def test_cost_curve_and_cheapest_match_brute_force(seed, rates):
+    c_r, c_m, c_ok = rates
+    s, y = discrete(seed)
+    got = decision.costs(rows_of(s, y), cost_review=c_r, cost_miss=c_m, cost_right=c_ok, reps=200, seed=seed)
+    want = brute_costs(s, y, c_r, c_m, c_r if c_ok is None else c_ok)
+    curve = got.to_dict()["cost_curve"]
+    assert [p["threshold"] for p in curve] == [w[0] for w in want[:-1]]
+    assert [p["cost"] for p in curve] == pytest.approx([w[1] for w in want[:-1]])
+    best = min(range(len(want)), key=lambda i: (want[i][1], i))  # first (lowest threshold) on ties
+    ch = got.cheapest
+    assert ch.cost == pytest.approx(want[best][1])
+    assert ch.threshold == (None if want[best][0] == math.inf else want[best][0])
+    assert ch.saving_vs_review_all == pytest.approx(want[-1][1] - want[best][1])
+    assert ch.saving_vs_review_none == pytest.approx(want[0][1] - want[best][1])
+    lo, hi = ch.cost_ci
+    assert lo <= ch.cost + 1e-9 and ch.cost - 1e-9 <= hi
+    assert all(p["cost_ci"][0] <= p["cost"] + 1e-9 <= p["cost_ci"][1] + 2e-9 for p in curve)
+    json.dumps(got.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize("limit", [0, 50, 200, 799, 800])
+def test_capacity_matches_brute_force(limit):
+    s, y = discrete(4)
+    want = brute_costs(s, y, 1.0, 4.0, 1.0)
+    ok = [w for w in want if w[2] <= limit]
+    cheapest = min(ok, key=lambda w: w[1])
+    got = decision.costs(rows_of(s, y), cost_review=1, cost_miss=4, capacity=limit, reps=0).capacity
+    assert got.to_person <= limit and got.cost == pytest.approx(cheapest[1])
+    plain = decision.costs(rows_of(s, y), capacity=limit, reps=0).capacity  # no costs: highest within capacity
+    highest = max(ok, key=lambda w: w[0])
+    assert plain.threshold == (None if highest[0] == math.inf else highest[0]) and plain.cost is None
+    share = decision.costs(rows_of(s, y), capacity_share=limit / 800, reps=0).capacity
+    assert share.limit == limit
+    assert decision.parse_capacity("200") == (200, None) and decision.parse_capacity("25%") == (None, 0.25)
+
+
+def test_clustered_cost_band_resamples_clusters():
+    s, y = discrete(1, n=400)
+    cl = np.arange(400) // 4
+    wide = decision.costs(rows_of(np.repeat(s[::4], 4), np.repeat(y[::4], 4), cluster=cl), cost_review=1,
+                          cost_miss=10, reps=400)
+    narrow = decision.costs(rows_of(np.repeat(s[::4], 4), np.repeat(y[::4], 4)), cost_review=1, cost_miss=10,
+                            reps=400)
+    w, n = wide.cheapest.cost_ci, narrow.cheapest.cost_ci
+    assert (w[1] - w[0]) > 1.4 * (n[1] - n[0])  # whole items resampled: about twice as wide
+
+
+# -------------------------------------------------------------- per group
+def test_per_group_fallback_rule():
+    rng = np.random.default_rng(11)
+    parts = []
+    for name, n, slack in (("big", 3000, 0.0), ("tiny", 40, 0.0), ("bad", 300, 0.12)):
+        s = rng.choice([70, 80, 90, 100], size=n).astype(float)
+        y = rng.random(n) < np.clip(s / 100 - slack, 0, 1)
+        parts.append((np.full(n, name), s, y))
+    g = np.concatenate([p[0] for p in parts])
+    s = np.concatenate([p[1] for p in parts])
+    y = np.concatenate([p[2] for p in parts])
+    res = decision.per_group(rows_of(s, y, group=g), target=0.05)
+    by = {x.group: x for x in res.groups}
+    pooled = decision.recommend(rows_of(s, y), target=0.05)
+    assert res.pooled.threshold == pooled.threshold
+    assert not by["big"].pooled_fallback
+    assert by["big"].threshold == brute_fixed_sequence(s[g == "big"], y[g == "big"], 0.05, 0.05)[0]
+    assert by["tiny"].pooled_fallback and "fewer than 59" in by["tiny"].reason
+    assert by["bad"].pooled_fallback and "certify no threshold" in by["bad"].reason
+    for name in ("tiny", "bad"):
+        m = g == name
+        assert by[name].threshold == pooled.threshold
+        assert by[name].accepted == int(np.sum(s[m] >= pooled.threshold))
+    at_pooled = int(np.sum(s >= pooled.threshold))
+    per = sum(int(np.sum((s >= x.threshold) & (g == x.group))) for x in res.groups)
+    assert res.accepted_pooled == at_pooled and res.accepted == per and res.gain == per - at_pooled
+    d = res.to_dict()
+    assert {"group", "threshold", "accepted", "error_upper", "pooled_fallback"} <= set(d["per_group"][0])
+    json.dumps(d, allow_nan=False)
+    sim = decision.per_group(rows_of(s, y, group=g), target=0.05, simultaneous=True)
+    assert sim.confidence_each == pytest.approx(1 - 0.05 / 3) and sim.min_items == risk.min_items(0.05, sim.confidence_each)
+
+
+# ----------------------------------------------------------------- judges
+def test_paired_comparison_against_direct_computation():
+    rng = np.random.default_rng(5)
+    n = 1500
+    s = rng.choice([70, 80, 90, 100], size=n).astype(float)
+    ya = rng.random(n) < np.clip(s / 100 + 0.02, 0, 1)
+    yb = rng.random(n) < np.clip(s / 100 - 0.06, 0, 1)
+    sb = np.clip(s + rng.choice([-10, 0, 10], size=n), 70, 100)
+    ids_b = np.array([f"q{i}" for i in range(200, n + 200)])  # 1,300 shared ids
+    a, b = rows_of(s, ya), rows_of(sb, yb, ids=ids_b)
+    ds = [Dataset("A", from_judgments(a), None, a), Dataset("B", from_judgments(b), None, b)]
+    cmp = decision.compare_judges(ds, target=0.1, cost_review=1, cost_miss=10, reps=1000)
+    ta, tb = (j.recommendation.threshold for j in cmp.judges)
+    assert ta == decision.recommend(a, target=0.1).threshold
+    p = cmp.paired[0]
+    shared = set(a.item_id) & set(b.item_id)
+    ia = np.isin(a.item_id, list(shared))
+    ib = np.isin(b.item_id, list(shared))
+    acc_a = (s >= ta) if ta is not None else np.zeros(n, bool)
+    acc_b = (sb >= tb) if tb is not None else np.zeros(n, bool)
+    assert p.shared == len(shared) == 1300
+    assert p.accepted_a == int(acc_a[ia].sum()) and p.accepted_b == int(acc_b[ib].sum())
+    assert p.errors_a == int((acc_a & ~ya)[ia].sum())
+    # the paired bootstrap's spread: sqrt(S) times the sd of the per-item differences
+    order_b = {k: i for i, k in enumerate(b.item_id)}
+    d = np.array([int(acc_a[i]) - int(acc_b[order_b[k]]) for i, k in enumerate(a.item_id) if k in shared], float)
+    half = 1.96 * d.std() * math.sqrt(d.size)
+    lo, hi = p.difference_ci
+    assert (hi - lo) / 2 == pytest.approx(half, rel=0.12)
+    assert lo <= p.difference <= hi
+    assert p.better == ("A" if lo > 0 else "B" if hi < 0 else None)
+    json.dumps(cmp.to_dict(), allow_nan=False)
+    assert cmp.to_dict()["judges"][0]["cheapest_cost"] is not None
+
+
+# ------------------------------------------------------------------- AURC
+def brute_aurc(score, y):
+    """Mean over items of the error rate among the items at or above its score (ties together)."""
+    return float(np.mean([np.mean(~y[score >= t]) for t in score]))
+
+
+def brute_oracle(y):
+    N, W = len(y), int(np.sum(~y))
+    return float(np.mean([max(0, k - (N - W)) / k for k in range(1, N + 1)]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_aurc_matches_brute_force(seed):
+    s, y = discrete(seed, n=600)
+    got = decision.aurc(rows_of(s, y), reps=300, seed=seed)
+    assert got.aurc == pytest.approx(brute_aurc(s, y))
+    assert got.aurc_oracle == pytest.approx(brute_oracle(y))
+    assert got.eaurc == pytest.approx(got.aurc - got.aurc_oracle)
+    assert got.aurc_ci[0] <= got.aurc <= got.aurc_ci[1]
+    d = got.to_dict()
+    assert {"aurc", "aurc_ci", "aurc_oracle", "eaurc"} <= set(d)
+    json.dumps(d, allow_nan=False)
+
+
+def test_aurc_without_ties_is_the_usual_mean_over_k():
+    p, y = continuous(2, n=2500)
+    got = decision.aurc(rows_of(p, y, scale=PROB), reps=200)  # > 101 values: resampled on the coarse table
+    order = np.argsort(-p, kind="stable")
+    e = np.cumsum(~y[order])
+    if np.unique(p).size == p.size:
+        assert got.aurc == pytest.approx(float(np.mean(e / np.arange(1, p.size + 1))))
+    assert got.aurc == pytest.approx(brute_aurc(p, y))
+    assert got.aurc_ci[0] <= got.aurc <= got.aurc_ci[1]
+    assert decision.oracle_aurc(10, 0) == 0 and decision.oracle_aurc(10, 10) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("kw", [dict(target=0), dict(target=1), dict(target=1.5), dict(target=-0.1),
+                                dict(confidence=0), dict(confidence=1), dict(confidence=1.2),
+                                dict(target="x"), dict(fit="nonsense")])
+def test_bad_recommend_inputs(kw):
+    s, y = discrete(0)
+    with pytest.raises(CalibError):
+        decision.recommend(rows_of(s, y), **kw)
+
+
+@pytest.mark.parametrize("kw", [dict(cost_review=-1, cost_miss=1), dict(cost_review=1, cost_miss=-0.5),
+                                dict(cost_review=1, cost_miss=1, cost_right=-1),
+                                dict(cost_review=math.nan, cost_miss=1), dict(capacity=801), dict(capacity=-1),
+                                dict(capacity_share=1.5), dict(capacity=10, capacity_share=0.1)])
+def test_bad_cost_inputs(kw):
+    s, y = discrete(0)
+    with pytest.raises(CalibError):
+        decision.costs(rows_of(s, y), reps=0, **kw)
+
+
+def test_other_refusals():
+    s, y = discrete(0)
+    with pytest.raises(CalibError, match="group field"):
+        decision.per_group(rows_of(s, y))
+    with pytest.raises(CalibError):
+        decision.parse_capacity("lots")
+    with pytest.raises(CalibError):
+        decision.parse_capacity("2.5")
+    from calib.maps import fit_map
+
+    cmap = fit_map(from_judgments(rows_of(s, y)), "platt")
+    with pytest.raises(CalibError, match="not both"):
+        decision.recommend(rows_of(s, y), calibration=cmap, fit="platt")
+
+
+def test_split_keeps_an_items_repeats_together():
+    s, y = discrete(8, n=900)
+    cl = np.arange(900) // 3
+    r = decision.recommend(rows_of(np.repeat(s[::3], 3), y, cluster=cl, ids=[f"i{c}" for c in cl]), fit="platt",
+                           target=0.15)
+    assert "repeats kept together" in r.certified_on and r.total % 3 == 0
+
+
+def test_decide_has_the_route_json_keys():
+    s, y = discrete(9, n=1200)
+    g = np.where(np.arange(1200) % 2 == 0, "math", "law")
+    d = decision.decide(rows_of(s, y, group=g), target=0.1, cost_review=1, cost_miss=8, capacity_share=0.3,
+                        by_group=True, reps=200)
+    out = d.to_dict()
+    assert {"recommendation", "point_estimate", "cost_curve", "cheapest", "capacity", "per_group", "aurc",
+            "aurc_ci", "aurc_oracle", "eaurc"} <= set(out)
+    assert set(out["recommendation"]) == REC_KEYS and out["point_estimate"]["method"] == decision.POINT
+    assert out["recommendation"] == decision.recommend(rows_of(s, y), target=0.1).to_dict()
+    json.dumps(out, allow_nan=False)
+    split = decision.decide(rows_of(s, y), fit="platt", target=0.1, reps=0).to_dict()
+    assert "held-out" in split["recommendation"]["certified_on"] and split["cost_curve"] == []
