@@ -17,7 +17,6 @@ threshold-move percentiles, the server's resident memory over time and its peak
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time
@@ -26,17 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.conftest import start_server  # noqa: E402
 from tests.e2e.hosting import expected_routing, read_rows  # noqa: E402
-from tests.e2e.loadrun import (  # noqa: E402
-    cpu_seconds,
-    make_link_share,
-    peak_memory_mb,
-    resident_memory_mb,
-    run_soak,
-    summary,
-    write_json,
-)
+from tests.e2e.loadrun import measured_run, resident_memory_mb, run_soak, write_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,29 +39,24 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     rows = read_rows()
+    rss: list[tuple[float, float]] = []
+
+    def drive(srv, url):  # type: ignore[no-untyped-def]
+        rss.append((0.0, resident_memory_mb(srv.proc.pid)))
+        print(f"server {srv.url}, {args.workers} users for {args.minutes:g} min, "
+              f"{args.moves} threshold moves per visit", flush=True)
+        t0 = time.monotonic()
+        out = run_soak(
+            url, workers=args.workers, duration_s=60 * args.minutes, moves=args.moves,
+            expected=lambda lo: expected_routing(rows, lo), timeout_s=args.timeout,
+            on_sample=lambda t: rss.append((round(t, 1), resident_memory_mb(srv.proc.pid))),
+        )
+        rss.append((round(time.monotonic() - t0, 1), resident_memory_mb(srv.proc.pid)))
+        return out
+
     with tempfile.TemporaryDirectory(prefix="calib-soak-") as tmp:
-        srv = start_server(Path(tmp))
-        rss: list[tuple[float, float]] = []
-        try:
-            token = make_link_share(srv.data_dir)
-            rss.append((0.0, resident_memory_mb(srv.proc.pid)))
-            cpu0 = cpu_seconds(srv.proc.pid)
-            print(f"server {srv.url}, {args.workers} users for {args.minutes:g} min, "
-                  f"{args.moves} threshold moves per visit", flush=True)
-            t0 = time.monotonic()
-            results, wall = run_soak(
-                f"{srv.url}/?share={token}", workers=args.workers, duration_s=60 * args.minutes,
-                moves=args.moves, expected=lambda lo: expected_routing(rows, lo), timeout_s=args.timeout,
-                on_sample=lambda t: rss.append((round(t, 1), resident_memory_mb(srv.proc.pid))),
-            )
-            rss.append((round(time.monotonic() - t0, 1), resident_memory_mb(srv.proc.pid)))
-            peak = peak_memory_mb(srv.proc.pid)
-            server_cpu = cpu_seconds(srv.proc.pid) - cpu0
-        finally:
-            srv.stop()
-        log = srv.log()
-    figures = summary(results, wall, peak, server_cpu)
-    bad = [line for line in log.splitlines() if re.search(r"Traceback|Error|Exception|CRITICAL", line)]
+        figures, _results, bad = measured_run(Path(tmp), drive)
+    wall, peak, server_cpu = figures["wall_s"], figures["peak_server_memory_mb"], figures["server_cpu_s"]
     figures.update({"workers": args.workers, "minutes": args.minutes, "moves_per_visit": args.moves,
                     "rss_mb_over_time": rss, "server_log_error_lines": bad[:50]})
     first, moves = figures["first_render_s"], figures["threshold_move_s"]

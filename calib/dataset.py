@@ -21,3 +21,21 @@ class Dataset:
     table: CountTable
     report: LoadReport
     rows: Judgments | None = None
+
+
+#: What the engine's functions take as data: a loaded dataset, its rows, or a count table.
+Data = Dataset | CountTable | Judgments
+
+
+def table_and_rows(x: Data, what: str = "the data") -> tuple[CountTable, Judgments | None]:
+    """The count table and (when known) the rows of a dataset, rows or table."""
+    from calib.errors import CalibError
+    from calib.table import from_judgments
+
+    if isinstance(x, Dataset):
+        return x.table, x.rows
+    if isinstance(x, Judgments):
+        return from_judgments(x), x
+    if isinstance(x, CountTable):
+        return x, None
+    raise CalibError(f"{what} must be a dataset, a count table or rows, not {type(x).__name__}")

@@ -1,7 +1,8 @@
-"""How the engine writes a number into its own sentences: a proportion, a stated value, a p-value.
+"""How the engine writes a number into its own sentences: a proportion, a stated value, a
+p-value, a threshold.
 
-The audit's verdict and notes are engine output (they are part of ``calib audit --json``),
-so the engine needs these three formats; the engine never imports the faces, so they live
+The audit's verdict and notes and the threshold decision's message are engine output
+(they are part of the CLI's ``--json``), so the engine needs these formats; the engine never imports the faces, so they live
 here, and :mod:`calib.present.format`, the one formatter set of the faces, re-exports them.
 A p-value thus reads the same in a verdict sentence and in a table, and a missing figure is
 always :data:`MISSING`.
@@ -44,3 +45,15 @@ def p_value(p: float | None, log10_p: float | None = None, *, bound: bool = Fals
     if p >= 0.001:
         return f"p{sign}{p:.3f}"
     return f"p{sign}{p:.0e}"
+
+
+def short_pct(x: float) -> str:
+    """A share as a percentage with at most one decimal (5%, 2.5%)."""
+    return f"{100 * x:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def threshold_text(t: float) -> str:
+    """A threshold as written for a reader: short (``90``), unless shortening would move
+    it past a score (``0.909554632`` stays whole: 0.909555 would accept fewer)."""
+    short = f"{t:g}"
+    return short if float(short) == t else repr(float(t))

@@ -36,7 +36,7 @@ from scipy.special import digamma
 
 from calib import routing
 from calib.bootstrap import percentile_interval
-from calib.decision.risk import Data, as_data
+from calib.dataset import Data, table_and_rows
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
 from calib.settings import REPS
@@ -90,7 +90,7 @@ def aurc(
 ) -> AURC:
     """AURC of the stated value (or calibrated probability) with bootstrap intervals
     (``reps = 0``: none)."""
-    table, _rows = as_data(data)
+    table, _rows = table_and_rows(data)
     b = routing.basis(table, calibration=calibration, reps=reps, seed=seed)
     point = float(aurc_from_cells(b.n, b.n - b.correct))
     oracle = float(oracle_aurc(b.total, b.total - b.total_correct))

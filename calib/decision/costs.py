@@ -42,7 +42,7 @@ import numpy as np
 
 from calib import routing
 from calib.bootstrap import percentile_interval
-from calib.decision.risk import Data, as_data
+from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
@@ -219,7 +219,7 @@ def costs(
     """
     c_r, c_m = check_cost(cost_review, "one review"), check_cost(cost_miss, "one missed error")
     c_ok = check_cost(cost_right, "reviewing a right answer")
-    table, _rows = as_data(data)
+    table, _rows = table_and_rows(data)
     has_cost = c_r is not None or c_m is not None
     b = routing.basis(table, calibration=calibration, reps=reps if has_cost else 0, seed=seed)
     limit = capacity_items(b.total, capacity, capacity_share)

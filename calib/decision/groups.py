@@ -34,21 +34,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from calib.dataset import Data, table_and_rows
 from calib.decision.risk import (
     CONFIDENCE,
     TARGET,
-    Data,
     Recommendation,
-    as_data,
     bound_at,
     check_levels,
     min_items,
-    pct,
     recommend,
 )
 from calib.errors import CalibError
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
+from calib.wording import short_pct
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ class PerGroup:
         how = "all groups at once" if self.simultaneous else "each group"
         return (f"Per-group thresholds accept {self.accepted:,} items unseen against {self.accepted_pooled:,} "
                 f"with one pooled threshold ({self.gain:+,}); guarantee for {how} at "
-                f"{pct(self.pooled.confidence)} confidence; {fb} of {len(self.groups)} groups use the pooled "
+                f"{short_pct(self.pooled.confidence)} confidence; {fb} of {len(self.groups)} groups use the pooled "
                 "threshold (too small or nothing certified).")
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,7 +128,7 @@ def per_group(
         A map fitted on other data: thresholds on its calibrated probability.
     """
     target, confidence = check_levels(target, confidence)
-    table, _rows = as_data(data)
+    table, _rows = table_and_rows(data)
     names = table.groups
     if len(names) < 2 and not names[0]:
         raise CalibError("per-group thresholds need a group field (subject, task, source); the data has none")

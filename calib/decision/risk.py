@@ -70,12 +70,12 @@ import numpy as np
 from scipy import special, stats
 
 from calib import routing
-from calib.dataset import Dataset
+from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
 from calib.maps import METHODS, CalibrationMap, fit_map, item_folds, row_order_halves, split_counts
 from calib.numbers import finite_or_none
-from calib.rows import Judgments
 from calib.table import CountTable, from_judgments
+from calib.wording import short_pct, threshold_text
 
 #: ``method`` of a guaranteed recommendation.
 GUARANTEED = "fixed-sequence Clopper-Pearson (Learn-then-Test)"
@@ -89,7 +89,6 @@ HINT_POINTS = 2001
 TARGET = 0.05
 CONFIDENCE = 0.95
 
-Data = CountTable | Dataset | Judgments
 
 
 def check_levels(target: float, confidence: float) -> tuple[float, float]:
@@ -130,17 +129,6 @@ def cp_upper(errors: np.ndarray | float, n: np.ndarray | float, confidence: floa
     with np.errstate(invalid="ignore", divide="ignore"):
         hi = stats.beta.ppf(confidence, e + 1.0, np.where(ok, n - e, 1.0))
     return np.where(n > 0, np.where(ok, hi, 1.0), np.nan)
-
-
-def as_data(data: Data) -> tuple[CountTable, Judgments | None]:
-    """The count table and (when known) the rows of a dataset, rows or table."""
-    if isinstance(data, Dataset):
-        return data.table, data.rows
-    if isinstance(data, Judgments):
-        return from_judgments(data), data
-    if isinstance(data, CountTable):
-        return data, None
-    raise CalibError(f"expected a dataset, rows or a count table, got {type(data).__name__}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,18 +273,6 @@ class Recommendation:
                 "loosest_target": finite_or_none(self.loosest_target), "items_needed": self.items_needed}
 
 
-def pct(x: float) -> str:
-    """A share as a percentage with at most one decimal (5%, 2.5%)."""
-    return f"{100 * x:.1f}".rstrip("0").rstrip(".") + "%"
-
-
-def threshold_text(t: float) -> str:
-    """A threshold as written for a reader: short (``90``), unless shortening would move
-    it past a score (``0.909554632`` stays whole: 0.909555 would accept fewer)."""
-    short = f"{t:g}"
-    return short if float(short) == t else repr(float(t))
-
-
 def _where(t: float, on: str) -> str:
     return threshold_text(t) + (" (calibrated probability)" if on == "calibrated" else "")
 
@@ -306,7 +282,7 @@ def prepare(
 ) -> tuple[CountTable, CalibrationMap | None, str]:
     """The table to certify on, the map (given, or fitted on the other part) and
     ``certified_on`` in words."""
-    table, rows = as_data(data)
+    table, rows = table_and_rows(data)
     refusal = routing.threshold_refusal(calibration)
     if refusal:
         raise CalibError(f"cannot recommend a threshold on this map: {refusal}")
@@ -397,14 +373,14 @@ def _result(
     share = f"{acc:,} of {c.total:,} items ({acc / c.total:.0%}) would be accepted unseen, " \
             f"{c.total - acc:,} go to a person"
     if guarantee:
-        msg = (f"Accept items at or above {_where(t, c.on)}. With {pct(confidence)} confidence, at most "
-               f"{pct(target)} of the items accepted unseen are wrong: {share}.")
+        msg = (f"Accept items at or above {_where(t, c.on)}. With {short_pct(confidence)} confidence, at most "
+               f"{short_pct(target)} of the items accepted unseen are wrong: {share}.")
         if c.clustered:
             msg += f" Repeated items counted by their effective sample size (design effect {d:.2f})."
     else:
-        msg = (f"Accept items at or above {_where(t, c.on)}: {pct(err / acc)} of the accepted were wrong in this "
-               f"data, at or under the {pct(target)} target, but with no guarantee (the one-sided "
-               f"{pct(confidence)} upper bound is {pct(upper)}): {share}.")
+        msg = (f"Accept items at or above {_where(t, c.on)}: {short_pct(err / acc)} of the accepted were wrong in this "
+               f"data, at or under the {short_pct(target)} target, but with no guarantee (the one-sided "
+               f"{short_pct(confidence)} upper bound is {short_pct(upper)}): {share}.")
     return Recommendation(t, acc, c.total - acc, c.total, err / acc, upper, target, confidence, method, where,
                           True, msg, c.on, d, None, None, cmap)
 
@@ -412,13 +388,13 @@ def _result(
 def _refusal(c: Counts, target: float, confidence: float, guarantee: bool, loosest: float | None,
              needed: int | None) -> str:
     what = "be certified" if guarantee else "keep the observed error rate"
-    msg = (f"No threshold can {what} at or under {pct(target)} of the items accepted unseen"
-           + (f" with {pct(confidence)} confidence" if guarantee else "") + ": every item goes to a person.")
+    msg = (f"No threshold can {what} at or under {short_pct(target)} of the items accepted unseen"
+           + (f" with {short_pct(confidence)} confidence" if guarantee else "") + ": every item goes to a person.")
     if needed is not None and needed > c.total:
         msg += (f" At the error rate seen among the most confident items, about {needed:,} items in all "
                 f"({needed - c.total:,} more) would certify it.")
     if loosest is not None:
-        msg += f" The strictest target that qualifies with this data is {pct(loosest)}."
+        msg += f" The strictest target that qualifies with this data is {short_pct(loosest)}."
     elif guarantee:
         msg += " No target below 100% qualifies with this data."
     return msg

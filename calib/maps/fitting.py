@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from calib import metrics
-from calib.dataset import Dataset
+from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
 from calib.maps.calibration_map import CalibrationMap, base_rate_map, json_number
 from calib.maps.fitters import HIST_BINS, Fitted, fit_on_table, fit_softmax, nonempty_cells
@@ -110,19 +110,6 @@ class FitResult:
             "fitted": self.fitted.to_dict(),
             "table": [dict(r) for r in self.table],
         }
-
-
-Data = Dataset | CountTable | Judgments
-
-
-def _as_data(x: Data, what: str) -> tuple[CountTable, Judgments | None]:
-    if isinstance(x, Dataset):
-        return x.table, x.rows
-    if isinstance(x, Judgments):
-        return from_judgments(x), x
-    if isinstance(x, CountTable):
-        return x, None
-    raise CalibError(f"{what} must be a dataset, a count table or rows, not {type(x).__name__}")
 
 
 @dataclass(frozen=True)
@@ -234,7 +221,7 @@ def fit(
 def _job(data: Data, method: str, logits: bool | None, fitter: _Fitter, folds: int, seed: int) -> _Job:
     """The fitting data, and whether ``temperature`` is the softmax temperature over the
     rows' option scores (when they have them, unless ``logits=False``)."""
-    table, rows = _as_data(data, "the fitting data")
+    table, rows = table_and_rows(data, "the fitting data")
     if table.total == 0:
         raise CalibError("no rows to fit a recalibration map on")
     has_options = rows is not None and rows.options is not None
@@ -320,7 +307,7 @@ def _insample(job: _Job, eval_data: Data | None) -> _Split:
 def _on_file(job: _Job, eval_data: Data | None) -> _Split:
     assert eval_data is not None
     f, use, _ = job.fitter(job.table, job.rows)
-    etable, erows = _as_data(eval_data, "the evaluation data")
+    etable, erows = table_and_rows(eval_data, "the evaluation data")
     if not job.fitter.softmax:
         use.check_scale(etable.scale, "the evaluation data")
     elif erows is None or erows.options is None:

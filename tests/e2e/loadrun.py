@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -23,7 +24,7 @@ from typing import Any, TypeVar
 
 from calib.hosting.shares import DatasetSpec
 from calib.hosting.store import Store
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, Server, start_server
 from tests.e2e.hosting import JUDGE, ROUTING_LABELS
 
 T = TypeVar("T")
@@ -331,3 +332,26 @@ def summary(results: list[SessionResult], wall_s: float, peak_mb: float,
 def write_json(path: Path, data: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def error_lines(log: str) -> list[str]:
+    """The lines of a server log that speak of an error (none may appear under load)."""
+    return [line for line in log.splitlines() if re.search(r"Traceback|Error|Exception|CRITICAL", line)]
+
+
+def measured_run(
+    tmp: Path, drive: Callable[[Server, str], tuple[list[SessionResult], float]],
+) -> tuple[dict[str, object], list[SessionResult], list[str]]:
+    """Start a server in ``tmp``, make a link share, run ``drive(server, share_url)`` (which
+    returns the sessions' results and the wall time), and measure it: ``(figures of
+    :func:`summary`, results, the server log's error lines)``."""
+    srv = start_server(tmp)
+    try:
+        token = make_link_share(srv.data_dir)
+        cpu0 = cpu_seconds(srv.proc.pid)
+        results, wall = drive(srv, f"{srv.url}/?share={token}")
+        peak = peak_memory_mb(srv.proc.pid)
+        server_cpu = cpu_seconds(srv.proc.pid) - cpu0
+    finally:
+        srv.stop()
+    return summary(results, wall, peak, server_cpu), results, error_lines(srv.log())

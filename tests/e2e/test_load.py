@@ -10,22 +10,11 @@ recorded, not asserted (speed is measured, never a pass/fail condition here).
 
 from __future__ import annotations
 
-import re
-
 from calib import routing
 from calib.loading import load
-from tests.e2e.conftest import ARTIFACTS, start_server
+from tests.e2e.conftest import ARTIFACTS
 from tests.e2e.hosting import JUDGE, ROUTING_LABELS, expected_routing, read_rows
-from tests.e2e.loadrun import (
-    START,
-    TARGETS,
-    cpu_seconds,
-    make_link_share,
-    peak_memory_mb,
-    run_sessions,
-    summary,
-    write_json,
-)
+from tests.e2e.loadrun import START, TARGETS, measured_run, run_sessions, write_json
 
 SESSIONS = 20
 
@@ -42,18 +31,9 @@ def test_twenty_sessions_on_one_link(tmp_path):
             want["Sent to a person"], want["Accepted unseen"], want["Errors slipping through"], want["Errors caught"])
     assert len({tuple(expected_routing(rows, t).values()) for t in (START, *TARGETS)}) == 1 + len(TARGETS)
 
-    srv = start_server(tmp_path)
-    try:
-        token = make_link_share(srv.data_dir)
-        cpu0 = cpu_seconds(srv.proc.pid)
-        results, wall = run_sessions(f"{srv.url}/?share={token}", sessions=SESSIONS, moves=1,
-                                     expected=lambda lo: expected_routing(rows, lo))
-        peak = peak_memory_mb(srv.proc.pid)
-        server_cpu = cpu_seconds(srv.proc.pid) - cpu0
-    finally:
-        srv.stop()
-    log = srv.log()
-    figures = summary(results, wall, peak, server_cpu)
+    figures, results, bad = measured_run(tmp_path, lambda srv, url: run_sessions(
+        url, sessions=SESSIONS, moves=1, expected=lambda lo: expected_routing(rows, lo)))
+    wall, peak, server_cpu = figures["wall_s"], figures["peak_server_memory_mb"], figures["server_cpu_s"]
     write_json(ARTIFACTS / "load.json", figures)
     first = figures["first_render_s"]
     print(f"\nload: {figures['sessions_ok']}/{SESSIONS} sessions ok in {wall:.1f} s; "
@@ -66,5 +46,4 @@ def test_twenty_sessions_on_one_link(tmp_path):
     for r in results:
         assert {k: r.shown[k] for k in ROUTING_LABELS} == expected_routing(
             rows, TARGETS[r.index % len(TARGETS)])
-    bad = [line for line in log.splitlines() if re.search(r"Traceback|Error|Exception|CRITICAL", line)]
     assert bad == [], "\n".join(bad[:20])

@@ -135,15 +135,7 @@ def _outcome_value(v: Any) -> tuple[int, bool]:
 
 def _answer_key(v: Any) -> str:
     """How a prediction or gold answer is compared: trimmed, case-folded text."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return _num(v)
-    if isinstance(v, str):
-        return _clean(v).strip().casefold()
-    return json.dumps(v, sort_keys=True, ensure_ascii=False)
+    return _label(v).strip().casefold() if isinstance(v, str) else _label(v)
 
 
 def _matches(pred: Any, gold: Any) -> bool:
