@@ -50,6 +50,33 @@ ECE_CI_METHOD = ("interval for the population ECE: lower end the basic-bootstrap
                  "upper end the percentile bound of the plug-in ECE (calib.bootstrap.ece_interval)")
 
 
+class Verdict(tuple[str, ...]):
+    """The verdict's sentences: a tuple (compared, indexed and serialised as one) that
+    reads as text: ``str(a.verdict)`` and ``print(a.verdict)`` give the sentences, one
+    per line."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "\n".join(self)
+
+
+#: The headline figures of :meth:`Audit.to_frame`, in order, with what each measures.
+HEADLINE: tuple[tuple[str, str], ...] = (
+    ("accuracy", "share of answers right"),
+    ("mean_confidence", "mean stated probability"),
+    ("overconfidence", "mean stated probability minus accuracy"),
+    ("ece", "expected calibration error (plug-in; interval for the population ECE)"),
+    ("ece_debiased", "ECE with each bin's noise removed"),
+    ("smooth_ece", "smooth ECE"),
+    ("brier", "Brier score of the stated confidence"),
+    ("brier_base_rate", "Brier score of the constant base rate"),
+    ("brier_skill", "1 - Brier / Brier of the base rate"),
+    ("log_loss", "log loss"),
+    ("auroc", "AUROC: how well the number ranks right above wrong"),
+)
+
+
 @dataclass(frozen=True)
 class Audit:
     """Everything the audit of one table (one group, or all groups pooled) found.
@@ -112,7 +139,7 @@ class Audit:
     smooth: m.SmoothEce
     tests: dict[str, m.Test]
     miscalibrated: bool | None
-    verdict: tuple[str, ...]
+    verdict: Verdict
     notes: tuple[str, ...]
     groups: tuple[Audit, ...] = ()
     load_report: LoadReport | None = field(default=None, repr=False)
@@ -124,6 +151,36 @@ class Audit:
     @property
     def ece(self) -> float | None:
         return self.metrics["ece"]
+
+    def to_frame(self) -> Any:
+        """The headline figures as a pandas DataFrame: one row per metric of
+        :data:`HEADLINE`, with ``estimate``, ``lo``, ``hi`` (the interval at ``level``,
+        NaN without resamples), ``n`` and what it measures."""
+        import pandas as pd
+
+        rows = [{"metric": k, "estimate": self.metrics[k], "lo": self.ci[k][0], "hi": self.ci[k][1], "n": self.n,
+                 "what": what} for k, what in HEADLINE]
+        return pd.DataFrame(rows).set_index("metric").astype({"estimate": float, "lo": float, "hi": float})
+
+    def per_value_frame(self) -> Any:
+        """:attr:`per_value` as a DataFrame (one row per stated value, Wilson interval
+        ``lo``/``hi``); empty with the same columns when there is no per-value table."""
+        import pandas as pd
+
+        cols = ["value", "prob", "n", "correct", "share", "hit_rate", "lo", "hi", "gap", "z", "p_value"]
+        return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.per_value], columns=cols)
+
+    def bins_frame(self) -> Any:
+        """:attr:`bin_table` as a DataFrame (one row per bin of the ECE's scheme)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.bin_table:
+            d = r.to_dict()
+            lo, hi = d.pop("hit_rate_ci")
+            rows.append({**d, "hit_rate_lo": lo, "hit_rate_hi": hi})
+        cols = ["index", "lo", "hi", "n", "correct", "mean_prob", "hit_rate", "hit_rate_lo", "hit_rate_hi", "gap"]
+        return pd.DataFrame(rows, columns=cols)
 
     def to_dict(self) -> dict[str, Any]:
         # long: the docstring documents the JSON schema key by key, beside the code writing it
@@ -306,12 +363,12 @@ def _audit_one(
                         m.murphy(t, scheme, bins).within_cell),
         corp=m.Corp(metrics["corp_mcb"], metrics["corp_dsc"], metrics["corp_unc"]),
         cox=cox, smooth=plan.smooth, tests=tests, miscalibrated=miscal,
-        verdict=(), notes=(), scheme_why=choice.why,
+        verdict=Verdict(), notes=(), scheme_why=choice.why,
         clusters=None if t.clusters is None else t.clusters.to_dict(),
     )
     from dataclasses import replace
 
-    return replace(a, verdict=tuple(_verdict(a)), notes=tuple(_notes(a, t)))
+    return replace(a, verdict=Verdict(_verdict(a)), notes=tuple(_notes(a, t)))
 
 
 def miscalibrated(tests: dict[str, m.Test], level: float) -> bool | None:

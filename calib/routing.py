@@ -40,6 +40,7 @@ import csv
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +73,39 @@ def threshold_refusal(cmap: CalibrationMap | None) -> str | None:
     if cmap is not None and cmap.method == "softmax_temperature":
         return "a softmax temperature map rescales option scores, not stated values"
     return None
+
+
+#: Most threshold positions offered for a continuous score (a slider's stops).
+MAX_POSITIONS = 101
+
+
+def used_step(values: Sequence[float] | np.ndarray, origin: float, finest: float, span: float) -> float | None:
+    """The coarsest power of ten (from ``finest`` up to ``span``) that every used value,
+    counted from ``origin`` (the scale's low end), is a whole multiple of; ``None`` when
+    the values are finer than ``finest`` (a continuous score)."""
+    x = np.asarray(values, dtype=np.float64) - origin
+    if x.size == 0:
+        return finest
+    best = None
+    k = round(math.log10(finest))
+    while 10.0 ** k <= span * (1 + 1e-9):
+        u = 10.0 ** k
+        q = x / u
+        if not np.all(np.abs(q - np.round(q)) <= 1e-6 * np.maximum(1.0, np.abs(q))):
+            break
+        best, k = u, k + 1
+    return best
+
+
+def positions(values: Sequence[float] | np.ndarray, extra: Sequence[float] = ()) -> tuple[float, ...]:
+    """At most :data:`MAX_POSITIONS` thresholds for a continuous score: quantiles of its
+    distinct values (each a value the judge used), with ``extra`` (default, current,
+    recommended threshold) added."""
+    u = np.unique(np.asarray(values, dtype=np.float64))
+    if u.size > MAX_POSITIONS:
+        at = np.unique(np.round(np.linspace(0, u.size - 1, MAX_POSITIONS)).astype(np.int64))
+        u = u[at]
+    return tuple(sorted({float(x) for x in u} | {float(x) for x in extra}))
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,3 +46,13 @@ LEVELS: tuple[float, ...] = (0.8, 0.9, 0.95, 0.99)
 #: pipelines sits (80 on 0-100); and the default upper threshold of a middle band.
 DEFAULT_LOWER_PROB = 0.8
 DEFAULT_UPPER_PROB = 0.9
+#: Default target error rate among the items accepted unseen (alpha) and default
+#: confidence (1 - delta) of the recommended review threshold (issue 11).
+DEFAULT_TARGET = 0.05
+DEFAULT_CONFIDENCE = 0.95
+#: Drift between runs (issue 12): how two runs are paired, how a list of runs is put in time
+#: order, and the EWMA control chart's smoothing lambda and limit width L (calib.drift.series).
+DRIFT_PAIRINGS: tuple[str, ...] = ("auto", "paired", "unpaired")
+DRIFT_ORDERS: tuple[str, ...] = ("date", "mtime", "name", "given")
+DRIFT_EWMA_LAMBDA = 0.2
+DRIFT_EWMA_WIDTH = 3.0

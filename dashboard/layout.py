@@ -28,6 +28,7 @@ PAGE_FILES: dict[str, str] = {
     "recalibration": "pages/4_Recalibration.py",
     "routing": "pages/5_Routing.py",
     "report": "pages/6_Report.py",
+    "drift": "pages/7_Drift.py",
 }
 PAGE_TITLES: dict[str, str] = {
     "data": "Data",
@@ -37,6 +38,7 @@ PAGE_TITLES: dict[str, str] = {
     "recalibration": "Recalibration",
     "routing": "Routing",
     "report": "Report",
+    "drift": "Drift between runs",
 }
 
 METHOD_LABELS = {

@@ -1,8 +1,9 @@
 """The report's assembly: every engine result the HTML report shows, as report blocks
-(:mod:`calib.present.html_report`), from the same cached calls the pages make.
+(:mod:`calib.present.html_report`), from the same cached calls the pages make; the
+focused model's threshold decision (issue 11) is its first extra section.
 
-It mirrors the CLI's ``write_plot``; the two are to become one function of
-:mod:`calib.present`.
+Gathering the results is the dashboard's (they are its cached calls); the sections are
+built by :mod:`calib.present.report_blocks`, beside the CLI's report pages.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.present import format as fmt
 from dashboard.context import Context
+from dashboard.decision_view import at_threshold
 from dashboard.layout import METHOD_LABELS, SCORING_LABELS
-from dashboard.results import audit_for, comparison_for, curve_for, fit_for
+from dashboard.results import audit_for, comparison_for, curve_for, decision_for, fit_for, judges_for
 from dashboard.summary import headline
 from dashboard.threshold import fmt_threshold, route_now
 
@@ -38,91 +41,14 @@ class ReportParts:
 
 
 def report_parts(ctx: Context) -> ReportParts:
-    """Every engine result the HTML report shows (all cached), as report blocks."""
-    # long: the report's assembly, kept whole as it mirrors the CLI's write_plot (to be joined with it)
-    import pandas as pd
-
-    from calib import routing
+    """Every engine result the HTML report shows (all cached), as report blocks
+    (:mod:`calib.present.report_blocks` builds them)."""
     from calib.present import figures
-    from calib.present import html_report as hr
     from calib.present.tables import comparison_table
 
     v = ctx.view
-    models = []
-    audits = []
-    for d in ctx.datasets:
-        a = audit_for(d, v, groups=True)  # the JSON download is what `calib audit --json` prints
-        audits.append(a)
-        t = d.table
-        pv = a.per_value
-        color = {d.name: ctx.colors.get(d.name, figures.PALETTE[0])}
-        figs = [
-            figures.stated_histogram([(d.name, t)], color),
-            figures.reliability([(d.name, curve_for(d, v))], color),
-        ]
-        tables = []
-        if pv and not t.pooled and len(pv) <= 101:
-            figs.insert(1, figures.per_value([(d.name, t.pooled_over_groups(), pv)], color, level=v.level))
-            tables.append(("Per stated value", pd.DataFrame(
-                [{"stated": r.value, "answers": r.n, "right": r.correct, "hit rate (%)": round(100 * r.hit_rate, 1),
-                  "CI (%)": f"{100 * r.lo:.1f} to {100 * r.hi:.1f}", "gap (percentage points)": round(100 * r.gap, 1)}
-                 for r in pv])))
-        sections = []
-        if d.name == (ctx.focus.name if ctx.focus else None):
-            fit = None
-            if v.method != "none":
-                try:
-                    fit = fit_for(ctx, d)
-                except CalibError as exc:
-                    sections.append(("Recalibration", (hr.Paragraph(str(exc), kind="warning"),)))
-            if fit is not None:
-                blocks: list[Any] = []
-                if fit.useless:
-                    blocks.append(hr.Paragraph(f"The map is useless: {fit.reason}", kind="warning"))
-                rows = []
-                for name, key in (("Brier score", "brier"), ("log loss", "log_loss"), ("ECE", "ece")):
-                    b, af, br = (getattr(s, key) for s in (fit.before, fit.after, fit.base_rate))
-                    rows.append({"metric": name, "stated": f"{b.value:.4f} {fmt.ci_text((b.lo, b.hi), 4)}",
-                                 "after the map": f"{af.value:.4f} {fmt.ci_text((af.lo, af.hi), 4)}",
-                                 "base rate": f"{br.value:.4f} {fmt.ci_text((br.lo, br.hi), 4)}"})
-                blocks.append(hr.Paragraph(f"{METHOD_LABELS[fit.method]}, scored on {SCORING_LABELS[fit.scoring]}: "
-                                           f"fitted on {fit.n_fit:,} answers, scored on {fit.n_eval:,}."))
-                blocks.append(hr.Table(pd.DataFrame(rows)))
-                if fit.table:
-                    import numpy as np
-
-                    grid = np.linspace(t.scale.lo, t.scale.hi, 401)
-                    blocks.append(hr.Figure(figures.recalibration_map(
-                        d.name, color[d.name], scale_lo=t.scale.lo, scale_hi=t.scale.hi, curve_x=grid,
-                        curve_y=fit.map.apply(grid), table=fit.table, method_label=METHOD_LABELS[fit.method],
-                        useless=fit.useless)))
-                    blocks.append(hr.Table(pd.DataFrame(list(fit.table))))
-                sections.append(("Recalibration", tuple(blocks)))
-            try:
-                r, axis, b, cmap, note = route_now(ctx, d, v)
-            except CalibError as exc:
-                sections.append(("Routing", (hr.Paragraph(str(exc), kind="warning"),)))
-            else:
-                sw = routing.sweep(b, level=r.level)
-                items = (
-                    ("Review threshold", fmt_threshold(r.lower, axis) + axis.unit, ""),
-                    ("Sent to a person", f"{r.to_person:,}", ""),
-                    ("Accepted unseen", f"{r.accepted:,}", ""),
-                    ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ""),
-                    ("Errors slipping through", f"{r.errors_slipping:,}", ""),
-                    ("Errors caught", f"{r.errors_caught:,}", ""),
-                )
-                blocks = [hr.KeyFigures(items)]
-                if note:
-                    blocks.append(hr.Paragraph(note, kind="meta"))
-                blocks.append(hr.Figure(figures.risk_coverage(d.name, color[d.name], sw, coverage=r.coverage,
-                                                              risk=r.risk, unit=axis.unit)))
-                sections.append(("Routing at the review threshold", tuple(blocks)))
-        models.append(hr.ModelResults(
-            name=d.name, headline=headline(a), verdict=a.verdict[0] if a.verdict else "",
-            sentences=tuple(a.verdict[1:]), warnings=tuple(a.notes), figures=tuple(figs), tables=tuple(tables),
-            sections=tuple(sections), load_summary=f"{d.report.source}: {d.report.summary()}",
-        ))
+    audits = tuple(audit_for(d, v, groups=True) for d in ctx.datasets)  # what `calib audit --json` prints
+    models = tuple(_model(ctx, d, a) for d, a in zip(ctx.datasets, audits, strict=True))
     comparison, cfigs = None, ()
     if len(ctx.datasets) > 1:
         cmp = comparison_for(ctx, v)
@@ -130,4 +56,78 @@ def report_parts(ctx: Context) -> ReportParts:
         cfigs = (figures.brier_vs_constant(cmp.rows, ctx.colors),
                  figures.reliability([(d.name, curve_for(d, v)) for d in ctx.datasets], ctx.colors,
                                      consistency_for=()))
-    return ReportParts(tuple(models), comparison, tuple(cfigs), tuple(audits))
+    return ReportParts(models, comparison, tuple(cfigs), audits)
+
+
+def _model(ctx: Context, d: Dataset, a: Audit) -> ModelResults:
+    """One model's part of the report; the focused model's adds recalibration, the
+    decision and routing."""
+    from calib.present import figures
+    from calib.present import html_report as hr
+    from calib.present import report_blocks as rb
+
+    color = ctx.colors.get(d.name, figures.PALETTE[0])
+    sections = _focus_sections(ctx, d, color) if d.name == (ctx.focus.name if ctx.focus else None) else []
+    return hr.ModelResults.of(
+        d, a, headline=headline(a), figures=rb.model_figures(d.name, d.table, a, curve_for(d, ctx.view), color),
+        tables=rb.model_tables(a, d.table), sections=sections)
+
+
+def _focus_sections(ctx: Context, d: Dataset, color: str) -> list[Any]:
+    """Recalibration (when a map is chosen), the threshold decision, routing."""
+    from calib import routing
+    from calib.present import report_blocks as rb
+
+    v = ctx.view
+    sections = []
+    if v.method != "none":
+        try:
+            fit = fit_for(ctx, d)
+        except CalibError as exc:
+            sections.append(rb.warning_section("Recalibration", str(exc)))
+        else:
+            if fit is not None:
+                sections.append(rb.recalibration_section(fit, d.table, d.name, color,
+                                                         {**METHOD_LABELS, **SCORING_LABELS}))
+    sections.append(_decision_section(ctx, d, color))
+    try:
+        r, axis, b, _cmap, note = route_now(ctx, d, v)
+    except CalibError as exc:
+        sections.append(rb.warning_section("Routing", str(exc)))
+    else:
+        sections.append(rb.routing_section(r, routing.sweep(b, level=r.level), threshold=fmt_threshold(r.lower, axis),
+                                           unit=axis.unit, note=note, name=d.name, color=color))
+    return sections
+
+
+def _decision_section(ctx: Context, d: Dataset, color: str) -> tuple[str, tuple[Any, ...]]:
+    """The threshold decision of the focused model, as the Routing page shows it: the
+    card with every interval, the cost curve, the risk-coverage curve with AURC, the
+    per-group thresholds and (several models) the judges at the same target; then the
+    review threshold in force with its own bound (:func:`calib.present.html_report.decision_section`)."""
+    from calib import routing
+    from calib.present import html_report as hr
+    from calib.present.decision_figures import cost_curve_figure, risk_coverage_figure
+
+    v = ctx.view
+    try:
+        dec = decision_for(ctx, d, v)
+        judges = judges_for(ctx, v) if len(ctx.datasets) > 1 else None
+        r, axis, b, _cmap, _note = route_now(ctx, d, v)
+    except CalibError as exc:
+        return "Threshold decision", (hr.Paragraph(str(exc), kind="warning"),)
+    cost_fig = (cost_curve_figure(dec.costs, name=d.name, color=color, recommended=dec.recommendation.threshold)
+                if dec.costs.cheapest is not None else None)
+    risk_fig = risk_coverage_figure(d.name, color, routing.sweep(b, level=r.level), aurc=dec.aurc,
+                                    recommendation=dec.recommendation, coverage=r.coverage, risk=r.risk,
+                                    unit=axis.unit)
+    heading, blocks = hr.decision_section(dec, scale=d.table.scale, cost_figure=cost_fig, risk_figure=risk_fig,
+                                          judges=judges)
+    at = at_threshold(ctx, d, v, r.upper if r.upper is not None else r.lower)
+    if at.error_upper is not None:
+        own = (f"The review threshold in force, {fmt_threshold(at.threshold, axis)}{axis.unit}: "
+               f"{at.accepted:,} of {at.total:,} accepted unseen, {fmt.pct(at.errors / at.accepted)} wrong among "
+               f"them, one-sided {100 * at.confidence:g}% upper bound {fmt.pct(at.error_upper)} for this one "
+               f"threshold. {at.per_1000()}.")
+        blocks = (*blocks, hr.Paragraph(own))
+    return heading, blocks

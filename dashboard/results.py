@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the engine's types, without importing it on the cold start'
     from calib.audit import Audit
     from calib.compare import Comparison
     from calib.curves import BinnedPoints, IsotonicCurve, ValuePoints
+    from calib.decision import Decision, JudgeComparison
     from calib.loadreport import LoadReport
     from calib.maps import CalibrationMap, FitResult
     from calib.routing import Basis
@@ -182,3 +183,64 @@ def routing_basis(ctx: Context, ds: Dataset, v: views.View) -> tuple[Basis, Cali
             cmap = fit.map
     key = map_key(v) if cmap is not None else ()
     return _basis_cached(cache_key(ds), key, v.reps, v.seed, ds.table, cmap), cmap, note
+
+
+# ----------------------------------------------------------------- the threshold decision (issue 11)
+def cost_inputs(v: views.View) -> tuple[float | None, float | None, float | None]:
+    """``(cost_review, cost_miss, cost_right)`` for the engine: ``None`` for all while
+    neither a review nor a miss has a cost (the view's 0, 0 means "no costs given")."""
+    if not (v.cost_review or v.cost_miss):
+        return None, None, None
+    return v.cost_review, v.cost_miss, v.cost_right
+
+
+@st.cache_data(max_entries=32, show_spinner="Certifying the review threshold…")
+def _decision_cached(key: str, mkey: tuple[object, ...], fit: str | None, target: float, confidence: float,
+                     costs: tuple[float | None, float | None, float | None], capacity: str, by_group: bool,
+                     reps: int, seed: int, level: float, _data: Dataset,
+                     _cmap: CalibrationMap | None) -> Decision:
+    from calib import decision
+
+    items, share = decision.parse_capacity(capacity) if capacity else (None, None)
+    with heavy("the threshold decision"):
+        return decision.decide(_data, target=target, confidence=confidence, cost_review=costs[0],
+                               cost_miss=costs[1], cost_right=costs[2], capacity=items, capacity_share=share,
+                               by_group=by_group, calibration=_cmap, fit=fit, reps=reps, seed=seed, level=level)
+
+
+def decision_for(ctx: Context, ds: Dataset, v: views.View) -> Decision:
+    """The engine's threshold decision (:func:`calib.decision.decide`, what ``calib route
+    --json`` prints) for ``ds`` at the view's target, confidence, costs and capacity,
+    cached by content and settings: a threshold move does not recompute it.
+
+    On the stated scale it certifies on every row. On the recalibrated probability the
+    map and the threshold must not be chosen on the rows that certify it: the engine
+    fits the view's method on one half and certifies on the other (``fit=``; its
+    ``certified_on`` says so). Per-group thresholds when the data has groups. Raises
+    :class:`CalibError` for a target, confidence, cost or capacity the engine refuses.
+    """
+    b, cmap, _note = routing_basis(ctx, ds, v)
+    fit = v.method if cmap is not None and v.method != "none" else None
+    by_group = len(ds.table.groups) >= 2
+    return _decision_cached(cache_key(ds), map_key(v) if fit else (), fit, views.target_error(v), v.confidence,
+                            cost_inputs(v), v.capacity, by_group, v.reps, v.seed, v.level, ds, None)
+
+
+@st.cache_data(max_entries=16, show_spinner="Comparing the judges at the target…")
+def _judges_cached(keys: tuple[str, ...], target: float, confidence: float,
+                   costs: tuple[float | None, float | None, float | None], reps: int, seed: int, level: float,
+                   _datasets: tuple[Dataset, ...]) -> JudgeComparison:
+    from calib import decision
+
+    with heavy("comparing the judges"):
+        return decision.compare_judges(list(_datasets), target=target, confidence=confidence,
+                                       cost_review=costs[0], cost_miss=costs[1], cost_right=costs[2], reps=reps,
+                                       seed=seed, level=level)
+
+
+def judges_for(ctx: Context, v: views.View) -> JudgeComparison:
+    """Every loaded judge at the view's target (:func:`calib.decision.compare_judges`,
+    what ``calib compare --target-error`` prints), paired on shared item ids."""
+    keys = tuple(f"{d.name}|{cache_key(d)}" for d in ctx.datasets)
+    return _judges_cached(keys, views.target_error(v), v.confidence, cost_inputs(v), v.reps, v.seed, v.level,
+                          tuple(ctx.datasets))

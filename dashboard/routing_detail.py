@@ -1,8 +1,11 @@
 """The Routing page's main area, drawn inside the threshold fragment
-(:func:`dashboard.threshold.threshold_panel`): where the thresholds send items, the
-routing numbers, the threshold on the reliability diagram and on the risk-coverage
-curve, the numbers with their intervals, costs, the lowest threshold meeting a target,
-and the review queue's download.
+(:func:`dashboard.threshold.threshold_panel`): first the decision (issue 11: target
+and confidence, the recommended threshold's card and its "Use this threshold"
+button; on a share link the owner's threshold before it), then where the thresholds
+send items, the routing numbers, the threshold on the reliability diagram and on the
+risk-coverage curve (AURC with its interval), the costs beside the cost curve and
+its cheapest point, the numbers with their intervals, per-group thresholds, every
+loaded judge at the same target, and the review queue's download.
 
 Figures are built once per session and key and only their threshold traces move
 (:func:`dashboard.layout.session_figure`).
@@ -15,19 +18,28 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from calib.dataset import Dataset
+from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import figures
 from calib.present import format as fmt
 from dashboard.context import Context
+from dashboard.decision_view import (
+    at_threshold,
+    decision_inputs,
+    recommendation_card,
+    shared_decision,
+    short_threshold,
+)
 from dashboard.entries import cache_key
-from dashboard.layout import md_escape, safe_filename, session_figure
-from dashboard.results import curve_for, map_key
+from dashboard.layout import md_escape, metric, safe_filename, session_figure, show_error
+from dashboard.results import curve_for, decision_for, judges_for, map_key
 from dashboard.state import change_view, get_view
 from dashboard.threshold import ThresholdAxis, fmt_threshold, review_queue_csv, routing_metrics
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+    from calib.decision import Decision
     from calib.maps import CalibrationMap
     from calib.routing import Basis, Routing
 
@@ -45,7 +57,8 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     """The Routing page's main area for ``ds`` routed as ``r``."""
     v = get_view()
     color = ctx.colors.get(ds.name, figures.PALETTE[0])
-    _where(ds, r, axis, cmap)
+    d = _decision(ctx, ds, v)
+    _where(ctx, ds, v, r, axis, cmap)
     routing_metrics(r)
     # figures: the threshold on the reliability diagram and on the risk-coverage curve
     fig_key = (cache_key(ds), b.on, map_key(v) if cmap is not None else (), v.scheme, v.bins, v.level,
@@ -54,16 +67,34 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     with left:
         _reliability(ds, v, r, axis, cmap, color, fig_key)
     with right:
-        _risk_coverage(ds, r, axis, b, color, fig_key)
-    # the numbers with their intervals, and costs (below the figures: at laptop height the
-    # numbers and the two figures they move are on screen together)
+        _risk_coverage(ds, r, axis, b, color, fig_key, d, v)
+    # the costs beside their curve, then the numbers with their intervals (below the figures:
+    # at laptop height the numbers and the two figures they move are on screen together)
+    _costs(v, r, d, ds, axis, color, fig_key)
     _numbers(r, b)
-    _costs(v, r)
-    _target(v, r, b)
+    _groups(d)
+    _judges(ctx, v)
     _queue(ds, r, cmap)
 
 
-def _where(ds: Dataset, r: Routing, axis: ThresholdAxis, cmap: CalibrationMap | None) -> None:
+def _decision(ctx: Context, ds: Dataset, v: views.View) -> Decision | None:
+    """(A share's reviewer: the owner's decision first.) Target and confidence, then
+    the recommendation's card; ``None`` with the engine's message when it refuses."""
+    if ctx.access.read_only:
+        shared_decision(ctx, with_recommendation=False)
+        st.subheader("The recommendation")
+    decision_inputs(v)
+    try:
+        d = decision_for(ctx, ds, v)
+    except CalibError as exc:
+        show_error(exc)
+        return None
+    recommendation_card(d, ds, button=True)
+    return d
+
+
+def _where(ctx: Context, ds: Dataset, v: views.View, r: Routing, axis: ThresholdAxis,
+           cmap: CalibrationMap | None) -> None:
     from calib.scale import threshold_check
 
     st.text(f"model: {ds.name}")
@@ -71,6 +102,14 @@ def _where(ds: Dataset, r: Routing, axis: ThresholdAxis, cmap: CalibrationMap | 
     where += (f", {fmt_threshold(r.upper, axis)}{axis.unit} and above accepted unseen" if r.upper is not None
               else ", the rest accepted unseen")
     st.text(where)
+    try:  # the current threshold's own bound: valid for it alone, set beforehand
+        at = at_threshold(ctx, ds, v, r.upper if r.upper is not None else r.lower)
+    except CalibError:
+        at = None
+    if at is not None and at.error_upper is not None:
+        st.text(f"At this threshold alone: {fmt.pct(at.errors / at.accepted)} wrong among the accepted, one-sided "
+                f"{100 * at.confidence:g}% upper bound {fmt.pct(at.error_upper)} (valid for a threshold fixed "
+                "beforehand, not for one picked on this data: the recommendation above is).")
     if cmap is None:  # on the stated scale: a threshold beyond every stated value routes all one way
         check = threshold_check(ds.table.value[ds.table.n > 0], ds.table.scale, r.lower, flag="Review threshold")
         if check.message:
@@ -95,19 +134,34 @@ def _reliability(ds: Dataset, v: views.View, r: Routing, axis: ThresholdAxis, cm
     st.plotly_chart(rel, config=figures.CONFIG, key="fig_route_rel")
 
 
+def _decision_key(d: Decision | None, v: views.View) -> tuple[object, ...]:
+    """What the decision's figures depend on beyond the data (their session-figure key)."""
+    return () if d is None else (views.target_error(v), v.confidence, v.cost_review, v.cost_miss, v.cost_right,
+                                 v.capacity)
+
+
 def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color: str,
-                   fig_key: tuple[object, ...]) -> None:
+                   fig_key: tuple[object, ...], d: Decision | None, v: views.View) -> None:
     from calib import routing
+    from calib.present.decision_figures import risk_coverage_figure
 
     def build() -> go.Figure:
-        return figures.risk_coverage(ds.name, color, routing.sweep(b, level=r.level), unit=axis.unit)
+        sw = routing.sweep(b, level=r.level)
+        if d is None:
+            return figures.risk_coverage(ds.name, color, sw, unit=axis.unit)
+        return risk_coverage_figure(ds.name, color, sw, aurc=d.aurc, recommendation=d.recommendation,
+                                    unit=axis.unit)
 
     # the marker's label names what the threshold does, not where it is: a move that routes
     # no item differently leaves this figure unchanged, and Streamlit then neither re-sends
     # nor redraws it (a redrawn Plotly chart is most of a threshold move's browser time)
-    rc = figures.move_marker(session_figure(("rc", *fig_key), build), r.coverage, r.risk,
+    rc = figures.move_marker(session_figure(("rc", *fig_key, *_decision_key(d, v)), build), r.coverage, r.risk,
                              f"review threshold: {r.accepted:,} of {r.total:,} accepted unseen")
     st.plotly_chart(rc, config=figures.CONFIG, key="fig_route_rc")
+    if d is not None:
+        a = d.aurc
+        metric(st, "AURC", fmt.num(a.aurc, 4), f"{100 * v.level:g}% interval {fmt.ci_text(a.aurc_ci, 4)}; "
+               f"oracle {fmt.num(a.aurc_oracle, 4)}, excess {fmt.num(a.eaurc, 4)} {fmt.ci_text(a.eaurc_ci, 4)}")
 
 
 def _numbers(r: Routing, b: Basis) -> None:
@@ -132,42 +186,110 @@ def _on_cost(field: str, key: str) -> None:
     change_view(**{field: float(st.session_state[key] or 0.0)})
 
 
-def _on_target(key: str) -> None:
+def _on_cost_right(key: str) -> None:
     x = st.session_state[key]
-    change_view(target=None if not x else float(x) / 100)
+    change_view(cost_right=None if x is None else float(x))
 
 
-def _costs(v: views.View, r: Routing) -> None:
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        st.session_state["w_cost_review"] = float(v.cost_review)
-        st.number_input("Cost per review", min_value=0.0, step=1.0, key="w_cost_review",
-                        on_change=_on_cost, args=("cost_review", "w_cost_review"))
-    with c2:
-        st.session_state["w_cost_miss"] = float(v.cost_miss)
-        st.number_input("Cost per missed error", min_value=0.0, step=1.0, key="w_cost_miss",
-                        on_change=_on_cost, args=("cost_miss", "w_cost_miss"))
-    with c3:
+def _on_capacity(key: str) -> None:
+    try:
+        change_view(capacity=views.check_capacity(str(st.session_state[key] or "")))
+    except ValueError as exc:  # kept out of the view; said under the box
+        st.session_state["capacity_note"] = f"Capacity ignored: {exc}."
+    else:
+        st.session_state.pop("capacity_note", None)
+
+
+def _cost_inputs(v: views.View) -> None:
+    st.session_state["w_cost_review"] = float(v.cost_review)
+    st.number_input("Cost per review", min_value=0.0, step=1.0, key="w_cost_review",
+                    on_change=_on_cost, args=("cost_review", "w_cost_review"))
+    st.session_state["w_cost_miss"] = float(v.cost_miss)
+    st.number_input("Cost per missed error", min_value=0.0, step=1.0, key="w_cost_miss",
+                    on_change=_on_cost, args=("cost_miss", "w_cost_miss"))
+    st.session_state["w_cost_right"] = v.cost_right
+    st.number_input("Cost of reviewing a right answer", min_value=0.0, step=1.0, key="w_cost_right",
+                    on_change=_on_cost_right, args=("w_cost_right",), placeholder="same as a review",
+                    help="Leave empty when reviewing a right answer costs the same as any review.")
+    st.session_state["w_capacity"] = v.capacity
+    st.text_input("Reviewers' capacity", key="w_capacity", on_change=_on_capacity, args=("w_capacity",),
+                  placeholder="e.g. 200 or 20%", help="At most this many items (or this share) go to a person.")
+    if st.session_state.get("capacity_note"):
+        st.caption(str(st.session_state["capacity_note"]))
+
+
+def _costs(v: views.View, r: Routing, d: Decision | None, ds: Dataset, axis: ThresholdAxis, color: str,
+           fig_key: tuple[object, ...]) -> None:
+    """The cost inputs and what they give (total at this threshold, the cheapest
+    threshold as text, the capacity's choice) beside the cost curve."""
+    from calib.present.decision import capacity_text
+    from calib.present.decision_figures import cost_curve_figure
+
+    left, right = st.columns(2)
+    with left:
+        _cost_inputs(v)
         if r.cost_total is not None:
             iv = r.ci.get("cost_total")
-            st.metric("Total cost", f"{r.cost_total:,.2f}",
-                      help=None if iv is None or iv.lo is None else
-                      f"{100 * r.level:g}% interval {iv.lo:,.2f} to {iv.hi:,.2f}")
+            metric(st, "Total cost", f"{r.cost_total:,.2f}", None if iv is None or iv.lo is None else
+                   f"{100 * r.level:g}% interval {iv.lo:,.2f} to {iv.hi:,.2f}")
         else:
-            st.caption("Give a cost per review and per missed error to see the total.")
+            st.caption("Give a cost per review and per missed error to see the total and the cost curve.")
+        if d is not None:
+            ch = d.costs.cheapest
+            if ch is not None:
+                where = "review everything" if ch.threshold is None else short_threshold(ch.threshold)
+                st.text(f"Cheapest threshold: {where} ({fmt.num(ch.cost)} per item {fmt.ci_text(ch.cost_ci)})")
+            cap = capacity_text(d.costs.capacity, d.costs.on, ds.table.scale)
+            if cap:
+                st.text(cap)
+    if d is None or d.costs.cheapest is None:
+        return
+    with right:
+        rec = d.recommendation.threshold
+
+        def build() -> go.Figure:
+            return cost_curve_figure(d.costs, name=ds.name, color=color, unit=axis.unit.strip(" ()") or "",
+                                     recommended=rec)
+
+        fig = session_figure(("cost", *fig_key, *_decision_key(d, v)), build)
+        st.plotly_chart(fig, config=figures.CONFIG, key="fig_route_cost")
 
 
-def _target(v: views.View, r: Routing, b: Basis) -> None:
-    """The lowest threshold meeting a target error rate."""
-    from calib import routing
+def _groups(d: Decision | None) -> None:
+    """Per-group thresholds (the data has a group field) as a table, and their gain."""
+    if d is None or d.per_group is None:
+        return
+    import pandas as pd
 
-    st.session_state["w_target"] = None if v.target is None else 100 * v.target
-    target_col, _ = st.columns([1, 2])
-    target_col.number_input("Target error rate among accepted (%)", min_value=0.0, max_value=100.0, step=0.5,
-                            key="w_target", on_change=_on_target, args=("w_target",), placeholder="e.g. 5")
-    if v.target is not None:
-        choice = routing.lowest_threshold(b, v.target, level=r.level)
-        st.text(choice.message)
+    g = d.per_group
+    st.subheader("Per group")
+    rows = [{"group": row.group or "(no group)",
+             "threshold": "review everything" if row.threshold is None else short_threshold(row.threshold),
+             "accepted": row.accepted, "items": row.total, "errors": row.errors,
+             "error bound": fmt.pct(row.error_upper), "pooled fallback": "yes" if row.pooled_fallback else "no",
+             "why": row.reason or ""} for row in g.groups]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="df_groups")
+    st.text(g.message)
+
+
+def _judges(ctx: Context, v: views.View) -> None:
+    """Every loaded judge at the same target, paired on shared item ids."""
+    if len(ctx.datasets) < 2:
+        return
+    import pandas as pd
+
+    from calib.present.decision import judge_rows, paired_lines
+
+    st.subheader("Judges at the same target")
+    try:
+        c = judges_for(ctx, v)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    costs = any(j.cheapest_cost is not None for j in c.judges)
+    st.dataframe(pd.DataFrame(judge_rows(c, with_costs=costs)), hide_index=True, key="df_judges")
+    lines = paired_lines(c)
+    st.text("\n".join(lines) if lines else "The files share no item ids: no paired comparison.")
 
 
 def _queue(ds: Dataset, r: Routing, cmap: CalibrationMap | None) -> None:

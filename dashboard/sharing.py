@@ -2,7 +2,9 @@
 panel, and the owner's actions (update, revoke, delete; a logged-in owner's list of links).
 
 The store and its rules are :mod:`calib.hosting.store`'s; this module keeps, in the
-session, which links this session made (their owner keys) and what the last action said.
+session, which links this session made (their owner keys), what the last action said,
+and the view a link was opened with (the owner's decision, shown first to a
+reviewer: :func:`decision_first`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from calib.hosting.shares import (
     valid_token,
 )
 from calib.hosting.store import Store
-from dashboard.context import Access
+from dashboard.context import Access, Context
+from dashboard.decision_view import OWNER_VIEW_KEY, shared_decision
 from dashboard.entries import Entry, Overrides, available_samples, entries, new_upload_entry
 from dashboard.keys import (
     LAST_SHARE_KEY,
@@ -40,6 +43,13 @@ from dashboard.keys import (
 from dashboard.layout import PAGE_FILES, md_escape, show_error
 from dashboard.runtime import share_store
 from dashboard.state import get_view, share_params
+
+
+def decision_first(ctx: Context) -> None:
+    """On a share link opened read-only: the owner's decision card, first on the page
+    (:func:`dashboard.decision_view.shared_decision`)."""
+    if ctx.access.read_only and ctx.datasets:
+        shared_decision(ctx)
 
 
 def restore_shared(token: str) -> tuple[list[Entry], views.View] | None:
@@ -74,6 +84,7 @@ def restore_shared(token: str) -> tuple[list[Entry], views.View] | None:
         e = new_upload_entry(files, folder=folder, folder_name=str(meta.get("filename") or spec.name))
         items.append(replace(e, name=spec.name, overrides=Overrides.from_stored(meta.get("overrides"))))
     st.session_state[SHARED_KEY] = token
+    st.session_state[OWNER_VIEW_KEY] = (token, v)  # the owner's decision, kept while a reviewer explores
     if notes:
         st.session_state[NOTES_KEY] = notes
     return items, v

@@ -1,5 +1,6 @@
 """What the Overview and the report both print about an audit: the headline figures,
-which forecast wins, and the settings behind every number, in one line."""
+which forecast wins, and the settings behind every number (the threshold decision's
+too), in one line."""
 
 from __future__ import annotations
 
@@ -61,4 +62,17 @@ def settings_text(v: views.View) -> str:
     if v.lo is not None:
         parts.append(f"review threshold {v.lo:g}" + ("" if v.hi is None else f", upper {v.hi:g}")
                      + (" on the recalibrated probability" if v.on == "calibrated" else ""))
+    parts.append(decision_settings_text(v))
     return "; ".join(parts)
+
+
+def decision_settings_text(v: views.View) -> str:
+    """The threshold decision's settings in words: target, confidence, costs, capacity."""
+    text = (f"target error {100 * views.target_error(v):g}% at {100 * v.confidence:g}% confidence")
+    if v.cost_review or v.cost_miss:
+        text += f", cost per review {v.cost_review:g}, per missed error {v.cost_miss:g}"
+        if v.cost_right is not None:
+            text += f", per right answer reviewed {v.cost_right:g}"
+    if v.capacity:
+        text += f", capacity {v.capacity}"
+    return text

@@ -3,12 +3,20 @@ the view's thresholds and the fragment that reruns alone when a slider moves.
 
 The defaults come from the engine (:func:`calib.routing.default_thresholds`); the view
 keeps ``lo``/``hi`` as ``None`` until a person moves a slider.
+
+The slider snaps to the values the judge used (issue 11): on the stated scale its
+step is the coarsest power of ten, up to one unit of the scale, every used value is
+a multiple of (a 1-10 judge saying whole numbers has 10 positions, not 901; a 0-100
+judge saying whole numbers keeps 101, so the keyboard's one-unit moves stay); a
+score finer than a hundredth of its range (a continuous score) gets a select slider
+over at most :data:`calib.routing.MAX_POSITIONS` quantiles of its distinct values instead, always
+with the default, the current and (on the Routing page) the recommended threshold.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -26,6 +34,7 @@ from dashboard.results import routing_basis
 from dashboard.state import change_view, get_view, set_view, sync_url
 
 if TYPE_CHECKING:
+
     from calib.maps import CalibrationMap
     from calib.routing import Basis, Routing
     from calib.rows import Judgments
@@ -44,6 +53,8 @@ class ThresholdAxis:
     default_lo: float
     default_hi: float
     unit: str  # shown after numbers: "" for a stated scale, " (probability)" for calibrated
+    #: the only positions of a continuous score (a select slider); ``None``: every step
+    positions: tuple[float, ...] | None = None
 
     @property
     def format(self) -> str:
@@ -58,12 +69,13 @@ class ThresholdAxis:
         return 100.0 * (float(scale.to_prob(x)) if self.on == "stated" else x)
 
 
-def threshold_axis(ds: Dataset, on: str) -> ThresholdAxis:
+def threshold_axis(ds: Dataset, on: str, extra: Sequence[float] = ()) -> ThresholdAxis:
     """The slider's range: the stated scale, or [0, 1] for calibrated probabilities.
 
-    The step is a hundredth of the range's order of magnitude (1 on 0-100, 0.01 on
-    0-1); the defaults are the engine's (:func:`calib.routing.default_thresholds`),
-    rounded to the step on a stated scale.
+    The finest step is a hundredth of the range's order of magnitude (1 on 0-100,
+    0.01 on 0-1), coarser where the judge's values allow (:func:`calib.routing.used_step`); a
+    continuous score gets :func:`calib.routing.positions` (``extra`` added to them). The defaults
+    are the engine's (:func:`calib.routing.default_thresholds`), rounded to the step.
     """
     import math
 
@@ -74,9 +86,17 @@ def threshold_axis(ds: Dataset, on: str) -> ThresholdAxis:
     if on == "calibrated":
         return ThresholdAxis("calibrated", 0.0, 1.0, 0.01, low, high, " (probability)")
     span = s.hi - s.lo
-    step = 10 ** math.floor(math.log10(span)) / 100 if span > 0 else 0.01
-    return ThresholdAxis("stated", float(s.lo), float(s.hi), float(step), round(low / step) * step,
-                         round(high / step) * step, "")
+    finest = 10 ** math.floor(math.log10(span)) / 100 if span > 0 else 0.01
+    used = ds.table.value[ds.table.n > 0]
+    step = routing.used_step(used, float(s.lo), finest, min(span, max(finest, 1.0)))
+    if step is None:  # a continuous score: its own values are the positions
+        where = routing.positions(used, (low, high, *extra))
+        return ThresholdAxis("stated", float(s.lo), float(s.hi), float(finest), low, high, "", where)
+
+    def snap(x: float) -> float:
+        return min(float(s.hi), max(float(s.lo), float(s.lo) + round((x - s.lo) / step) * step))
+
+    return ThresholdAxis("stated", float(s.lo), float(s.hi), float(step), snap(low), snap(high), "")
 
 
 def current_thresholds(v: views.View, axis: ThresholdAxis) -> tuple[float, float | None]:
@@ -90,6 +110,8 @@ def current_thresholds(v: views.View, axis: ThresholdAxis) -> tuple[float, float
 
 
 def fmt_threshold(x: float, axis: ThresholdAxis) -> str:
+    if axis.positions is not None:  # a continuous score: enough digits to tell positions apart
+        return f"{x:.4g}"
     return f"{x:.2f}" if axis.on == "calibrated" or axis.step < 1 else f"{x:g}"
 
 
@@ -143,8 +165,9 @@ def _on_hi_toggle(key: str, axis: ThresholdAxis) -> None:
         set_view(views.with_changes(v, hi=None))
 
 
-def _threshold_widgets(ds: Dataset, v: views.View) -> ThresholdAxis:
-    """The sidebar controls of the review threshold (inside the fragment)."""
+def _threshold_widgets(ds: Dataset, v: views.View, extra: Sequence[float] = ()) -> ThresholdAxis:
+    """The sidebar controls of the review threshold (inside the fragment); ``extra``:
+    thresholds a continuous score's select slider must offer (the recommended one)."""
     st.subheader("Review threshold")
     on_disabled = v.method == "none"
     on = v.on if not on_disabled else "stated"
@@ -153,22 +176,33 @@ def _threshold_widgets(ds: Dataset, v: views.View) -> ThresholdAxis:
                  key="w_on", on_change=_on_threshold_on, args=("w_on",), disabled=on_disabled,
                  help="Recalibrated: the probability the map of the Recalibration panel gives each stated value."
                       + (" Choose a map there first (Map, above)." if on_disabled else ""))
-    axis = threshold_axis(ds, on)
+    axis = threshold_axis(ds, on, (*extra, *(x for x in (v.lo, v.hi) if x is not None)))
     lo, hi = current_thresholds(replace(v, on=on), axis)
-    st.session_state["w_lo"] = float(lo)
-    st.slider("Review threshold", min_value=axis.lo, max_value=axis.hi, step=axis.step, key="w_lo",
-              format=axis.format,
-              on_change=_on_lo, args=("w_lo", axis),
-              help="Items below it go to a person; items at or above it are accepted unseen.")
+    _slider("Review threshold", "w_lo", lo, axis, axis.lo, _on_lo, ("w_lo", axis),
+            help="Items below it go to a person; items at or above it are accepted unseen.")
     st.session_state["w_hi_on"] = hi is not None
     st.checkbox("Add an upper threshold", key="w_hi_on", on_change=_on_hi_toggle, args=("w_hi_on", axis),
                 help="Then only items at or above the upper threshold are accepted unseen; the ones between "
                      "the two thresholds form a middle band.")
     if hi is not None:
-        st.session_state["w_hi"] = float(hi)
-        st.slider("Upper threshold", min_value=min(axis.hi, lo + axis.step), max_value=axis.hi, step=axis.step,
-                  key="w_hi", on_change=_on_hi, args=("w_hi",), format=axis.format)
+        _slider("Upper threshold", "w_hi", hi, axis, min(axis.hi, lo + axis.step), _on_hi, ("w_hi",),
+                above=lo)
     return axis
+
+
+def _slider(label: str, key: str, value: float, axis: ThresholdAxis, low: float, on_change: Callable[..., None],
+            args: tuple[object, ...], *, above: float | None = None, help: str | None = None) -> None:
+    """A threshold slider: every step of the axis, or a continuous score's positions
+    (a select slider over them, those above ``above`` for the upper threshold)."""
+    if axis.positions is None:
+        st.session_state[key] = float(value)
+        st.slider(label, min_value=low, max_value=axis.hi, step=axis.step, key=key, format=axis.format,
+                  on_change=on_change, args=args, help=help)
+        return
+    options = [x for x in axis.positions if above is None or x > above] or [float(value)]
+    st.session_state[key] = min(options, key=lambda x: abs(x - value))
+    st.select_slider(label, options=options, key=key, format_func=lambda x: fmt_threshold(x, axis),
+                     on_change=on_change, args=args, help=help)
 
 
 def routing_metrics(r: Routing, compact: bool = False) -> None:
@@ -221,11 +255,25 @@ def _threshold_fragment(ctx: Context, detail: Detail | None) -> None:
         st.session_state[FRAGMENT_TIMING_KEY] = time.perf_counter() - started
 
 
+def _recommended(ctx: Context, ds: Dataset, v: views.View) -> tuple[float, ...]:
+    """The recommended threshold (a position a continuous score's slider must offer),
+    when the engine gives one; the decision itself is shown (or refused) by the page."""
+    from dashboard.results import decision_for
+
+    try:
+        t = decision_for(ctx, ds, v).recommendation.threshold
+    except CalibError:
+        return ()
+    return () if t is None else (float(t),)
+
+
 def _threshold_body(ctx: Context, detail: Detail | None) -> None:
     v = get_view()
     ds = next((d for d in ctx.datasets if d.name == v.model), ctx.datasets[0])
+    continuous = v.on == "stated" and threshold_axis(ds, "stated").positions is not None
+    extra = _recommended(ctx, ds, v) if detail is not None and continuous else ()
     with st.sidebar:
-        _threshold_widgets(ds, v)
+        _threshold_widgets(ds, v, extra)
     v = get_view()
     try:
         r, axis, b, cmap, note = route_now(ctx, ds, v)

@@ -8,6 +8,7 @@ from calib import compare
 from calib.errors import CalibError
 from calib.present import figures, tables
 from calib.present.format import p_value
+from dashboard.decision_view import overview_decision
 from dashboard.layout import PAGE_TITLES, md_escape, metric, no_data, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for, comparison_for, group_comparison
@@ -21,6 +22,7 @@ if not ctx.datasets:
 
 v = ctx.view
 focus = ctx.focus
+overview_decision(ctx)  # the decision first (a share's reviewer: the owner's), then the evidence
 try:
     a = audit_for(focus, v)
 except CalibError as exc:

@@ -11,12 +11,14 @@ from calib.present import format as fmt
 from dashboard.layout import PAGE_TITLES, metric, no_data, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for
+from dashboard.sharing import decision_first
 
 ctx = page_setup("scale")
 st.title(PAGE_TITLES["scale"])
 if not ctx.datasets:
     no_data()
     st.stop()
+decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 st.caption(
     "A judge asked for a number from 0 to 100 rarely uses the whole range. The histogram shows which values "

@@ -13,6 +13,7 @@ from calib.present.format import p_value
 from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, metric, no_data, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for, curve_for
+from dashboard.sharing import decision_first
 from dashboard.state import bind, get_view
 
 ctx = page_setup("reliability")
@@ -20,6 +21,7 @@ st.title(PAGE_TITLES["reliability"])
 if not ctx.datasets:
     no_data()
     st.stop()
+decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 st.caption(
     "Each point is the share of answers that were right at a stated confidence (per stated value, or pooled in "

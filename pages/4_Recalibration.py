@@ -21,12 +21,14 @@ from dashboard.layout import (
 )
 from dashboard.page import page_setup
 from dashboard.results import fit_for
+from dashboard.sharing import decision_first
 
 ctx = page_setup("recalibration")
 st.title(PAGE_TITLES["recalibration"])
 if not ctx.datasets:
     no_data()
     st.stop()
+decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 st.caption(
     "A recalibration map sends each stated value to the probability it turned out to mean. It is fitted on "

@@ -1,4 +1,4 @@
-"""Routing: where to put the review threshold, and what each choice costs."""
+"""Routing: where to put the review threshold (the recommendation first), and what each choice costs."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ if not ctx.datasets:
     st.stop()
 
 st.caption(
-    "Move the review threshold in the sidebar: items below it go to a person, items at or above it are accepted "
-    "unseen. The numbers, the diagram and the curve follow at once. With an upper threshold, items between the "
-    "two form a middle band, counted apart."
+    "First the recommended review threshold for your target error rate, with its guarantee; \"Use this "
+    "threshold\" moves the slider there. Move the review threshold in the sidebar: items below it go to a "
+    "person, items at or above it are accepted unseen. The numbers, the diagram and the curve follow at once. "
+    "With an upper threshold, items between the two form a middle band, counted apart."
 )
 
 try:

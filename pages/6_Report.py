@@ -10,6 +10,7 @@ from calib.present import text_report as report
 from dashboard.layout import PAGE_TITLES, no_data, safe_filename, show_error
 from dashboard.page import page_setup
 from dashboard.report import report_parts
+from dashboard.sharing import decision_first
 from dashboard.summary import settings_text
 
 ctx = page_setup("report")
@@ -18,6 +19,7 @@ if not ctx.datasets:
     no_data()
     st.stop()
 
+decision_first(ctx)  # a share's reviewer reads the owner's decision first
 v = ctx.view
 st.caption(
     "The HTML report holds every view of this audit for the loaded models, with the settings chosen here "

@@ -10,6 +10,7 @@ per-row count written in the test.
 from __future__ import annotations
 
 import glob
+import json
 import os
 
 import pytest
@@ -624,3 +625,258 @@ def test_page_file_run_on_its_own_with_a_link(page):
     assert not at.error
     assert at.session_state["calib_view"].lo == 90.0
     assert at.sidebar.selectbox(key="w_model").value == "judge_a_synthetic"
+
+
+# ----------------------------------------------------------------- the threshold decision (issue 11)
+def _load(name: str):
+    from calib.loading import load
+
+    return load(SAMPLES / name)
+
+
+def _accepted_at(rows, t: float) -> int:
+    return sum(1 for s, _ in rows if s >= t)
+
+
+def test_routing_opens_on_the_recommendation_of_the_engine():
+    """On arrival the card shows what decision.recommend gives on the same file, and the
+    numbers at its threshold are the rows' own count."""
+    from calib import decision
+
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = routing_page({"sample": "judge_b_synthetic.jsonl", "target": "0.2", "confidence": "0.9"})
+    want = decision.recommend(_load("judge_b_synthetic.jsonl"), target=0.2, confidence=0.9)
+    assert want.holds and want.threshold is not None
+    m = metrics_of(at)
+    assert m["Recommended threshold"] == f"{want.threshold:g}"
+    assert m["Accepted at it"] == f"{_accepted_at(rows, want.threshold):,} of {len(rows):,}"
+    assert m["Error bound among accepted"] == f"{100 * want.error_upper:.1f}%"
+    assert want.message in [t.value for t in at.main.text]
+    # target and confidence are at the top, editable, showing the link's values
+    assert at.main.number_input(key="w_target").value == 20.0
+    assert at.main.selectbox(key="w_confidence").value == 0.9
+    # with no qualifying threshold the card says so, and what would
+    at = routing_page({"sample": "judge_b_synthetic.jsonl", "target": "0.05"})
+    none = decision.recommend(_load("judge_b_synthetic.jsonl"), target=0.05)
+    assert not none.holds and metrics_of(at)["Recommended threshold"] == "none qualifies"
+    assert none.message in [t.value for t in at.main.text] and "qualifies" in none.message
+    assert not [b for b in at.main.button if b.key == "use_threshold"]
+
+
+def test_use_this_threshold_moves_the_slider_and_the_numbers():
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = routing_page({"sample": "judge_b_synthetic.jsonl", "target": "0.2"})
+    rec = float(metrics_of(at)["Recommended threshold"])
+    assert at.sidebar.slider(key="w_lo").value == 80.0  # the engine's default before the click
+    at.main.button(key="use_threshold").click()
+    ok(at.run())
+    assert at.sidebar.slider(key="w_lo").value == rec
+    assert at.session_state["calib_view"].lo == rec and at.query_params.get("lo") == f"{rec:g}"
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, rec)} == expected_routing(rows, rec)
+
+
+def test_target_and_confidence_widgets_write_the_link():
+    from calib import decision
+
+    at = routing_page({"sample": "judge_b_synthetic.jsonl"})
+    at.main.number_input(key="w_target").set_value(25.0)
+    ok(at.run())
+    at.main.selectbox(key="w_confidence").set_value(0.8)
+    ok(at.run())
+    assert at.query_params.get("target") == "0.25" and at.query_params.get("confidence") == "0.8"
+    want = decision.recommend(_load("judge_b_synthetic.jsonl"), target=0.25, confidence=0.8)
+    assert metrics_of(at)["Recommended threshold"] == f"{want.threshold:g}"
+    # the link reopens the same decision
+    at2 = routing_page(dict(at.query_params))
+    assert metrics_of(at2)["Recommended threshold"] == f"{want.threshold:g}"
+    assert at2.main.number_input(key="w_target").value == 25.0
+
+
+def test_costs_give_the_cheapest_threshold_of_a_brute_force_sweep():
+    """Cost per item at every candidate threshold (every used value, and review
+    everything), computed from the rows: the page's cheapest threshold is the argmin."""
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = routing_page({"sample": "judge_b_synthetic.jsonl", "cost_review": "1", "cost_miss": "5",
+                       "cost_right": "0.5"})
+
+    def cost(t: float | None) -> float:
+        person = [c for s, c in rows if t is None or s < t]
+        slipped = sum(1 for s, c in rows if t is not None and s >= t and not c)
+        return (1 * sum(not c for c in person) + 0.5 * sum(person) + 5 * slipped) / len(rows)
+
+    candidates = [*sorted({s for s, _ in rows}), None]
+    # on a tie the lowest threshold (the most accepted; review everything is the highest)
+    best = min(candidates, key=lambda t: (round(cost(t), 12), float("inf") if t is None else t))
+    texts = [t.value for t in at.main.text if t.value.startswith("Cheapest threshold:")]
+    where = "review everything" if best is None else f"{best:g}"
+    assert texts and texts[0].startswith(f"Cheapest threshold: {where} ({cost(best):.3f} per item")
+    assert metrics_of(at)["Cheapest threshold"] == where
+
+
+def test_capacity_in_the_link_and_a_bad_one_gets_a_note():
+    at = routing_page({"sample": "judge_b_synthetic.jsonl", "capacity": "100"})
+    assert at.main.text_input(key="w_capacity").value == "100"
+    lines = [t.value for t in at.main.text if t.value.startswith("Within capacity")]
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    # the highest threshold sending at most 100 items to a person (no costs: the most reviewed)
+    best = max(t for t in sorted({s for s, _ in rows}) if sum(1 for s, _ in rows if s < t) <= 100)
+    assert lines and f"accept at or above {best:g}" in lines[0]
+    assert f"{sum(1 for s, _ in rows if s < best):,} to a person" in lines[0]
+    bad = routing_page({"sample": "judge_b_synthetic.jsonl", "capacity": "lots", "confidence": "7",
+                        "cost_right": "-2"})
+    notes = " ".join(str(x.value) for x in bad.main.caption) + " ".join(str(x.value) for x in bad.info) \
+        + " ".join(str(x.value) for x in bad.warning)
+    for key in ("capacity", "confidence", "cost\\_right"):
+        assert key in notes, notes
+    assert bad.session_state["calib_view"].capacity == "" and bad.session_state["calib_view"].confidence == 0.95
+    # a capacity larger than the data: the engine's message, no traceback
+    big = routing_page({"sample": "judge_b_synthetic.jsonl", "capacity": "5000"})
+    assert any("capacity" in e.value for e in big.error)
+
+
+def test_a_1_to_10_judge_has_ten_slider_positions_and_a_continuous_score_its_quantiles():
+    ten = "".join(json.dumps({"id": f"t{i}", "confidence": 1 + i % 10, "correct": i % 10 > 2 or i % 7 == 0})
+                  + "\n" for i in range(600)).encode()
+    at = upload(ok(app().run()), "judge_1_10.jsonl", ten)
+    ok(at.switch_page("pages/5_Routing.py").run())
+    s = at.sidebar.slider(key="w_lo")
+    assert (s.proto.min, s.proto.max, s.proto.step) == (1.0, 10.0, 1.0)  # 10 positions, not 901
+    assert s.value == 8.0  # the engine's default 0.8 snapped to a used value
+    # a continuous score: a select slider over values the judge used, the recommendation among them
+    import random
+
+    rnd = random.Random(3)
+    cont = []
+    for i in range(3000):
+        p = rnd.random()
+        cont.append(json.dumps({"id": f"c{i}", "confidence": round(0.5 + p / 2, 6), "correct": rnd.random() < 0.5 + p / 2}))
+    data = ("\n".join(cont) + "\n").encode()
+    clear_caches()
+    at = upload(ok(app().run()), "continuous.jsonl", data)
+    at.query_params.update({"target": "0.1", "reps": "50"})
+    ok(at.switch_page("pages/5_Routing.py").run())
+    sel = at.sidebar.select_slider(key="w_lo")
+    labels = list(sel.proto.options)  # as shown: 4 significant digits
+    used = {f"{json.loads(line)['confidence']:.4g}" for line in cont}
+    rec = float(metrics_of(at)["Recommended threshold"])
+    assert 90 <= len(labels) <= 105 and f"{rec:.4g}" in labels
+    assert set(labels) - used <= {"0.8", "0.9"}  # values the judge used (and the engine's defaults)
+    at.main.button(key="use_threshold").click()
+    ok(at.run())
+    assert at.session_state["calib_view"].lo == rec
+    m = metrics_of(at)
+    want = sum(1 for line in cont if json.loads(line)["confidence"] >= rec)
+    assert m["Accepted unseen"] == f"{want:,}"
+
+
+def test_a_reviewer_of_a_share_sees_the_owners_threshold_with_its_own_bound(monkeypatch):
+    """Read-only: the owner's card first, its bound a one-sided Clopper-Pearson bound
+    computed here from the rows (scipy's beta quantile), and the recommendation beside."""
+    from scipy import stats
+
+    from dashboard import auth
+    from dashboard.context import Access
+
+    monkeypatch.setattr(auth, "access", lambda: Access(read_only=True))
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    at = app()
+    at.query_params.update({"sample": "judge_b_synthetic.jsonl", "reps": "100", "lo": "95", "target": "0.2",
+                            "cost_review": "1", "cost_miss": "4"})
+    at.switch_page("pages/1_Overview.py")
+    ok(at.run())
+    m = metrics_of(at)
+    acc = [c for s, c in rows if s >= 95]
+    err = sum(not c for c in acc)
+    bound = stats.beta.ppf(0.95, err + 1, len(acc) - err)
+    assert m["Owner's threshold"] == "95"
+    assert m["Accepted there"] == f"{len(acc):,} of {len(rows):,}"
+    assert m["Error bound there"] == f"{100 * bound:.1f}%"
+    person = [c for s, c in rows if s < 95]
+    assert m["Expected cost per item"] == f"{(len(person) + 4 * err) / len(rows):.3f}"
+    texts = [t.value for t in at.main.text]
+    assert any(t.startswith(f"Per 1,000 items: {round(1000 * len(acc) / len(rows)):,} accepted unseen") for t in texts)
+    assert "The owner's threshold is not the recommended one: both are shown, the recommendation below." in texts
+    labels = [x.label for x in at.main.metric]
+    assert labels.index("Owner's threshold") < labels.index("Recommended threshold") < labels.index("Accuracy")
+    # on the Routing page too, first; the reviewer's moves leave the owner's card alone
+    ok(at.switch_page("pages/5_Routing.py").run())
+    at.sidebar.slider(key="w_lo").set_value(100.0)
+    ok(at.run())
+    assert metrics_of(at)["Owner's threshold"] == "95"
+    labels = [x.label for x in at.main.metric]
+    assert labels.index("Owner's threshold") < labels.index("Recommended threshold") < labels.index("Sent to a person")
+
+
+def test_html_report_carries_the_decision_with_its_intervals():
+    from calib import decision
+
+    at = AppTest.from_function(_report_script, default_timeout=TIMEOUT)
+    at.query_params.update({"sample": "judge_b_synthetic.jsonl,judge_c_synthetic.jsonl", "reps": "100",
+                            "target": "0.2", "cost_review": "1", "cost_miss": "5", "lo": "90"})
+    ok(at.run())
+    doc = at.session_state["html"]
+    want = decision.decide(_load("judge_b_synthetic.jsonl"), target=0.2, cost_review=1, cost_miss=5, reps=100)
+    assert "Threshold decision" in doc and "Judges at the same target" in doc
+    import html as h
+
+    assert h.escape(want.recommendation.message) in doc
+    lo, hi = want.aurc.aurc_ci
+    assert f"{lo:.4f}" in doc and f"{hi:.4f}" in doc  # AURC with its interval
+    c_lo, c_hi = want.costs.cheapest.cost_ci
+    assert f"{c_lo:.3f}" in doc and f"{c_hi:.3f}" in doc  # the cheapest cost with its interval
+    assert "The review threshold in force, 90" in doc
+
+
+def test_per_group_thresholds_are_a_table_with_the_fallback_said():
+    """Two groups: one large and accurate (its own threshold), one too small to certify
+    anything (the pooled threshold, flagged as the fallback)."""
+    from calib import decision
+    from calib.loading import load
+
+    csv = (b"value,n,correct,group\n80,400,380,easy\n90,600,594,easy\n100,800,799,easy\n"
+           b"80,10,6,hard\n90,10,8,hard\n100,10,9,hard\n")
+    at = upload(ok(app().run()), "grouped.csv", csv)
+    at.query_params.update({"reps": "50"})
+    ok(at.switch_page("pages/5_Routing.py").run())
+    frame = next(df.value for df in at.main.dataframe if "pooled fallback" in df.value.columns)
+    want = decision.per_group(load("grouped.csv", csv), target=0.05)
+    by = {r.group: r for r in want.groups}
+    assert list(frame["group"]) == ["easy", "hard"]
+    for _, row in frame.iterrows():
+        g = by[row["group"]]
+        assert row["accepted"] == g.accepted and row["items"] == g.total
+        assert row["pooled fallback"] == ("yes" if g.pooled_fallback else "no")
+    # the small group cannot be certified alone (30 items < the 59 that 5% at 95% needs)
+    assert frame.set_index("group").loc["hard", "pooled fallback"] == "yes"
+    assert frame.set_index("group").loc["easy", "pooled fallback"] == "no"
+    assert want.message in [t.value for t in at.main.text]
+
+
+def test_several_judges_at_the_same_target_in_one_table_with_the_paired_comparison():
+    from calib import decision
+
+    at = routing_page({"sample": "judge_b_synthetic.jsonl,judge_c_synthetic.jsonl", "target": "0.2",
+                       "cost_review": "1", "cost_miss": "5"})
+    frame = next(df.value for df in at.main.dataframe if "Judge" in df.value.columns)
+    assert list(frame["Judge"]) == ["judge_b_synthetic", "judge_c_synthetic"]
+    for name, row in zip(("judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl"), frame.itertuples(), strict=True):
+        r = decision.recommend(_load(name), target=0.2)
+        rows = judge_rows(name)
+        shown = row[frame.columns.get_loc("Recommended threshold") + 1]
+        assert shown == ("none qualifies" if r.threshold is None else f"{r.threshold:g}")
+        acc = 0 if r.threshold is None else sum(1 for s, _ in rows if s >= r.threshold)
+        assert row[frame.columns.get_loc("Accepted unseen") + 1].startswith(f"{acc:,} of {len(rows):,}")
+    assert "Cheapest cost per item" in frame.columns
+    # both files hold the same 1,000 ids: the paired line says so
+    assert any(t.value.startswith("judge_b_synthetic vs judge_c_synthetic on 1,000 shared items")
+               for t in at.main.text)
+
+
+def test_a_target_the_engine_refuses_is_said_not_raised():
+    at = routing_page({"sample": "judge_b_synthetic.jsonl", "target": "0"})
+    assert any("target error rate" in e.value and "between 0 and 1" in e.value for e in at.error)
+    # the routing numbers are still there
+    rows = judge_rows("judge_b_synthetic.jsonl")
+    m = metrics_of(at)
+    assert {k: m[k] for k in expected_routing(rows, 80)} == expected_routing(rows, 80)

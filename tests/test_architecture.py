@@ -120,9 +120,8 @@ def test_the_map_names_every_room() -> None:
             if p.name.startswith("_") or p.name == "__pycache__":
                 continue
             name = f"{p.name}/" if p.is_dir() else p.name
-            if p.suffix == ".py" or p.is_dir():
-                if name not in doc:
-                    missing.append(f"{folder}/{name}")
+            if (p.suffix == ".py" or p.is_dir()) and name not in doc:
+                missing.append(f"{folder}/{name}")
     assert missing == [], f"docs/ARCHITECTURE.md does not name {missing}"
     named = set(re.findall(r"`(?:[a-z_]+/)*([a-z_]+\.py)`", doc))
     existing = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}

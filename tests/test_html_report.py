@@ -102,3 +102,37 @@ def test_same_input_same_document():
     a = hr.render("r", [hr.Heading("h"), hr.Figure(fig)])
     b = hr.render("r", [hr.Heading("h"), hr.Figure(fig)])
     assert a == b
+
+
+def test_decision_section_escapes_group_and_judge_names(tmp_path):
+    import json
+
+    from calib import decision
+    from calib.loading import load
+    from calib.readers.base import LoadOptions
+
+    rng = np.random.default_rng(5)
+    f = tmp_path / "g.jsonl"
+    with f.open("w") as fh:
+        for i in range(900):
+            v = int(rng.choice([60, 80, 95, 100]))
+            fh.write(json.dumps({"id": f"q{i}", "confidence": v, "correct": bool(rng.random() < v / 100 - 0.02),
+                                 "subject": EVIL if i % 2 else "plain"}) + "\n")
+    ds = load(str(f), name=EVIL, options=LoadOptions(group_key="subject"))
+    d = decision.decide(ds, target=0.1, cost_review=1, cost_miss=5, by_group=True, reps=50)
+    jc = decision.compare_judges([ds, load(str(f), name="other")], target=0.1, reps=50)
+    heading, blocks = hr.decision_section(d, scale=ds.table.scale, judges=jc)
+    assert heading == "Threshold decision"
+    doc = hr.render(EVIL, list(blocks))
+    p = parse(doc)
+    assert not [t for t, _ in p.tags if t in ("img", "script")]
+    cells = "".join(data for tag, data in p.text if tag == "td")
+    assert EVIL in cells and "plain" in cells  # group and judge names read back as text
+    dd = "".join(data for tag, data in p.text if tag == "dd")
+    assert f"{d.recommendation.threshold:g} (0-100 scale)" in dd
+    assert f"expected cost {d.costs.cheapest.cost:.3f} per item" in dd
+    frame = hr.per_group_frame(d, scale=ds.table.scale)
+    assert list(frame["Group"]) == [g.group for g in d.per_group.groups]
+    assert list(frame["Source"]).count("own threshold") == sum(not g.pooled_fallback for g in d.per_group.groups)
+    page = hr.decision_report(EVIL, d, scale=ds.table.scale)
+    assert "<title>Threshold decision: &lt;script&gt;" in page

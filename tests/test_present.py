@@ -62,3 +62,85 @@ def test_model_results_from_an_audit(audited):
     m = hr.ModelResults.of(ds, a)
     assert m.name == ds.name and m.verdict == a.verdict[0] and m.sentences == tuple(a.verdict[1:])
     assert m.warnings == tuple(a.notes) and m.load_summary.startswith(f"{ds.report.source}: ")
+
+
+# ------------------------------------------------------------ the threshold decision in words
+def _two_value_file(tmp_path: Path) -> Path:
+    """600 items stated 95 with 6 wrong, 400 stated 50 with 200 wrong: at a 5% target
+    only 95 can be certified (6 errors in 600), 50 cannot (206 in 1,000)."""
+    import json
+
+    rows = [(95, i >= 6) for i in range(600)] + [(50, i >= 200) for i in range(400)]
+    f = tmp_path / "two.jsonl"
+    f.write_text("".join(json.dumps({"id": f"q{i}", "confidence": v, "correct": c}) + "\n"
+                         for i, (v, c) in enumerate(rows)))
+    return f
+
+
+def test_decision_card_in_words(tmp_path):
+    from scipy.stats import beta
+
+    from calib import decision
+    from calib.present.decision import decision_card, decision_lines
+
+    ds = load(str(_two_value_file(tmp_path)))
+    d = decision.decide(ds, target=0.05, confidence=0.95, cost_review=1, cost_miss=10, reps=200)
+    card = decision_card(d, scale=ds.table.scale)
+    upper = beta.ppf(0.95, 7, 594)  # one-sided Clopper-Pearson, 6 errors in 600
+    assert card.holds is True and card.threshold == "95 (0-100 scale)"
+    assert card.target == "at most 5% wrong among items accepted unseen"
+    assert card.guarantee == "with 95% confidence (fixed-sequence Clopper–Pearson, Learn-then-Test)"
+    assert card.accepted == "600 of 1,000 items (60.0%) accepted unseen; 400 go to a person"
+    assert card.error == f"1.0% wrong among accepted (one-sided 95% upper bound {100 * upper:.1f}%)"
+    assert card.per_1000 == (f"Per 1,000 items: 600 accepted unseen, of which about 6 wrong (at most "
+                             f"{math.ceil(600 * upper)} at the bound); 400 reviewed by a person")
+    # cost per item at 95: 200 errors caught + 200 right reviewed at 1, 6 slipped at 10 -> 0.46;
+    # review everything 1.0; review nothing 206 * 10 / 1000 = 2.06
+    assert card.cost is not None and card.cost.startswith("expected cost 0.460 per item [")
+    assert "at the cheapest threshold, 95 (0-100 scale)" in card.cost
+    assert "saves 0.540 per item against reviewing everything and 1.600 against reviewing nothing" in card.cost
+    assert card.message == d.recommendation.message
+    point = decision_card(d, scale=ds.table.scale, point=True)
+    assert point.guarantee == "no guarantee (point estimate)"
+    lines = decision_lines(d, scale=ds.table.scale)
+    assert lines[0] == "Recommendation: accept at or above 95 (0-100 scale)"
+    assert any(x.startswith("AURC (area under the risk-coverage curve") for x in lines)
+
+
+def test_decision_card_when_nothing_qualifies(tmp_path):
+    from calib import decision
+    from calib.present.decision import decision_card
+
+    ds = load(str(_two_value_file(tmp_path)))
+    d = decision.decide(ds, target=0.001, reps=0)
+    card = decision_card(d)
+    assert card.holds is False and card.threshold == "none qualifies" and card.cost is None
+    assert card.accepted == "0 of 1,000 items (0.0%) accepted unseen; 1,000 go to a person"
+    assert card.per_1000 == "Per 1,000 items: 0 accepted unseen; 1,000 reviewed by a person"
+    assert "No threshold can be certified" in card.message
+
+
+def test_decision_figures_mark_the_engines_points(tmp_path):
+    from calib import decision, routing
+    from calib.present.decision_figures import (
+        BAND_NAME,
+        CHEAPEST_NAME,
+        RECOMMENDED_NAME,
+        cost_curve_figure,
+        risk_coverage_figure,
+    )
+
+    ds = load(str(_two_value_file(tmp_path)))
+    d = decision.decide(ds, cost_review=1, cost_miss=10, reps=200)
+    for source in (d, d.costs, d.to_dict()):
+        fig = cost_curve_figure(source, name="x")
+        traces = {t.name: t for t in fig.data}
+        assert set(traces) >= {BAND_NAME, CHEAPEST_NAME}
+        star = traces[CHEAPEST_NAME]
+        assert (star.x[0], star.y[0]) == (95.0, pytest.approx(0.46))
+    assert "give the cost" in cost_curve_figure({"cost_curve": [], "cheapest": None}).layout.title.text
+    sw = routing.sweep(routing.basis(ds.table))
+    fig = risk_coverage_figure("x", "#000", sw, aurc=d.aurc, recommendation=d.recommendation)
+    assert fig.layout.title.text.startswith(f"Risk–coverage: AURC {d.aurc.aurc:.4f} [")
+    rec = next(t for t in fig.data if t.name == RECOMMENDED_NAME)
+    assert (rec.x[0], rec.y[0]) == (pytest.approx(60.0), pytest.approx(1.0))

@@ -155,3 +155,53 @@ def test_any_link_gives_a_valid_view(params):
     assert v.hi is None or v.lo is None or v.hi > v.lo
     # writing it out and reading it back is stable
     assert from_params(to_params(v, include_page=True))[0] == v
+
+
+# ----------------------------------------------------------------- the threshold decision's fields (issue 11)
+def test_decision_fields_default_to_the_engines_and_stay_out_of_a_plain_link():
+    from calib import settings as cfg
+    from calib.decision import risk
+
+    assert DEFAULT.confidence == cfg.DEFAULT_CONFIDENCE == risk.CONFIDENCE
+    assert views.target_error(DEFAULT) == cfg.DEFAULT_TARGET == risk.TARGET
+    assert DEFAULT.capacity == "" and DEFAULT.cost_right is None
+    assert to_params(DEFAULT) == {}
+
+
+def test_decision_fields_round_trip_through_their_own_parameters():
+    v = replace(DEFAULT, target=0.1, confidence=0.9, capacity="20%", cost_right=0.5)
+    p = to_params(v)
+    assert p == {"target": "0.1", "confidence": "0.9", "capacity": "20%", "cost_right": "0.5"}
+    assert from_params(p) == (v, ())
+    # a capacity in items, and the percent form of the confidence a person types
+    v2, notes = from_params({"capacity": " 200 ", "confidence": "99"})
+    assert notes == () and v2.capacity == "200" and v2.confidence == 0.99
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [("confidence", "2", "confidence"), ("confidence", "0.3", "confidence"), ("confidence", "nan", "confidence"),
+     ("confidence", "high", "confidence"), ("capacity", "lots", "capacity"), ("capacity", "-5", "capacity"),
+     ("capacity", "150%", "capacity"), ("capacity", "2.5", "capacity"), ("capacity", "<b>9</b>", "capacity"),
+     ("cost_right", "-1", "cost_right"), ("cost_right", "inf", "cost_right"), ("cost_right", "1e300", "cost_right")],
+)
+def test_a_bad_decision_value_falls_back_and_is_named(key, value, field):
+    v, notes = from_params({key: value})
+    assert getattr(v, field) == getattr(DEFAULT, field)
+    assert len(notes) == 1 and f"'{key}'" in notes[0] and value not in notes[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(target=st.none() | st.floats(0.001, 0.999), confidence=st.floats(0.5, 0.999),
+       items=st.none() | st.integers(0, 10**9), share=st.none() | st.integers(0, 100),
+       cost_right=st.none() | st.floats(0, 1e6))
+def test_any_decision_setting_round_trips(target, confidence, items, share, cost_right):
+    capacity = "" if items is None and share is None else (f"{share}%" if share is not None else str(items))
+    v = replace(DEFAULT, target=target, confidence=confidence, capacity=capacity, cost_right=cost_right)
+    back, notes = from_params(to_params(v, include_page=True))
+    assert notes == () and back == v
+    # the engine reads the capacity the view kept as the person meant it
+    from calib.decision import parse_capacity
+
+    if capacity:
+        assert parse_capacity(back.capacity) == ((items, None) if share is None else (None, share / 100))

@@ -153,3 +153,41 @@ def warn_load(ds: Dataset) -> None:
     ``--rescale 0,100`` on values 1 to 9) on stderr; ``--json`` has them in its notes."""
     for w in ds.report.warnings:
         print(f"calib: warning: {w}", file=sys.stderr)
+
+
+def add_decision_options(g: argparse._ArgumentGroup, *, costs: bool = True) -> None:
+    """The threshold decision's flags shared by ``route`` and ``compare`` (issue 11):
+    ``--confidence`` and, with ``costs``, ``--cost-review --cost-miss --cost-right``
+    (``route`` declares ``--target-error`` and its costs itself, with their history)."""
+    from calib.settings import DEFAULT_CONFIDENCE
+
+    g.add_argument("--confidence", type=number, default=DEFAULT_CONFIDENCE, metavar="C",
+                   help="confidence 1-delta of the recommended threshold's guarantee, strictly between 0 and 1 "
+                        f"(default {DEFAULT_CONFIDENCE:g})")
+    if costs:
+        g.add_argument("--cost-review", type=number, default=None, metavar="C", help="cost of one review")
+        g.add_argument("--cost-miss", type=number, default=None, metavar="C",
+                       help="cost of one error accepted unseen")
+    g.add_argument("--cost-right", type=number, default=None, metavar="C",
+                   help="cost of reviewing an item that was right anyway (default: --cost-review)")
+
+
+def check_decision_flags(args: argparse.Namespace) -> None:
+    """Refuse a target, confidence or cost the decision cannot use, naming the flag,
+    before any file is read: levels strictly in (0, 1), costs finite and >= 0 (a cost
+    not given counts 0, as in :func:`calib.decision.costs`)."""
+    target = getattr(args, "target_error", None)
+    if target is not None and not 0 < target < 1:
+        raise CalibError(f"--target-error: an error rate between 0 and 1 (exclusive, e.g. 0.05), got {target:g}")
+    conf = getattr(args, "confidence", None)
+    if conf is not None and not 0 < conf < 1:
+        raise CalibError(f"--confidence: the confidence 1-delta must be strictly between 0 and 1 (e.g. 0.95), "
+                         f"got {conf:g}")
+    for flag, attr, what in (("--cost-review", "cost_review", "the cost per review"),
+                             ("--cost-miss", "cost_miss", "the cost per missed error"),
+                             ("--cost-right", "cost_right", "the cost of reviewing a right answer")):
+        v = getattr(args, attr, None)
+        if v is not None and v < 0:  # number() has refused non-finite values already
+            raise CalibError(f"{flag} {v:g}: {what} must be a non-negative number")
+    if getattr(args, "cost_right", None) is not None and args.cost_review is None and args.cost_miss is None:
+        raise CalibError("--cost-right needs --cost-review or --cost-miss (the cost curve's other costs)")

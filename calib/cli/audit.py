@@ -4,25 +4,29 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from calib.cli.args import (
+    add_decision_options,
     add_json_option,
     add_load_options,
     add_stats_options,
+    check_decision_flags,
     load_dataset,
     load_options,
     number,
     warn_load,
 )
-from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
+from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, dumps, emit_json, load_lines
 from calib.errors import CalibError
 
 if TYPE_CHECKING:
     from calib.audit import Audit
     from calib.dataset import Dataset
+    from calib.decision import Decision, JudgeComparison
     from calib.table import CountTable
 
 
@@ -40,9 +44,14 @@ def add_audit(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     o = add_json_option(p)
     o.add_argument("--plot", metavar="PATH",
                    help="write the reliability diagram: .html (interactive, self-contained, works offline), "
-                        ".png or .svg (need kaleido and a Chrome/Chromium)")
+                        ".svg or .png (static, for a paper; drawn by matplotlib, no browser needed)")
     o.add_argument("--fail-above-ece", type=number, default=None, metavar="X",
                    help="exit with code 1 when the ECE is above X (for CI pipelines)")
+    g = p.add_argument_group("the recommended threshold")
+    g.add_argument("--target-error", type=number, default=None, metavar="A",
+                   help="add the threshold decision (calib route's recommendation, costs and AURC) at this target "
+                        "error rate among the items accepted unseen: after the verdict, and as 'decision' in --json")
+    add_decision_options(g)
     p.set_defaults(func=cmd_audit)
 
 
@@ -52,7 +61,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from calib.loading import load
     from calib.present.text_report import render_text, to_json
 
-    plot_fmt = plot_format(args.plot) if args.plot else None
+    plot_fmt = plot_format(args.plot) if args.plot else None  # an unusable path is refused before any work
+    check_decision_flags(args)
     ds = load(args.file, options=load_options(args))
     warn_load(ds)
     if ds.table.total == 0:
@@ -64,7 +74,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.plot:
         assert plot_fmt is not None
         write_plot(result, ds, args.plot, plot_fmt)
-    sys.stdout.write(to_json(result) + "\n" if args.json else render_text(result))
+    dec = _audit_decision(ds, args)
+    if args.json:
+        out = to_json(result) if dec is None else dumps({**json.loads(to_json(result)), "decision": dec.to_dict()})
+        sys.stdout.write(out + "\n")
+    else:
+        sys.stdout.write(render_text(result, dec))
     if args.plot:
         msg = f"Reliability diagram written to {args.plot}"
         if args.json:
@@ -77,26 +92,52 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _audit_decision(ds: Dataset, args: argparse.Namespace) -> Decision | None:
+    """The threshold decision of ``calib audit --target-error`` (the dataset, clusters
+    and all), else ``None``."""
+    if args.target_error is None:
+        return None
+    from calib.decision import decide
+
+    return decide(ds, target=args.target_error, confidence=args.confidence, cost_review=args.cost_review,
+                  cost_miss=args.cost_miss, cost_right=args.cost_right, reps=args.reps, seed=args.seed,
+                  level=args.level)
+
+
 def plot_format(path: str) -> str:
-    """``html``, ``png`` or ``svg`` from the path's extension (checked before the audit runs)."""
+    """``html``, ``png`` or ``svg`` from the path's extension, and a folder to write it in:
+    both checked before the file is read and the audit runs."""
     ext = Path(path).suffix.lower().lstrip(".")
     if ext in ("html", "htm"):
-        return "html"
-    if ext in ("png", "svg"):
-        return ext
-    raise CalibError(f"--plot {path}: the file name must end in .html, .png or .svg")
+        fmt = "html"
+    elif ext in ("png", "svg"):
+        fmt = ext
+    else:
+        raise CalibError(f"--plot {path}: the file name must end in .html, .png or .svg")
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise CalibError(f"--plot {path}: cannot write the file (no folder {str(folder)!r})")
+    if Path(path).is_dir():
+        raise CalibError(f"--plot {path}: cannot write the file (it is a folder)")
+    import os
+
+    if not os.access(folder, os.W_OK):
+        raise CalibError(f"--plot {path}: cannot write the file (the folder is not writable)")
+    return fmt
 
 
 def write_plot(result: Audit, ds: Dataset, path: str, fmt: str) -> None:
-    """Write the reliability diagram of an audit (:mod:`calib.present.reliability_page`):
-    an image, or the self-contained HTML page with the verdict."""
-    from calib.present import figures
+    """Write the reliability diagram of an audit: an SVG or PNG drawn by matplotlib
+    (:mod:`calib.present.static`, no browser needed), or the self-contained interactive
+    HTML page with the verdict (:mod:`calib.present.reliability_page`)."""
+    if fmt != "html":
+        from calib.present.static import reliability_diagram
+
+        reliability_diagram(result, ds.table, name=ds.name).save(path, fmt)
+        return
     from calib.present.reliability_page import reliability_figure, reliability_page
 
     fig = reliability_figure(result, ds)
-    if fmt != "html":
-        figures.write_image(fig, path, fmt)
-        return
     page = reliability_page([(ds, result)], no_bands="No bands (--reps 0).", diagrams=[fig])
     try:
         Path(path).write_text(page, encoding="utf-8", errors="backslashreplace")
@@ -118,6 +159,12 @@ def add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                         "(default 90)")
     add_load_options(p)
     add_stats_options(p, bins_help="bins for width/mass ECE (default 10)")
+    g = p.add_argument_group("the recommended threshold of each judge")
+    g.add_argument("--target-error", type=number, default=None, metavar="A",
+                   help="add per judge the recommended review threshold at this target error rate among the "
+                        "items accepted unseen (strictly between 0 and 1), and a paired comparison of the "
+                        "judges on their shared item ids")
+    add_decision_options(g)
     o = add_json_option(p)
     o.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.set_defaults(func=cmd_compare)
@@ -137,38 +184,64 @@ def _names(args: argparse.Namespace) -> list[str] | None:
 def _models(datasets: list[Dataset]) -> dict[str, CountTable]:
     """Name -> count table: the groups of one file holding several models (``--group-key
     model``), else one per file, a repeated name numbered."""
+    return {name: ds.table for name, ds in _judges(datasets).items()}
+
+
+def _judges(datasets: list[Dataset]) -> dict[str, Dataset]:
+    """Name -> dataset, as :func:`_models` names them: a file's groups (their rows kept,
+    so the paired comparison can match item ids), else one per file."""
+    from dataclasses import replace
+
     if len(datasets) == 1 and len(datasets[0].table.groups) > 1:
-        t = datasets[0].table
-        return {g: t.select(i) for i, g in enumerate(t.groups) if t.select(i).total > 0}
-    models: dict[str, CountTable] = {}
+        ds = datasets[0]
+        t = ds.table
+        out = {}
+        for i, g in enumerate(t.groups):
+            sub = t.select(i)
+            if sub.total == 0:
+                continue
+            rows = None
+            if ds.rows is not None and ds.rows.group is not None:
+                rows = ds.rows.take(ds.rows.group == g)
+            out[g] = replace(ds, name=g, table=sub, rows=rows)
+        return out
+    judges: dict[str, Dataset] = {}
     for ds in datasets:
         name, k = ds.name, 2
-        while name in models:  # two files with the same name
+        while name in judges:  # two files with the same name
             name, k = f"{ds.name} ({k})", k + 1
-        models[name] = ds.table
-    return models
+        judges[name] = ds if name == ds.name else replace(ds, name=name)
+    return judges
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """``calib compare FILE...``: the blog post's table."""
+    """``calib compare FILE...``: the blog post's table; with ``--target-error`` each
+    judge's recommended threshold beside it, and the paired comparison."""
     from calib.compare import compare
-    from calib.present.tables import comparison_markdown, comparison_table
+    from calib.present.tables import comparison_table, markdown_table, with_decision_columns
 
     at = args.at / 100 if args.at > 1 else args.at
     if not 0 <= at <= 1:
         raise CalibError(f"--at: a percentage (90) or a probability (0.9), got {args.at:g}")
+    check_decision_flags(args)
     names = _names(args)
     datasets = [load_dataset(f, args, name=names[i] if names else None) for i, f in enumerate(args.files)]
-    cmp = compare(_models(datasets), at=at, scheme=args.scheme, bins=args.bins, reps=args.reps, seed=args.seed,
-                  level=args.level)
+    judges = _judges(datasets)
+    cmp = compare({n: ds.table for n, ds in judges.items()}, at=at, scheme=args.scheme, bins=args.bins,
+                  reps=args.reps, seed=args.seed, level=args.level)
+    jc = _compare_judges(list(judges.values()), args) if args.target_error is not None else None
     if args.json:
-        emit_json({"schema": "calib.compare/1", **cmp.to_dict(),
+        extra = {} if jc is None else {**jc.to_dict(), "target_error": args.target_error,
+                                       "confidence": args.confidence}
+        emit_json({"schema": "calib.compare/1", **cmp.to_dict(), **extra,
                    "load_reports": [ds.report.to_dict() for ds in datasets]})
         return EXIT_OK
-    if args.markdown:
-        sys.stdout.write(comparison_markdown(cmp) + "\n")
-        return EXIT_OK
     df = comparison_table(cmp)
+    if jc is not None:
+        df = with_decision_columns(df, jc, with_costs=args.cost_review is not None or args.cost_miss is not None)
+    if args.markdown:
+        sys.stdout.write(markdown_table(df) + "\n")
+        return EXIT_OK
     lines = []
     for ds in datasets:
         lines += load_lines(ds)
@@ -176,5 +249,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     lines += ["", f"Calibration error: ECE with its {level} interval ({args.reps:,} resamples); Brier: stated "
                   "confidence vs the constant base rate (lower is better).", ""]
     lines += columns(list(df.columns), [[str(v) for v in row] for row in df.itertuples(index=False)])
+    if jc is not None:
+        lines += _decision_notes(jc, args)
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def _compare_judges(judges: list[Dataset], args: argparse.Namespace) -> JudgeComparison:
+    from calib.decision import compare_judges
+
+    return compare_judges(judges, target=args.target_error, confidence=args.confidence,
+                          cost_review=args.cost_review, cost_miss=args.cost_miss, cost_right=args.cost_right,
+                          reps=args.reps, seed=args.seed, level=args.level)
+
+
+def _decision_notes(jc: JudgeComparison, args: argparse.Namespace) -> list[str]:
+    """What the recommendation columns mean, then the paired comparisons."""
+    from calib.present.decision import level_text, paired_lines
+
+    lines = ["", f"Recommended threshold: the one accepting the most items unseen with, at "
+                 f"{level_text(args.confidence)} confidence, at most {level_text(args.target_error)} of them wrong "
+                 "(fixed-sequence Clopper-Pearson, Learn-then-Test); the bound is the one-sided upper bound of the "
+                 "error among the accepted."]
+    pairs = paired_lines(jc)
+    if pairs:
+        lines += ["", "Paired on shared item ids (each judge at its recommended threshold):"]
+        lines += [f"  {p}" for p in pairs]
+    elif len(jc.judges) > 1:
+        lines += ["", "No paired comparison: the files share no item id."]
+    return lines

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from calib.cli.args import check_level
 from calib.cli.audit import add_audit, add_compare
+from calib.cli.drift import add_drift
 from calib.cli.fit import add_apply, add_fit
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from calib.cli.route import add_route
@@ -18,7 +19,7 @@ from calib.errors import CalibError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``calib`` parser with its five subcommands (no engine module is imported)."""
+    """The ``calib`` parser with its six subcommands (no engine module is imported)."""
     from calib import __version__
 
     parser = argparse.ArgumentParser(
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_apply(sub)
     add_compare(sub)
     add_route(sub)
+    add_drift(sub)
     return parser
 
 

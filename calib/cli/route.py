@@ -10,50 +10,83 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from calib.cli.args import (
+    add_decision_options,
     add_interval_options,
     add_json_option,
     add_load_options,
+    check_decision_flags,
     check_writable,
     load_dataset,
     number,
 )
 from calib.cli.fit import check_map_scale
-from calib.cli.output import EXIT_OK, columns, emit_json, load_lines
+from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
 from calib.present.format import count, interval, num, pct
-from calib.settings import ROUTE_BOUNDS
+from calib.settings import DEFAULT_TARGET, ROUTE_BOUNDS
 
 if TYPE_CHECKING:
     from calib.dataset import Dataset
+    from calib.decision import Decision
     from calib.maps import CalibrationMap
-    from calib.routing import Routing, ThresholdChoice
+    from calib.routing import Basis, Routing, Sweep, ThresholdChoice
 
 
 def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "route", help="what a review threshold does: sent to a person, accepted unseen, errors slipping",
-        description="Items with a confidence below --threshold go to a person; at or above it (or --upper) "
-                    "they are accepted unseen. With --map the threshold is on the calibrated probability (0-1).",
+        "route", help="the recommended review threshold, its cost, and what a threshold does",
+        description="Prints first the recommended review threshold: the one accepting the most items unseen "
+                    "while, with --confidence, at most --target-error of them are wrong (fixed-sequence "
+                    "Clopper-Pearson testing, Learn-then-Test; default target 5%%, confidence 95%%). Items "
+                    "with a confidence below the threshold (--threshold, else the recommended one) go to a "
+                    "person; at or above it (or --upper) they are accepted unseen. With --map the threshold "
+                    "is on the calibrated probability (0-1).",
     )
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--threshold", type=number, required=True, metavar="T",
-                   help="review threshold on the stated scale (on the calibrated probability with --map)")
+    p.add_argument("--threshold", type=number, default=None, metavar="T",
+                   help="review threshold on the stated scale (on the calibrated probability with --map); "
+                        "default: the recommended threshold")
     p.add_argument("--upper", type=number, default=None, metavar="U",
                    help="upper threshold: accept unseen only at or above U; [T, U) is a middle band")
-    p.add_argument("--target-error", type=number, default=None, metavar="E",
-                   help="find the lowest threshold whose accepted items are wrong at most this often (0-1)")
-    p.add_argument("--bound", choices=ROUTE_BOUNDS, default="point",
-                   help="--target-error on the observed error rate or its one-sided upper Wilson bound at "
-                        "--level (default point)")
     p.add_argument("--map", metavar="MAP.json", help="threshold on the calibrated probability of this map")
-    p.add_argument("--cost-review", type=number, default=None, metavar="C", help="cost of one review")
-    p.add_argument("--cost-miss", type=number, default=None, metavar="C",
-                   help="cost of one error accepted unseen")
+    add_decision_flags(p)
     add_load_options(p)
     add_interval_options(p.add_argument_group("intervals"))
     o = add_json_option(p)
     o.add_argument("--queue", metavar="OUT.csv", help="write the items a person must review (below T) as CSV")
+    o.add_argument("--report", metavar="OUT.html",
+                   help="write the decision as a self-contained HTML report (card, cost curve, risk-coverage, "
+                        "per-group table, the routing at the threshold routed at)")
+    o.add_argument("--fail-if-none", action="store_true",
+                   help="exit 1 when no threshold qualifies at --target-error and --confidence (a CI gate)")
     p.set_defaults(func=cmd_route)
+
+
+def add_decision_flags(p: argparse.ArgumentParser) -> None:
+    """The recommendation, cost, capacity and per-group flags of ``calib route``."""
+    g = p.add_argument_group("the recommended threshold")
+    g.add_argument("--target-error", type=number, default=None, metavar="A",
+                   help="target error rate alpha among the items accepted unseen, strictly between 0 and 1 "
+                        f"(default {DEFAULT_TARGET:g})")
+    add_decision_options(g, costs=False)
+    g.add_argument("--point-estimate", action="store_true",
+                   help="lead with (and route at) the point-estimate search, which has no guarantee")
+    g.add_argument("--bound", choices=ROUTE_BOUNDS, default="point",
+                   help="the JSON 'target' search (kept for scripts): the observed error rate or its "
+                        "per-threshold upper Wilson bound at --level (default point); neither is a guarantee")
+    c = p.add_argument_group("costs and capacity")
+    c.add_argument("--cost-review", type=number, default=None, metavar="C", help="cost of one review")
+    c.add_argument("--cost-miss", type=number, default=None, metavar="C",
+                   help="cost of one error accepted unseen")
+    c.add_argument("--capacity", metavar="K|P%",
+                   help="at most K items (or P%% of the items) go to a person: the best threshold within it")
+    s = p.add_argument_group("per group")
+    s.add_argument("--by", metavar="GROUPKEY", default=None,
+                   help="one threshold per group of this field (subject, task, source), pooled fallback for "
+                        "groups too small to certify")
+    s.add_argument("--by-group", action="store_true", help="one threshold per group of --group-key")
+    s.add_argument("--simultaneous", action="store_true",
+                   help="per group: the guarantee holds for all groups at once (Bonferroni) instead of each")
 
 
 def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
@@ -64,10 +97,32 @@ def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
                 hint = f" (e.g. {v / 100:g} for {v:g}%)" if 1 < v <= 100 else ""
                 raise CalibError(f"{flag} {v:g}: with --map the threshold is a calibrated probability between "
                                  f"0 and 1{hint}")
-    if args.target_error is not None and not 0 <= args.target_error <= 1:
-        raise CalibError(f"--target-error: an error rate between 0 and 1 (e.g. 0.05), got {args.target_error:g}")
+    check_decision_flags(args)
+    if args.by is not None:
+        if not args.by.strip():
+            raise CalibError("--by: give the name of the group field, e.g. --by subject")
+        if args.group_key and args.group_key != args.by:
+            raise CalibError(f"--by {args.by!r} and --group-key {args.group_key!r} name different fields: give one")
+        args.group_key = args.by  # the loaders read groups from --group-key
+    if args.capacity is not None:
+        from calib.decision import parse_capacity
+
+        try:
+            args.capacity_items, args.capacity_share = parse_capacity(args.capacity)
+        except CalibError as exc:
+            raise CalibError(f"--capacity: {exc}") from None
+        if args.capacity_items is not None and args.capacity_items < 0:
+            raise CalibError(f"--capacity: a number of items must not be negative, got {args.capacity}")
+        if args.capacity_share is not None and not 0 <= args.capacity_share <= 1:
+            raise CalibError(f"--capacity: a share must be between 0% and 100%, got {args.capacity}")
+    else:
+        args.capacity_items = args.capacity_share = None
     if args.queue:
         check_writable(args.queue, "--queue")
+    if args.report:
+        check_writable(args.report, "--report")
+        if not args.report.lower().endswith((".html", ".htm")):
+            raise CalibError(f"--report {args.report}: the file name must end in .html")
 
 
 def _check_map(cmap: CalibrationMap, ds: Dataset, args: argparse.Namespace) -> None:
@@ -95,7 +150,8 @@ def _write_queue(ds: Dataset, args: argparse.Namespace, cmap: CalibrationMap | N
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    """``calib route FILE --threshold T``."""
+    """``calib route FILE [--threshold T] [--target-error A] ...``: the recommendation
+    first, then what the threshold routed at does."""
     from calib.maps import read_map
     from calib.routing import basis, lowest_threshold, route, sweep
 
@@ -106,14 +162,23 @@ def cmd_route(args: argparse.Namespace) -> int:
         raise CalibError(f"--queue: {args.file} is a count table: it has no items to list for review")
     if cmap is not None:
         _check_map(cmap, ds, args)
-    warnings = [] if cmap is not None else _threshold_warnings(ds, args)
+    dec = _decide(ds, cmap, args)
+    lead = dec.point_estimate if args.point_estimate else dec.recommendation
     b = basis(ds.table, calibration=cmap, reps=args.reps, seed=args.seed)
+    routed_at = "threshold" if args.threshold is not None else (
+        "point_estimate" if args.point_estimate else "recommendation")
+    if args.threshold is None:  # route at the recommendation; nothing qualifies: review everything
+        args.threshold = lead.threshold if lead.threshold is not None else _above_every_score(b)
+    warnings = [] if cmap is not None or routed_at != "threshold" else _threshold_warnings(ds, args)
     r = route(b, args.threshold, args.upper, cost_review=args.cost_review, cost_miss=args.cost_miss,
               level=args.level)
     sw = sweep(b, cost_review=args.cost_review, cost_miss=args.cost_miss, level=args.level)
     choice = (lowest_threshold(b, args.target_error, bound=args.bound, level=args.level)
               if args.target_error is not None else None)
     queued = _write_queue(ds, args, cmap) if args.queue else None
+    code = EXIT_THRESHOLD if args.fail_if_none and not lead.holds else EXIT_OK
+    if args.report:
+        _write_report(dec, ds, b, r, args, sw)
     if args.json:
         emit_json({
             "schema": "calib.route/1", "name": ds.name, "scale": ds.table.scale.to_dict(),
@@ -121,11 +186,89 @@ def cmd_route(args: argparse.Namespace) -> int:
             "seed": args.seed, "target": choice.to_dict() if choice is not None else None,
             "sweep": sw.to_dict(), "queue": {"path": args.queue, "rows": queued} if args.queue else None,
             "warnings": list(ds.report.warnings) + warnings,
-            "load_report": ds.report.to_dict(),
+            "load_report": ds.report.to_dict(), **dec.to_dict(), "routed_at": routed_at,
+            "recommendation_details": dec.recommendation.details(),
         })
-        return EXIT_OK
-    sys.stdout.write("\n".join(route_text(r, choice, ds, cmap, args, queued)) + "\n")
-    return EXIT_OK
+        return code
+    lines = route_text(r, choice, ds, cmap, args, queued, routed_at=routed_at, review_all=not lead.holds)
+    sys.stdout.write("\n".join(_lead_lines(dec, ds, args) + [""] + lines) + "\n")
+    return code
+
+
+def _decide(ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace) -> Decision:
+    """The threshold decision on the dataset (its clusters included), a clear message
+    naming the flag when the data cannot give what was asked."""
+    from calib.decision import decide
+    from calib.readers.stated import MISSING_GROUP
+
+    by_group = args.by is not None or args.by_group
+    groups = ds.table.groups
+    if by_group and (len(groups) < 2 and (not groups[0] or groups[0] == MISSING_GROUP)):
+        flag = f"--by {args.by}" if args.by is not None else "--by-group"
+        key = args.by or args.group_key
+        what = f"no line has the field {key!r}" if key else "no group field (give --by FIELD or --group-key)"
+        raise CalibError(f"{flag}: {args.file}: {what}; per-group thresholds need a group field such as "
+                         "subject, task or source")
+    try:
+        return decide(ds, target=DEFAULT_TARGET if args.target_error is None else args.target_error,
+                      confidence=args.confidence, cost_review=args.cost_review, cost_miss=args.cost_miss,
+                      cost_right=args.cost_right, capacity=args.capacity_items, capacity_share=args.capacity_share,
+                      by_group=by_group, simultaneous=args.simultaneous, calibration=cmap, reps=args.reps,
+                      seed=args.seed, level=args.level)
+    except CalibError as exc:
+        if "capacity" in str(exc):
+            raise CalibError(f"--capacity {args.capacity}: {exc}") from None
+        raise
+
+
+def _write_report(dec: Decision, ds: Dataset, b: Basis, r: Routing, args: argparse.Namespace, sw: Sweep) -> None:
+    """The HTML report of the decision (:func:`calib.present.html_report.decision_report`)."""
+    import pandas as pd
+
+    from calib.present import html_report as hr
+    from calib.present.decision_figures import cost_curve_figure, risk_coverage_figure
+    from calib.present.figures import CONFIG, PALETTE, scale_label
+
+    lead = dec.point_estimate if args.point_estimate else dec.recommendation
+    unit = "calibrated probability" if b.on == "calibrated" else scale_label(ds.table)
+    cost_fig = (cost_curve_figure(dec.costs, name=ds.name, unit=unit, recommended=lead.threshold)
+                if dec.costs.cheapest is not None else None)
+    risk_fig = risk_coverage_figure(ds.name, PALETTE[0], sw, aurc=dec.aurc, recommendation=lead,
+                                    coverage=r.coverage, risk=r.risk, threshold_text=f"accept at or above {r.lower:g}")
+    def ci(key: str) -> str:
+        iv = r.ci.get(key)
+        return interval(iv.lo, iv.hi, count) if iv is not None else ""
+
+    routing = pd.DataFrame([{"": label, "count": f"{v:,}", f"{100 * r.level:g}% interval": ci(key)}
+                            for label, key, v in (
+        ("To a person", "to_person", r.to_person), ("Accepted unseen", "accepted", r.accepted),
+        ("Errors slipping through", "errors_slipping", r.errors_slipping),
+        ("Errors caught (sent to a person)", "errors_caught", r.errors_caught))])
+    extra = [hr.Heading(f"Routing at {r.lower:g}", level=3), hr.Table(routing)]
+    page = hr.decision_report(ds.name, dec, scale=ds.table.scale, cost_figure=cost_fig, risk_figure=risk_fig,
+                              point=args.point_estimate, extra=extra, config=CONFIG,
+                              settings=f"{ds.report.source}: {ds.report.summary()}; {args.reps:,} resamples, "
+                                       f"seed {args.seed}, {100 * args.level:g}% intervals")
+    try:
+        Path(args.report).write_text(page, encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise CalibError(f"--report {args.report}: cannot write the file ({exc.strerror or exc})") from None
+
+
+def _above_every_score(b: Basis) -> float:
+    """A threshold just above the highest score: every item goes to a person."""
+    import numpy as np
+
+    return float(np.nextafter(float(b.score[-1]), np.inf)) if b.score.size else 1.0
+
+
+def _lead_lines(dec: Decision, ds: Dataset, args: argparse.Namespace) -> list[str]:
+    from calib.present.decision import decision_lines
+
+    lines = decision_lines(dec, scale=ds.table.scale, point=args.point_estimate)
+    if args.target_error is None:
+        lines.insert(1, f"  (the default target, {100 * DEFAULT_TARGET:g}%; set it with --target-error)")
+    return lines
 
 
 def _threshold_warnings(ds: Dataset, args: argparse.Namespace) -> list[str]:
@@ -148,18 +291,24 @@ def _threshold_warnings(ds: Dataset, args: argparse.Namespace) -> list[str]:
     return out
 
 
-def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace,
-                queued: int | None) -> list[str]:
+def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: CalibrationMap | None,
+               args: argparse.Namespace, queued: int | None, *, routed_at: str = "threshold",
+               review_all: bool = False) -> list[str]:
     on = (f"the calibrated probability of the {cmap.method} map" if cmap is not None
           else f"the stated confidence ({ds.table.scale.name})")
     title = f"Routing {ds.name}: {r.total:,} items on {on}"
     lines = [title, "=" * len(title)] + load_lines(ds)
-    if r.upper is None:
+    if routed_at != "threshold" and review_all:
+        rule = "go to a person, every one: no threshold qualifies (give --threshold to see one)."
+    elif r.upper is None:
         rule = f"below {r.lower:g} go to a person; at or above {r.lower:g} are accepted unseen."
     else:
         rule = (f"below {r.lower:g} go to a person; at or above {r.upper:g} are accepted unseen; "
                 f"from {r.lower:g} up to {r.upper:g} is a middle band.")
     lines += ["", f"Items {rule}"]
+    if routed_at != "threshold" and not review_all:
+        which = "point-estimate" if routed_at == "point_estimate" else "recommended"
+        lines.append(f"(routed at the {which} threshold; give --threshold to route at another)")
     level = f"{100 * r.level:g}%"
     n = r.total
 
@@ -185,7 +334,8 @@ def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: Ca
     head = f"{level} interval ({args.reps:,} resamples)" if args.reps else ""
     lines += [""] + columns(["", "count", head], rows)
     if choice is not None:
-        lines += ["", f"Target error rate {pct(choice.target)} among accepted items: "
+        lines += ["", f"Target error rate {pct(choice.target)} among accepted items, the --bound {args.bound} scan "
+                      "(each threshold judged alone: no guarantee for the one it picks): "
                       + (choice.message if choice.threshold is not None else f"none does: {choice.message}") + "."]
     if queued is not None:
         lines += ["", f"Review queue: {queued:,} items written to {args.queue}."]

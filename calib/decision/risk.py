@@ -30,9 +30,12 @@ A threshold accepting so few items that even with no error its p-value
 continuous score accept one item each, and a literal reading would stop there
 on every continuous score. The sequence therefore starts at the strictest threshold
 that could be rejected. Passing over hypotheses that cannot be rejected rejects
-nothing, but where the sequence starts then depends on the data (on the scores
-only, for independent items; with clusters also on the design effect), which the
-textbook fixed order, set before seeing the data, does not; ``bench/sim_threshold.py``
+nothing. Where the sequence starts then depends on the data, but for independent items
+only on the scores (how many items sit at or above each threshold), not on which
+answers are right: the start never looks at the outcomes being tested (the textbook
+order is fixed before any data is seen, so this is a departure, if a mild one). With
+clusters the design effect, and so the start, also depends on the outcomes.
+``bench/sim_threshold.py``
 checks by simulation that the share of datasets whose population error at the
 recommended threshold exceeds ``alpha`` stays at or under ``delta`` (it is 1-2% at
 ``delta = 5%`` in every shape there, clustered included).
@@ -74,6 +77,7 @@ from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
 from calib.maps import METHODS, CalibrationMap, fit_map, item_folds, row_order_halves, split_counts
 from calib.numbers import finite_or_none
+from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
 from calib.table import CountTable, from_judgments
 from calib.wording import short_pct, threshold_text
 
@@ -85,9 +89,9 @@ POINT = "point estimate (no guarantee)"
 CLUSTERED = ", on the effective sample size of clustered items (Kish design effect)"
 #: Thresholds :func:`items_needed` compares, at most.
 HINT_POINTS = 2001
-#: Default target error among the accepted, and default confidence.
-TARGET = 0.05
-CONFIDENCE = 0.95
+#: Default target error among the accepted, and default confidence (calib.settings).
+TARGET = DEFAULT_TARGET
+CONFIDENCE = DEFAULT_CONFIDENCE
 
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, fields, replace
 from calib import settings
 
 #: Pages of the dashboard, in navigation order (the entry ``app.py`` is ``"data"``).
-PAGES: tuple[str, ...] = ("data", "overview", "scale", "reliability", "recalibration", "routing", "report")
+PAGES: tuple[str, ...] = ("data", "overview", "scale", "reliability", "recalibration", "routing", "report",
+                          "drift")
 #: Reliability-diagram binnings: automatic (per value when the values are few, else
 #: equal-width), per distinct value, equal-width, equal-mass, CORP isotonic curve.
 SCHEMES: tuple[str, ...] = settings.DIAGRAM_SCHEMES
@@ -80,9 +81,18 @@ class View:
         the units of :attr:`on`: stated values, or probabilities in [0, 1].
     cost_review, cost_miss:
         Cost of one human review and of one error accepted unseen.
+    cost_right:
+        Cost of reviewing an item that was right anyway, or ``None``: the same as
+        ``cost_review``.
     target:
-        Target error rate among accepted items (for the lowest threshold that meets it),
-        or ``None``.
+        Target error rate among accepted items (alpha of the recommended threshold), or
+        ``None``: the engine's default (:data:`calib.settings.DEFAULT_TARGET`, see
+        :func:`target_error`).
+    confidence:
+        Confidence ``1 - delta`` of the recommended threshold's guarantee.
+    capacity:
+        Reviewers' capacity as typed: ``"200"`` items or ``"20%"`` of the items
+        (``""``: none); parsed by :func:`calib.decision.parse_capacity`.
     """
 
     page: str = "data"
@@ -103,9 +113,18 @@ class View:
     cost_review: float = 0.0
     cost_miss: float = 0.0
     target: float | None = None
+    confidence: float = settings.DEFAULT_CONFIDENCE
+    capacity: str = ""
+    cost_right: float | None = None
 
 
 DEFAULT = View()
+
+
+def target_error(view: View) -> float:
+    """The target error rate alpha of the view: its own, or the engine's default."""
+    return settings.DEFAULT_TARGET if view.target is None else view.target
+
 
 #: Query parameter name of each field (short, stable: they appear in shared links).
 PARAM_NAMES: dict[str, str] = {
@@ -127,6 +146,9 @@ PARAM_NAMES: dict[str, str] = {
     "cost_review": "cost_review",
     "cost_miss": "cost_miss",
     "target": "target",
+    "confidence": "confidence",
+    "capacity": "capacity",
+    "cost_right": "cost_right",
 }
 #: Every query parameter this module reads (others are ignored, e.g. a hosting ``share`` token).
 PARAMS: frozenset[str] = frozenset(PARAM_NAMES.values())
@@ -161,6 +183,8 @@ def to_params(view: View, *, include_page: bool = False) -> dict[str, str]:
         key = PARAM_NAMES[name]
         if name == "samples":
             out[key] = ",".join(value)
+        elif value is None:  # an optional number not set, where the default is set
+            out[key] = ""
         elif isinstance(value, bool):  # pragma: no cover - no bool fields today
             out[key] = "1" if value else "0"
         elif isinstance(value, int | float):
@@ -274,6 +298,9 @@ def from_params(
         "cost_review": lambda t: _float_in(t, *COST_RANGE),
         "cost_miss": lambda t: _float_in(t, *COST_RANGE),
         "target": lambda t: None if t.strip() == "" else _float_in(t, 0.0, 1.0),
+        "confidence": _level,
+        "capacity": check_capacity,
+        "cost_right": lambda t: None if t.strip() == "" else _float_in(t, *COST_RANGE),
     }
     values: dict[str, object] = {}
     notes: list[str] = []
@@ -285,7 +312,9 @@ def from_params(
         try:
             values[name] = parse(raw)
         except (ValueError, OverflowError) as exc:
-            notes.append(f"link setting '{key}' ignored: {exc}")
+            # float()'s own message quotes the text: the note must not repeat user input
+            reason = "not a number" if str(exc).startswith("could not convert") else str(exc)
+            notes.append(f"link setting '{key}' ignored: {reason}")
     view = replace(DEFAULT, **values)
     view, more = validate(view)
     return view, tuple(notes) + more
@@ -299,6 +328,23 @@ def _level(text: str) -> float:
     if not 0.5 <= x < 1:
         raise ValueError("a confidence level is between 0.5 and 1")
     return x
+
+
+#: A capacity as typed: a whole number of items, or a percentage of the items.
+_CAPACITY = re.compile(r"^(\d{1,12}|\d{1,3}(\.\d{1,6})?%)$")
+
+
+def check_capacity(text: str) -> str:
+    """A capacity (``"200"``, ``"20%"``; ``""``: none), checked by shape only: whether
+    it fits the data is the engine's call (:func:`calib.decision.costs.capacity_items`)."""
+    t = text.strip().replace(" ", "")
+    if t == "":
+        return ""
+    if not _CAPACITY.match(t):
+        raise ValueError("not a number of items or a percentage (200 or 20%)")
+    if t.endswith("%") and float(t[:-1]) > 100:
+        raise ValueError("a share above 100%")
+    return t
 
 
 def validate(view: View) -> tuple[View, tuple[str, ...]]:

@@ -470,53 +470,6 @@ def reliability_one(
                        title=esc(title) if title is not None else f"Reliability diagram: {esc(name)}")
 
 
-#: Image formats :func:`write_image` writes.
-IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
-#: Where Debian puts Chromium, tried when no browser is configured.
-CHROMIUM = "/usr/bin/chromium"
-
-
-def write_image(fig: go.Figure, path: str, fmt: str) -> None:
-    """Write a figure as a PNG or SVG image with kaleido.
-
-    Kaleido (>= 1.0) drives a Chrome or Chromium browser. It finds one on the
-    ``PATH`` or in ``BROWSER_PATH``; when neither names one, Debian's
-    :data:`CHROMIUM` is used if present.
-
-    Raises
-    ------
-    CalibError
-        When the image cannot be made (kaleido missing, no browser, the browser
-        failing to start), saying what is needed and that an ``.html`` file needs neither.
-    """
-    import os
-    import shutil
-
-    from calib.errors import CalibError
-
-    if fmt not in IMAGE_FORMATS:
-        raise CalibError(f"{path}: cannot write a {fmt!r} image; choose one of {', '.join(IMAGE_FORMATS)} or .html")
-    set_env = (
-        "BROWSER_PATH" not in os.environ
-        and not any(shutil.which(n) for n in ("google-chrome", "chrome", "chromium", "chromium-browser"))
-        and os.path.exists(CHROMIUM)
-    )
-    if set_env:
-        os.environ["BROWSER_PATH"] = CHROMIUM
-    try:
-        fig.write_image(path, format=fmt, width=900, scale=2 if fmt == "png" else 1)
-    except Exception as exc:  # kaleido raises plain RuntimeError/ValueError for every cause
-        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise CalibError(
-            f"{path}: cannot write a {fmt.upper()} image: PNG and SVG need the kaleido package and a "
-            f"Chrome or Chromium browser (set BROWSER_PATH to it); {reason}. An interactive .html "
-            "diagram needs neither: use a path ending in .html"
-        ) from None
-    finally:
-        if set_env:
-            os.environ.pop("BROWSER_PATH", None)
-
-
 def recalibration_map(
     name: str, color: str, *, scale_lo: float, scale_hi: float, curve_x: np.ndarray, curve_y: np.ndarray,
     table: Sequence[dict], method_label: str, useless: bool = False,

@@ -24,6 +24,8 @@ from calib.present.format import esc, sig
 if TYPE_CHECKING:
     from calib.audit import Audit
     from calib.dataset import Dataset
+    from calib.decision import Decision, JudgeComparison
+    from calib.scale import Scale
 
 #: Inline style sheet: readable at laptop width and in print.
 CSS = """
@@ -236,3 +238,74 @@ def audit_report(
             blocks.append(Heading(heading, level=3))
             blocks.extend(b if not isinstance(b, Figure) or b.config else Figure(b.figure, cfg) for b in content)
     return render(title, blocks, subtitle=settings)
+
+
+# ------------------------------------------------------------------ the threshold decision
+def decision_section(
+    decision: Decision, *, scale: Scale | None = None, cost_figure: Any = None, risk_figure: Any = None,
+    judges: JudgeComparison | None = None, point: bool = False, config: dict[str, object] | None = None,
+) -> tuple[str, tuple[Block, ...]]:
+    """The threshold decision as a report section ``(heading, blocks)`` (the shape of
+    :attr:`ModelResults.sections`): the decision card (threshold, target, guarantee,
+    items accepted, error with its bound, per 1,000 items, cost with its interval), the
+    recommendation's sentence, the capacity line and AURC with their intervals, the
+    figures given (built by :mod:`calib.present.decision_figures`: this module imports
+    no plotly), the per-group table and, with ``judges``, the judges table and the
+    paired comparisons. Every text is escaped by :func:`render`."""
+    from calib.present.decision import aurc_text, capacity_text, decision_card
+
+    card = decision_card(decision, scale=scale, point=point)
+    cfg = dict(config or {})
+    blocks: list[Block] = [KeyFigures(tuple(_card_items(card))), Paragraph(card.message, kind="verdict")]
+    blocks.append(Paragraph(card.per_1000))
+    blocks.append(Paragraph(f"Certified on: {decision.recommendation.certified_on}.", kind="meta"))
+    cap = capacity_text(decision.costs.capacity, decision.costs.on, scale)
+    if cap:
+        blocks.append(Paragraph(cap))
+    blocks.append(Paragraph(aurc_text(decision.aurc) + "."))
+    blocks.extend(Figure(f, cfg) for f in (cost_figure, risk_figure) if f is not None)
+    if decision.per_group is not None:
+        blocks.append(Heading("Per-group thresholds", level=4))
+        blocks.append(Table(per_group_frame(decision, scale=scale), decision.per_group.message))
+    if judges is not None:
+        blocks += judges_blocks(judges)
+    return "Threshold decision", tuple(blocks)
+
+
+def _card_items(card: Any) -> list[tuple[str, str, str]]:
+    items = [("Review threshold", card.threshold, ""), ("Target", card.target, card.guarantee),
+             ("Accepted unseen", card.accepted, ""), ("Error among accepted", card.error, "")]
+    if card.cost:
+        items.append(("Expected cost", card.cost, ""))
+    return items
+
+
+def per_group_frame(decision: Decision, *, scale: Scale | None = None) -> pd.DataFrame:
+    """The per-group thresholds as text: group, threshold, accepted of total, errors,
+    upper bound, own threshold or pooled fallback (with the reason)."""
+    from calib.present.decision import group_rows
+
+    return pd.DataFrame(group_rows(decision, scale=scale))
+
+
+def judges_blocks(judges: JudgeComparison, *, with_costs: bool | None = None) -> list[Block]:
+    """The judges at one target: one row per judge, then the paired comparisons."""
+    from calib.present.decision import judge_rows, paired_lines
+
+    costs = any(j.cheapest_cost is not None for j in judges.judges) if with_costs is None else with_costs
+    out: list[Block] = [Heading("Judges at the same target", level=4),
+                        Table(pd.DataFrame(judge_rows(judges, with_costs=costs)))]
+    out += [Paragraph(line) for line in paired_lines(judges)]
+    return out
+
+
+def decision_report(
+    name: str, decision: Decision, *, scale: Scale | None = None, cost_figure: Any = None,
+    risk_figure: Any = None, judges: JudgeComparison | None = None, point: bool = False, settings: str = "",
+    extra: Sequence[Block] = (), config: dict[str, object] | None = None,
+) -> str:
+    """A whole page: the decision of one dataset first (:func:`decision_section`), then
+    ``extra`` blocks (the routing table at the threshold routed at)."""
+    heading, blocks = decision_section(decision, scale=scale, cost_figure=cost_figure, risk_figure=risk_figure,
+                                       judges=judges, point=point, config=config)
+    return render(f"{heading}: {name}", [*blocks, *extra], subtitle=settings)

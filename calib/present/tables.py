@@ -19,6 +19,7 @@ from calib.present.format import MISSING, ci_text, num, pct
 
 if TYPE_CHECKING:
     from calib.compare import Comparison, ModelRow
+    from calib.decision import JudgeComparison
     from calib.metrics import ValueRow
 
 #: Columns of :func:`per_value_frame` that hold percentages (one decimal reads well).
@@ -44,7 +45,22 @@ def comparison_table(c: Comparison) -> pd.DataFrame:
 
 def comparison_markdown(c: Comparison) -> str:
     """:func:`comparison_table` as Markdown (user text escaped for table cells)."""
-    df = comparison_table(c)
+    return markdown_table(comparison_table(c))
+
+
+def with_decision_columns(df: pd.DataFrame, jc: JudgeComparison, *, with_costs: bool = False) -> pd.DataFrame:
+    """:func:`comparison_table` with each judge's recommended threshold, items accepted
+    unseen, error among accepted with its bound and (``with_costs``) its cheapest cost
+    (:func:`calib.present.decision.judge_rows`), matched on the judge's name."""
+    from calib.present.decision import judge_rows
+
+    extra = pd.DataFrame(judge_rows(jc, with_costs=with_costs)).rename(columns={"Judge": "Model"})
+    out = df.merge(extra, on="Model", how="left", sort=False)
+    return out.fillna(MISSING)
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """A table of text as Markdown (``|`` escaped and line breaks flattened in cells)."""
     head = "| " + " | ".join(df.columns) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
     lines = [head, sep]

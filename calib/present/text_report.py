@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from calib.audit import Audit
 from calib.present.format import interval, num, p_value, pct, points, sig, value
+
+if TYPE_CHECKING:
+    from calib.decision import Decision
 
 #: Width of the label column of the figures table.
 LABEL = 30
@@ -136,8 +140,16 @@ def groups_block(a: Audit) -> list[str]:
     return out
 
 
-def render_text(a: Audit) -> str:
-    """The whole human report."""
+def decision_block(d: Decision, a: Audit) -> list[str]:
+    """The threshold decision (:func:`calib.present.decision.decision_lines`), indented."""
+    from calib.present.decision import decision_lines
+
+    return [f"  {line}" for line in decision_lines(d, scale=a.scale)]
+
+
+def render_text(a: Audit, decision: Decision | None = None) -> str:
+    """The whole human report; with ``decision`` (``calib audit --target-error``) the
+    threshold decision follows the verdict."""
     title = f"Calibration audit: {a.name}" if a.name else "Calibration audit"
     lines = [title, "=" * len(title)]
     if a.load_report is not None:
@@ -155,6 +167,8 @@ def render_text(a: Audit) -> str:
         lines.append(f"Clusters: {c['count']:,} ({c['how']}){eff}: intervals resample clusters.")
     lines += ["", "Verdict"]
     lines += [f"  - {s}" for s in a.verdict]
+    if decision is not None:
+        lines += ["", "Threshold decision"] + decision_block(decision, a)
     lines += ["", "Figures"] + figures(a)
     lines += ["", "Tests (two-sided; the verdict uses the first four)"] + tests_block(a)
     lines += ["", "What each stated value meant" if a.per_value else f"Bins ({a.scheme})"] + per_value_block(a)

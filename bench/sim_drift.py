@@ -1,0 +1,183 @@
+"""Drift between runs, measured by simulation (issue 12, point 4): the README's table.
+
+(a) No drift: two runs of one unchanged judge (paired: the same items judged twice;
+unpaired: fresh items), a judge stating 5 values of 0-100 and a continuous one (0-1),
+n = 500 and 5,000 per run: the share of pairs where :func:`calib.drift.drift` reports
+drift at alpha = 5% (Holm over the headline and per-value tests). It must be at most 5%
+within Monte Carlo error (2 standard errors).
+(b) Power: the hit rate of the stated 90 lowered by 15 points in the new run: the share
+of pairs where drift is reported and 90 is named as moved, and where another value is
+named (a false naming).
+(c) The EWMA charts (calib.drift.series), on accuracy (two-sided) and on the error among
+accepted (upper side): 1 or 5 reference runs then 20 in-control runs of n items: the
+share of sequences with any alarm (false alarm); then a shift (accuracy -5 points, error
+among accepted +5 points, from the 11th run after the reference on): the share detected
+by run 20 and the median delay (runs from the shift to the alarm, 0 = at the first
+shifted run).
+
+Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` (about 8 minutes at the defaults on 2
+shared cores; the README's table is ``--sims 400``, about 15). ``--write DIR`` writes the README's example runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calib.drift import drift, ewma_chart  # noqa: E402
+from calib.rows import Judgments  # noqa: E402
+from calib.scale import PROBABILITY, Scale  # noqa: E402
+
+PERCENT = Scale(0.0, 100.0, "0-100")
+VALUES = np.array([60.0, 70.0, 80.0, 90.0, 95.0])
+USE = np.array([0.05, 0.10, 0.20, 0.40, 0.25])
+HIT = np.array([0.55, 0.65, 0.75, 0.82, 0.88])
+
+
+def items(n: int, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Latent items: a base stated value (index, or probability) and a probability of being right."""
+    if kind == "values":
+        b = rng.choice(VALUES.size, size=n, p=USE)
+        return b, np.clip(HIT[b] + rng.normal(0, 0.1, n), 0.02, 0.98)
+    p = rng.beta(8, 2, n)
+    return p, np.clip(p - 0.05 + rng.normal(0, 0.05, n), 0.02, 0.98)
+
+
+def run(base: np.ndarray, q: np.ndarray, kind: str, rng: np.random.Generator, shift: float = 0.0) -> Judgments:
+    """One run over the items: the stated value is the item's base value 80% of the time
+    (else any value); with ``shift`` the rows stated 90 are right ``shift`` less often."""
+    n = q.size
+    if kind == "values":
+        b = np.where(rng.random(n) < 0.8, base, rng.choice(VALUES.size, size=n, p=USE))
+        stated, scale = VALUES[b], PERCENT
+        prob = stated / 100
+        q = np.clip(q - shift * (stated == 90.0), 0, 1)
+    else:
+        stated = prob = np.clip(base + rng.normal(0, 0.03, n), 0.0, 1.0)
+        scale = PROBABILITY
+    correct = rng.random(n) < q
+    return Judgments(stated=stated, prob=prob, correct=correct, line=np.arange(1, n + 1),
+                     item_id=np.array([f"q{i}" for i in range(n)]), scale=scale)
+
+
+def pair(n: int, kind: str, paired: bool, rng: np.random.Generator, shift: float = 0.0) -> tuple[Judgments, Judgments]:
+    base, q = items(n, kind, rng)
+    old = run(base, q, kind, rng)
+    if not paired:
+        base, q = items(n, kind, rng)
+    return old, run(base, q, kind, rng, shift)
+
+
+def null_and_power(sims: int, reps: int, seed: int) -> list[tuple]:
+    out = []
+    for kind in ("values", "continuous"):
+        for paired in (True, False):
+            for n in (500, 5000):
+                for shift in ((0.0, 0.15) if kind == "values" else (0.0,)):
+                    rng = np.random.default_rng([seed, n, paired, int(100 * shift), kind == "values"])
+                    hits = named = wrong = 0
+                    t0 = time.perf_counter()
+                    for s in range(sims):
+                        a, b = pair(n, kind, paired, rng, shift)
+                        d = drift(a, b, reps=reps, seed=s, pairing="paired" if paired else "unpaired")
+                        hits += d.drift
+                        moved = {v.value for v in d.moved}
+                        named += 90.0 in moved
+                        wrong += bool(moved - {90.0})
+                    out.append((kind, "paired" if paired else "unpaired", n, shift, sims, hits / sims,
+                                named / sims, wrong / sims, time.perf_counter() - t0))
+                    print(_row(out[-1]), flush=True)
+    return out
+
+
+def _row(r: tuple) -> str:
+    kind, pairing, n, shift, sims, rate, named, wrong, secs = r
+    se = np.sqrt(0.05 * 0.95 / sims)
+    what = "no drift" if shift == 0 else "90: -15 pts"
+    ok = ("ok" if rate <= 0.05 + 2 * se else "HIGH") if shift == 0 else ""
+    return (f"| {kind:10} | {pairing:8} | {n:>5,} | {what:11} | {sims:>4} | {100 * rate:5.1f}% {ok:4} | "
+            f"{100 * named:5.1f}% | {100 * wrong:4.1f}% | {secs:5.0f}s |")
+
+
+def chart(sims: int, n: int, seed: int, reference: int = 1, shift: float = -0.05,
+          p0: float = 0.8, side: str = "both") -> tuple[float, float, float]:
+    """False-alarm share over 20 in-control runs after ``reference`` reference runs; detection
+    share and median delay of a shift at the 11th run after the reference."""
+    rng = np.random.default_rng([seed, n, reference])
+    false = detected = 0
+    delays = []
+    total, at = reference + 20, reference + 10
+    for _ in range(sims):
+        ns = np.full(total, n)
+        x = rng.binomial(n, p0, total) / n
+        false += ewma_chart(x, ns, reference=reference, side=side).alarm is not None
+        p = np.where(np.arange(total) >= at, p0 + shift, p0)
+        y = rng.binomial(n, p) / n
+        c = ewma_chart(y, ns, reference=reference, side=side)
+        if c.alarm is not None and c.alarm >= at:
+            detected += 1
+            delays.append(c.alarm - at)
+    return false / sims, detected / sims, float(np.median(delays)) if delays else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sims", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--chart-sims", type=int, default=4000)
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--only-chart", action="store_true", help="(c) only")
+    ap.add_argument("--write", metavar="DIR", help="only write the README's example runs into DIR")
+    a = ap.parse_args()
+    if a.write:
+        write_examples(Path(a.write))
+        return
+    if not a.only_chart:
+        two_runs(a)
+    print("\n(c) EWMA charts (lambda 0.2, L 3), 20 runs after the reference run(s): accuracy 80% (two-sided), "
+          "shift -5 points; error among accepted 18% (upper side), shift +5 points; from the 11th run after "
+          "the reference")
+    print("| chart | n per run | reference runs | sequences | false alarm (20 in-control runs) "
+          "| shift detected by run 20 | median delay (runs) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for what, p0, shift, side, sizes in (("accuracy", 0.8, -0.05, "both", (500, 2000)),
+                                         ("error among accepted", 0.18, 0.05, "upper", (300, 1300))):
+        for n in sizes:
+            for ref in (1, 5):
+                f, d, m = chart(a.chart_sims, n, a.seed, ref, shift, p0, side)
+                print(f"| {what} | {n:,} | {ref} | {a.chart_sims:,} | {100 * f:.1f}% | {100 * d:.1f}% | {m:g} |",
+                      flush=True)
+
+
+def write_examples(folder: Path, n: int = 2000, seed: int = 2026) -> None:
+    """The README's example: old.jsonl; new_shift.jsonl (the same items, the stated 90 right
+    15 points less often); new_same.jsonl (the same items judged again, nothing changed)."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    base, q = items(n, "values", rng)
+    for name, shift in (("old", 0.0), ("new_shift", 0.15), ("new_same", 0.0)):
+        r = run(base, q, "values", rng, shift)
+        with (folder / f"{name}.jsonl").open("w") as f:
+            for i, s, c in zip(r.item_id, r.stated, r.correct, strict=True):
+                f.write(json.dumps({"id": str(i), "confidence": int(s), "correct": bool(c)}) + "\n")
+    print(f"wrote {folder}/old.jsonl, new_shift.jsonl, new_same.jsonl ({n:,} items each)")
+
+
+def two_runs(a: argparse.Namespace) -> None:
+    print("(a, b) two runs, drift reported at alpha = 5% (Holm); 'named 90': 90 named as moved; "
+          f"'other named': another value named; reps {a.reps}")
+    print("| judge      | pairing  |     n | runs        | sims | drift reported | named 90 | other named | time |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|")
+    null_and_power(a.sims, a.reps, a.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""``calib drift``: two runs of one judge compared (``OLD NEW``), or a list (or folder) of
+runs followed over time with a control chart (``--series``). ``--fail-on-drift`` exits 1
+when drift is found, or when the threshold no longer meets its target (for CI pipelines)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from calib.cli.args import (
+    add_interval_options,
+    add_json_option,
+    add_load_options,
+    check_decision_flags,
+    load_dataset,
+    number,
+    positive_int,
+)
+from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, emit_json
+from calib.errors import CalibError
+from calib.settings import BINS, DEFAULT_CONFIDENCE, DRIFT_ORDERS
+
+if TYPE_CHECKING:
+    from calib.dataset import Dataset
+
+#: Files a folder of runs is read from (what calib recognises), in any case.
+RUN_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".eval", ".csv", ".parquet")
+
+
+def add_drift(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "drift", help="drift between runs of the same judge: what moved, and is it real",
+        description="calib drift OLD NEW compares two runs of one judge: accuracy, mean stated confidence, "
+                    "calibration error, overconfidence and the hit rate of each stated value, with bootstrap "
+                    "intervals of the differences and tests (paired by item id when both runs judged the same "
+                    "items); the values that moved (Holm); whether --threshold still meets --target-error on "
+                    "the new run. calib drift RUN1 RUN2 RUN3 ... --series (or a folder of runs) charts the runs "
+                    "over time with an EWMA control limit and names the first run that crosses it.",
+    )
+    p.add_argument("files", nargs="+", metavar="RUN", help="OLD NEW, or with --series the runs (or one folder)")
+    g = p.add_argument_group("drift")
+    g.add_argument("--series", action="store_true", help="runs over time: per-run figures and an EWMA chart")
+    pair = g.add_mutually_exclusive_group()
+    pair.add_argument("--paired", dest="pairing", action="store_const", const="paired",
+                      help="pair the runs by item id (refused when they share none); default: paired when "
+                           "at least half the ids are shared")
+    pair.add_argument("--unpaired", dest="pairing", action="store_const", const="unpaired",
+                      help="compare the runs as independent samples")
+    g.add_argument("--threshold", type=number, default=None, metavar="T",
+                   help="review threshold on the stated scale: does the error among accepted still meet "
+                        "--target-error on the new run (default with --target-error: the threshold recommended on "
+                        "the old run)")
+    g.add_argument("--target-error", type=number, default=None, metavar="A",
+                   help="target error rate among the accepted items, strictly between 0 and 1")
+    g.add_argument("--confidence", type=number, default=DEFAULT_CONFIDENCE, metavar="C",
+                   help=f"confidence of the Clopper-Pearson bound (default {DEFAULT_CONFIDENCE:g})")
+    g.add_argument("--scheme", choices=("auto", "values", "width"), default="auto",
+                   help="ECE bins: one per stated value or equal width (default: as the audit would choose)")
+    g.add_argument("--bins", type=positive_int, default=BINS, metavar="N", help=f"width bins (default {BINS})")
+    g.add_argument("--order", choices=DRIFT_ORDERS, default="date",
+                   help="--series: time order of the runs: a date in the file names (else modification time), "
+                        "mtime, name, or as given (default date)")
+    g.add_argument("--reference", type=positive_int, default=1, metavar="K",
+                   help="--series: the first K runs are the chart's reference (default 1)")
+    g.add_argument("--fail-on-drift", action="store_true",
+                   help="exit 1 when drift is found (or the threshold no longer meets its target): a CI gate")
+    add_load_options(p)
+    add_interval_options(p.add_argument_group("intervals"))
+    add_json_option(p)
+    p.set_defaults(func=cmd_drift, pairing="auto")
+
+
+def _run_paths(args: argparse.Namespace) -> list[str]:
+    """The files to read: a single folder expands to its run files (``--series``)."""
+    paths = list(args.files)
+    for f in paths:
+        if not Path(f).exists():
+            raise CalibError(f"{f}: no such file or folder")
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        if not args.series:
+            raise CalibError(f"{paths[0]}: a folder of runs needs --series (or give OLD NEW)")
+        found = sorted(str(q) for q in Path(paths[0]).iterdir()
+                       if q.is_file() and q.name.lower().endswith(RUN_SUFFIXES) and not q.name.startswith("."))
+        if len(found) < 2:
+            raise CalibError(f"{paths[0]}: a series needs at least two run files ({', '.join(RUN_SUFFIXES)}), "
+                             f"found {len(found)}")
+        return found
+    if args.series and len(paths) < 2:
+        raise CalibError("--series: give at least two runs, or one folder of runs")
+    if not args.series and len(paths) != 2:
+        raise CalibError(f"drift: give two runs, OLD NEW (got {len(paths)}); for three or more add --series")
+    return paths
+
+
+def _check(args: argparse.Namespace) -> None:
+    check_decision_flags(args)
+    if args.series and args.pairing != "auto":
+        raise CalibError("--paired/--unpaired compare two runs; --series charts each run on its own")
+
+
+def _names(paths: list[str]) -> list[str]:
+    """Run names: file names, or the paths when two files share a name."""
+    names = [Path(p).name for p in paths]
+    return names if len(set(names)) == len(names) else list(paths)
+
+
+def _load(paths: list[str], args: argparse.Namespace) -> list[Dataset]:
+    return [load_dataset(p, args, name=n) for p, n in zip(paths, _names(paths), strict=True)]
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    """``calib drift OLD NEW`` or ``calib drift RUN... --series``."""
+    _check(args)
+    paths = _run_paths(args)
+    if args.series:
+        return _series(paths, args)
+    from calib.drift import drift
+    from calib.present.drift import drift_lines
+
+    old, new = _load(paths, args)
+    d = drift(old, new, reps=args.reps, seed=args.seed, level=args.level, threshold=args.threshold,
+              target=args.target_error, confidence=args.confidence, pairing=args.pairing, scheme=args.scheme,
+              bins=args.bins)
+    broken = d.threshold is not None and d.threshold.holds is False
+    code = EXIT_THRESHOLD if args.fail_on_drift and (d.drift or broken) else EXIT_OK
+    if args.json:
+        emit_json({**d.to_dict(), "files": paths,
+                   "warnings": list(old.report.warnings) + list(new.report.warnings)})
+        return code
+    sys.stdout.write("\n".join(drift_lines(d)) + "\n")
+    return code
+
+
+def _series(paths: list[str], args: argparse.Namespace) -> int:
+    from calib.drift import order_runs, series
+    from calib.present.drift import series_lines
+
+    ordered = order_runs(paths, args.order)
+    s = series(_load(ordered, args), threshold=args.threshold, target=args.target_error,
+               confidence=args.confidence, reference=args.reference)
+    code = EXIT_THRESHOLD if args.fail_on_drift and s.alarm is not None else EXIT_OK
+    if args.json:
+        emit_json({**s.to_dict(), "files": ordered, "order": args.order})
+        return code
+    sys.stdout.write("\n".join(series_lines(s)) + "\n")
+    return code

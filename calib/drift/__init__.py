@@ -1,0 +1,17 @@
+"""Drift between runs of the same judge (issue 12, point 4).
+
+:mod:`calib.drift.compare` compares two runs (:func:`drift`): the change in accuracy,
+mean stated confidence, calibration error, overconfidence and the per-value hit rates,
+with bootstrap intervals of the differences, tests, which stated values moved (Holm),
+whether a review threshold still meets its target on the new run, and one verdict.
+:mod:`calib.drift.series` follows a list of runs over time with an EWMA control chart
+(:func:`series`).
+"""
+
+from __future__ import annotations
+
+from calib.drift.compare import Change, Drift, ThresholdCheck, ValueChange, drift, holm
+from calib.drift.series import Chart, RunPoint, Series, ewma_chart, order_runs, series
+
+__all__ = ["Change", "Chart", "Drift", "RunPoint", "Series", "ThresholdCheck", "ValueChange", "drift",
+           "ewma_chart", "holm", "order_runs", "series"]

@@ -1,0 +1,230 @@
+"""Runs of one judge over time: accuracy, calibration error and the error among accepted
+items per run, with an EWMA control chart and the first run that crosses its limit.
+
+Contract
+--------
+:func:`series` takes runs already in time order (:func:`order_runs` sorts files by a date
+in the name or the modification time) and returns a :class:`Series`: one
+:class:`RunPoint` per run and two :class:`Chart` s, on accuracy (two-sided: a judge that
+changes either way has drifted) and on the error among the items accepted at the
+threshold (upper side only: only a rising error breaks the threshold's promise). The
+ECE is plotted without a limit (its null distribution depends on the bins).
+
+The chart
+---------
+The first ``reference`` runs are the reference (phase I): their pooled rate ``mu0``
+(clipped to ``[0.5/n, 1 - 0.5/n]`` so that a reference without errors still has a
+variance). Each later run ``k`` (phase II) gives ``z_k = (x_k - mu0) / sigma_k`` with
+the binomial ``sigma_k = sqrt(mu0 (1 - mu0) / n_k)`` and the EWMA (Roberts 1959;
+Montgomery, *Introduction to Statistical Quality Control*, 8th ed., sec. 9.2)
+
+.. math:: E_k = \\lambda z_k + (1 - \\lambda) E_{k-1}, \\quad E_0 = 0,
+
+so ``E_k = sum_j w_kj z_j`` with ``w_kj = lambda (1 - lambda)^(k-j)``. The limit is
+``L sqrt(Var E_k)`` with the variance exact under the normal approximation *including*
+the reference's own error (``mu0`` estimated from ``n_ref`` items, variance
+``tau^2 = mu0 (1 - mu0) / n_ref``, shared by every z):
+
+.. math:: \\mathrm{Var}\\,E_k = \\sum_j w_{kj}^2 + \\tau^2 \\Big(\\sum_j w_{kj} / \\sigma_j\\Big)^2 .
+
+``lambda`` = :data:`calib.settings.DRIFT_EWMA_LAMBDA` (0.2) and ``L`` =
+:data:`calib.settings.DRIFT_EWMA_WIDTH` (3): with a known ``mu0`` the in-control
+average run length is about 560 runs. ``bench/sim_drift.py`` measures the false-alarm
+rate over 20 in-control runs and the delay to detect a shift. Rows are taken as
+independent (clusters are not allowed for in ``sigma_k``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calib.dataset import Data, Dataset, table_and_rows
+from calib.errors import CalibError
+from calib.numbers import finite_or_none, plain
+from calib.settings import DEFAULT_CONFIDENCE, DRIFT_EWMA_LAMBDA, DRIFT_EWMA_WIDTH, DRIFT_ORDERS
+
+#: A date in a file name: 2026-12-01, 2026_12_01 or 20261201.
+DATE = re.compile(r"(20\d\d|19\d\d)[-_.]?(0[1-9]|1[0-2])[-_.]?(0[1-9]|[12]\d|3[01])")
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One run's figures: items, accuracy, ECE, and at the threshold the items accepted and the errors among them."""
+
+    name: str
+    n: int
+    right: int
+    ece: float | None
+    accepted: int
+    errors: int
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.right / self.n if self.n else None
+
+    @property
+    def error_accepted(self) -> float | None:
+        return self.errors / self.accepted if self.accepted else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"name": self.name, "n": self.n, "accuracy": self.accuracy, "ece": self.ece,
+                      "accepted": self.accepted, "errors_accepted": self.errors,
+                      "error_accepted": self.error_accepted})
+
+
+@dataclass(frozen=True)
+class Chart:
+    """An EWMA chart of a rate (see the module docstring). ``ewma``, ``lower`` and ``upper``
+    have one entry per run, ``None`` for the reference runs; ``lower`` is ``None`` on a
+    one-sided chart. ``alarm`` is the index of the first run outside the limits."""
+
+    metric: str
+    reference: int
+    mu0: float | None
+    lam: float
+    width: float
+    side: str
+    ewma: tuple[float | None, ...]
+    lower: tuple[float | None, ...]
+    upper: tuple[float | None, ...]
+    alarm: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain({"metric": self.metric, "reference_runs": self.reference, "reference_rate": self.mu0,
+                      "lambda": self.lam, "width": self.width, "side": self.side, "ewma": list(self.ewma),
+                      "lower": list(self.lower), "upper": list(self.upper), "first_alarm": self.alarm})
+
+
+@dataclass(frozen=True)
+class Series:
+    """What :func:`series` returns."""
+
+    runs: tuple[RunPoint, ...]
+    threshold: float
+    threshold_source: str
+    accuracy: Chart
+    error_accepted: Chart
+
+    @property
+    def alarm(self) -> int | None:
+        """The first run either chart flags, or ``None``."""
+        hits = [a for a in (self.accuracy.alarm, self.error_accepted.alarm) if a is not None]
+        return min(hits) if hits else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Strict JSON, schema ``"calib.drift-series/1"``."""
+        a = self.alarm
+        return plain({"schema": "calib.drift-series/1", "threshold": self.threshold,
+                      "threshold_source": self.threshold_source, "runs": [r.to_dict() for r in self.runs],
+                      "charts": {"accuracy": self.accuracy.to_dict(),
+                                 "error_accepted": self.error_accepted.to_dict()},
+                      "first_alarm": a, "first_alarm_run": None if a is None else self.runs[a].name,
+                      "drift": a is not None})
+
+
+def ewma_chart(x: np.ndarray, n: np.ndarray, *, reference: int = 1, lam: float = DRIFT_EWMA_LAMBDA,
+               width: float = DRIFT_EWMA_WIDTH, side: str = "both", metric: str = "rate") -> Chart:
+    """The EWMA chart of rates ``x`` over runs of ``n`` items (see the module docstring).
+
+    Runs with ``n = 0`` (nothing accepted) carry the EWMA unchanged and cannot alarm."""
+    x, n = np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    if not 1 <= reference < x.size:
+        raise CalibError(f"--reference {reference}: the reference must leave at least one run to chart "
+                         f"({x.size} runs)")
+    if not 0 < lam <= 1 or width <= 0:
+        raise CalibError(f"EWMA: lambda in (0, 1] and a positive width, got {lam!r}, {width!r}")
+    nref = float(n[:reference].sum())
+    none = (None,) * x.size
+    if nref == 0:
+        return Chart(metric, reference, None, lam, width, side, none, none, none, None)
+    mu0 = float(np.clip(np.nansum(x[:reference] * n[:reference]) / nref, 0.5 / nref, 1 - 0.5 / nref))
+    tau2 = mu0 * (1 - mu0) / nref
+    ewma, lo, hi = [None] * reference, [None] * reference, [None] * reference
+    e, w, alarm = 0.0, np.zeros(0), None
+    sig = np.zeros(0)
+    for k in range(reference, x.size):
+        if n[k] == 0:
+            ewma.append(None), lo.append(None), hi.append(None)
+            continue
+        s = np.sqrt(mu0 * (1 - mu0) / n[k])
+        e = lam * (x[k] - mu0) / s + (1 - lam) * e
+        w, sig = np.append((1 - lam) * w, lam), np.append(sig, s)
+        half = width * float(np.sqrt(np.sum(w ** 2) + tau2 * np.sum(w / sig) ** 2))
+        ewma.append(e)
+        hi.append(half)
+        lo.append(-half if side == "both" else None)
+        if alarm is None and (e > half or (side == "both" and e < -half)):
+            alarm = k
+    return Chart(metric, reference, mu0, lam, width, side, tuple(map(finite_or_none, ewma)),
+                 tuple(map(finite_or_none, lo)), tuple(map(finite_or_none, hi)), alarm)
+
+
+def _point(x: Data, name: str, threshold: float) -> RunPoint:
+    from calib.metrics import ece
+
+    t = table_and_rows(x, name)[0]
+    m = t.value >= threshold
+    return RunPoint(name, t.total, t.total_correct, finite_or_none(ece(t)), int(t.n[m].sum()), int(t.wrong[m].sum()))
+
+
+def series(runs: Sequence[Data], *, threshold: float | None = None, target: float | None = None,
+           confidence: float = DEFAULT_CONFIDENCE, reference: int = 1, lam: float = DRIFT_EWMA_LAMBDA,
+           width: float = DRIFT_EWMA_WIDTH) -> Series:
+    """Figures per run and the two EWMA charts (see the module docstring).
+
+    The threshold: ``threshold`` if given; else, with ``target``, the one
+    :func:`calib.decision.recommend` picks on the first run; else the default review
+    threshold (:func:`calib.routing.default_thresholds`)."""
+    from calib.decision import recommend
+    from calib.routing import default_thresholds
+
+    if len(runs) < 2:
+        raise CalibError(f"a series needs at least two runs, got {len(runs)}")
+    tables = [table_and_rows(r, "a run")[0] for r in runs]
+    if len({(t.scale.lo, t.scale.hi) for t in tables}) > 1:
+        raise CalibError("the runs are on different stated scales (" + ", ".join(
+            f"{_name(r, i)}: {t.scale.lo:g}-{t.scale.hi:g}" for i, (r, t) in enumerate(zip(runs, tables, strict=True)))
+            + "): runs of one judge share a scale (--rescale LO,HI)")
+    source = "given"
+    if threshold is None and target is not None:
+        threshold = recommend(runs[0], target=target, confidence=confidence).threshold
+        source = "recommended on the first run"
+        if threshold is None:
+            raise CalibError(f"no threshold meets the target {target:g} on the first run: give --threshold")
+    if threshold is None:
+        threshold, source = default_thresholds(tables[0].scale)[0], "default review threshold"
+    pts = tuple(_point(r, _name(r, i), float(threshold)) for i, r in enumerate(runs))
+    acc = ewma_chart(np.array([p.accuracy for p in pts], float), np.array([p.n for p in pts]), reference=reference,
+                     lam=lam, width=width, side="both", metric="accuracy")
+    err = np.array([np.nan if p.error_accepted is None else p.error_accepted for p in pts])
+    ea = ewma_chart(np.nan_to_num(err), np.array([p.accepted for p in pts]), reference=reference, lam=lam,
+                    width=width, side="upper", metric="error_accepted")
+    return Series(pts, float(threshold), source, acc, ea)
+
+
+def _name(x: Data, i: int) -> str:
+    return x.name if isinstance(x, Dataset) else f"run {i + 1}"
+
+
+def order_runs(paths: Sequence[str], order: str = "date") -> list[str]:
+    """Files in time order. ``"date"``: by a date in the file name when every name has one,
+    else by modification time; ``"mtime"``; ``"name"``; ``"given"`` (as listed). Ties keep the given order."""
+    if order not in DRIFT_ORDERS:
+        raise CalibError(f"--order: one of {', '.join(DRIFT_ORDERS)}, not {order!r}")
+    if order == "given":
+        return list(paths)
+    if order == "name":
+        return sorted(paths, key=lambda p: Path(p).name)
+    if order == "date":
+        dates = [DATE.search(Path(p).name) for p in paths]
+        if all(dates):
+            return [p for _, p in sorted(zip(["".join(d.groups()) for d in dates], paths, strict=True),
+                                         key=lambda t: t[0])]
+    return sorted(paths, key=lambda p: os.stat(p).st_mtime)

@@ -1,0 +1,186 @@
+"""Drift between runs for people: the text the CLI prints and the figures the Drift page shows.
+
+Contract
+--------
+:func:`drift_lines` and :func:`series_lines` write a :class:`calib.drift.Drift` and a
+:class:`calib.drift.Series` as plain text lines (the CLI's output; the dashboard shows
+them as text, never as HTML); :func:`values_figure` and :func:`series_figure` draw them
+with Plotly. Every number goes through :mod:`calib.present.format`; run names are user
+text and are escaped in figures (:func:`calib.present.format.esc`). Nothing here
+recomputes a result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from calib.present.format import MISSING, esc, num, p_value, pct
+from calib.wording import value as stated_text
+
+if TYPE_CHECKING:
+    from calib.drift import Change, Drift, Series, ThresholdCheck, ValueChange
+
+#: How each headline figure is named and written.
+LABELS = {"accuracy": "accuracy", "mean_confidence": "mean confidence", "ece": "calibration error (ECE)",
+          "overconfidence": "overconfidence"}
+#: Figures that are proportions (written as percentages, changes in points); the ECE is a number.
+AS_PCT = frozenset({"accuracy", "mean_confidence", "overconfidence"})
+
+
+def _pts(x: float | None, digits: int = 0) -> str:
+    """A change in percentage points with a true minus sign: ``-0.15`` -> ``−15``."""
+    if x is None:
+        return MISSING
+    v = round(100 * x, digits)
+    # a change that rounds to zero is written +0, never −0
+    return f"{v if v != 0 else 0.0:+.{digits}f}".replace("-", "−")
+
+
+def _diff_text(c: Change) -> str:
+    lo, hi = c.ci
+    if c.name in AS_PCT:
+        ci = "" if lo is None or hi is None else f" [{_pts(lo, 1)}, {_pts(hi, 1)}]"
+        return f"{_pts(c.diff, 1)} points{ci}"
+    ci = "" if lo is None or hi is None else f" [{num(lo)}, {num(hi)}]"
+    return f"{'' if c.diff is None else ('+' if c.diff >= 0 else '')}{num(c.diff)}{ci}".replace("-", "−")
+
+
+def change_line(c: Change) -> str:
+    """``accuracy: 77.8% -> 71.2% (−6.6 points [−9.0, −4.1]), p=3e-05 (exact McNemar)``."""
+    fmt = pct if c.name in AS_PCT else num
+    mark = "  changed" if c.rejected else ""
+    return f"{LABELS[c.name]}: {fmt(c.old)} -> {fmt(c.new)} ({_diff_text(c)}), {p_value(c.p)} ({c.test}){mark}"
+
+
+def value_line(v: ValueChange) -> str:
+    """``stated 90: hit rate 88% -> 73% (−15 points [−21, −9]), p=0.002 (Fisher exact), 412 -> 398 answers``."""
+    lo, hi = v.diff_ci
+    ci = "" if lo is None or hi is None else f" [{_pts(lo)}, {_pts(hi)}]"
+    test = f"{p_value(v.p)} ({v.test})" if v.tested else v.test
+    mark = "  MOVED" if v.moved else ""
+    return (f"stated {stated_text(v.value)}: hit rate {pct(v.old, 0)} -> {pct(v.new, 0)} ({_pts(v.diff)} points{ci}), "
+            f"{test}, {v.n_old:,} -> {v.n_new:,} answers{mark}")
+
+
+def threshold_lines(t: ThresholdCheck) -> list[str]:
+    """The threshold check, one line per run."""
+    if t.threshold is None:
+        return [f"Threshold: {t.source} (target error {pct(t.target, 0)} at {pct(t.confidence, 0)} confidence); "
+                f"recommended on the new run: {MISSING if t.recommended_new is None else f'{t.recommended_new:g}'}"]
+    out = [f"Threshold {t.threshold:g} ({t.source}): target error among accepted {pct(t.target, 1)}, "
+           f"one-sided Clopper-Pearson bound at {pct(t.confidence, 0)}"]
+    for run, a, e, err, up, holds in (("old", t.accepted_old, t.errors_old, t.error_old, t.upper_old, t.holds_old),
+                                      ("new", t.accepted_new, t.errors_new, t.error_new, t.upper_new, t.holds)):
+        verdict = MISSING if holds is None else ("meets the target" if holds else "does NOT meet the target")
+        out.append(f"  {run} run: {a:,} accepted, {e:,} wrong ({pct(err)}, bound {pct(up)}): {verdict}")
+    rec = t.recommended_new
+    out.append(f"  recommended on the new run: {'none qualifies' if rec is None else f'{rec:g}'}")
+    return out
+
+
+def drift_lines(d: Drift) -> list[str]:
+    """The whole comparison as text (the CLI's output)."""
+    out = [f"Drift: {d.old_name} -> {d.new_name}",
+           f"  {d.pairing}; {d.n_old:,} and {d.n_new:,} answers compared; {pct(d.level, 0)} intervals "
+           f"({d.reps:,} bootstrap resamples)"]
+    if d.dropped_old or d.dropped_new:
+        out.append(f"  not in both runs, left out: {d.dropped_old:,} old and {d.dropped_new:,} new answers")
+    out += ["", "Headline"] + [f"  {change_line(c)}" for c in d.changes]
+    if d.values:
+        out += ["", "Stated values (hit rate old -> new)"] + [f"  {value_line(v)}" for v in d.values]
+    if d.threshold is not None:
+        out += [""] + threshold_lines(d.threshold)
+    moved = ", ".join(stated_text(v.value) for v in d.moved)
+    changed = ", ".join(LABELS[c.name] for c in d.changes if c.rejected)
+    if d.drift:
+        what = "; ".join(x for x in (f"values that moved: {moved}" if moved else "",
+                                     f"changed: {changed}" if changed else "") if x)
+        out += ["", f"Verdict: DRIFT at alpha {d.alpha:g} ({what})."]
+    else:
+        out += ["", f"Verdict: no drift at alpha {d.alpha:g}."]
+    out.append(f"  Rule: {d.rule}.")
+    out += [f"  {n}" for n in d.notes]
+    return out
+
+
+def series_lines(s: Series) -> list[str]:
+    """The series as a table and the chart's verdict."""
+    a, e = s.accuracy, s.error_accepted
+    out = [f"Runs in time order; error among accepted at threshold {s.threshold:g} ({s.threshold_source})",
+           f"  {'run':<32} {'answers':>8} {'accuracy':>9} {'ECE':>7} {'accepted':>9} {'err acc':>8} "
+           f"{'EWMA acc':>9} {'limit':>7}"]
+    for i, r in enumerate(s.runs):
+        ew = MISSING if a.ewma[i] is None else num(a.ewma[i], 2)
+        lim = MISSING if a.upper[i] is None else f"±{num(a.upper[i], 2)}"
+        flag = "  <- first alarm" if i == s.alarm else ""
+        out.append(f"  {r.name[:32]:<32} {r.n:>8,} {pct(r.accuracy):>9} {num(r.ece):>7} {r.accepted:>9,} "
+                   f"{pct(r.error_accepted):>8} {ew:>9} {lim:>7}{flag}")
+    out.append(f"Chart: EWMA (lambda {a.lam:g}, limit {a.width:g} standard deviations) of the standardised accuracy "
+               f"(two-sided) and error among accepted (upper side), reference: the first {a.reference} run(s) "
+               f"(accuracy {pct(a.mu0)}, error among accepted {pct(e.mu0)})")
+    for c, what in ((a, "accuracy"), (e, "error among accepted")):
+        out.append(f"  {what}: " + ("within the limits" if c.alarm is None else
+                                     f"first crosses the limit at run {c.alarm + 1} ({s.runs[c.alarm].name})"))
+    out.append("Verdict: " + ("no drift." if s.alarm is None else
+                              f"DRIFT from run {s.alarm + 1} ({s.runs[s.alarm].name})."))
+    return out
+
+
+def values_figure(d: Drift) -> go.Figure:
+    """Old vs new hit rate per stated value with each run's Wilson interval; moved values marked."""
+    fig = go.Figure()
+    xs = [v.value for v in d.values]
+    span = d.scale[1] - d.scale[0]
+    for run, color, dx in (("old", "#7f7f7f", -0.006 * span), ("new", "#1f77b4", 0.006 * span)):
+        ys = [getattr(v, run) for v in d.values]
+        cis = [getattr(v, f"{run}_ci") for v in d.values]
+        up = [None if y is None or c[1] is None else 100 * (c[1] - y) for y, c in zip(ys, cis, strict=True)]
+        dn = [None if y is None or c[0] is None else 100 * (y - c[0]) for y, c in zip(ys, cis, strict=True)]
+        fig.add_trace(go.Scatter(
+            x=[x + dx for x in xs], y=[None if y is None else 100 * y for y in ys], mode="markers",
+            name=esc(f"{run}: {d.old_name if run == 'old' else d.new_name}"), marker={"color": color, "size": 9},
+            error_y={"type": "data", "array": up, "arrayminus": dn, "visible": True},
+            hovertemplate="stated %{x}<br>right %{y:.1f}%<extra>" + run + "</extra>"))
+    moved = [v for v in d.values if v.moved]
+    if moved:
+        fig.add_trace(go.Scatter(x=[v.value for v in moved], y=[100 * v.new for v in moved], mode="markers",
+                                 name="moved (Holm)", marker={"symbol": "circle-open", "size": 20, "color": "#d62728",
+                                                              "line": {"width": 2}}, hoverinfo="skip"))
+    if xs:
+        lo, hi = d.scale
+        ends = [min(xs), max(xs)]
+        fig.add_trace(go.Scatter(x=ends, y=[100 * (v - lo) / (hi - lo) for v in ends], mode="lines",
+                                 name="stated = right", line={"dash": "dash", "color": "#999"}, hoverinfo="skip"))
+    fig.update_layout(title="Hit rate per stated value, old and new run", xaxis_title="stated value",
+                      yaxis_title="right (%)", height=420, margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def series_figure(s: Series) -> go.Figure:
+    """Top: accuracy, ECE and error among accepted per run; bottom: the EWMA chart of
+    accuracy with its limits, the first alarm marked."""
+    names = [esc(r.name) for r in s.runs]
+    x = list(range(1, len(s.runs) + 1))
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("Per run", "EWMA chart of accuracy (standardised)"))
+    for key, label in (("accuracy", "accuracy"), ("error_accepted", "error among accepted")):
+        ys = [None if getattr(r, key) is None else 100 * getattr(r, key) for r in s.runs]
+        fig.add_trace(go.Scatter(x=x, y=ys, mode="lines+markers", name=f"{label} (%)", customdata=names,
+                                 hovertemplate="%{customdata}<br>%{y:.1f}%<extra>" + label + "</extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=x, y=[None if r.ece is None else 100 * r.ece for r in s.runs], mode="lines+markers",
+                             name="ECE (x100)", customdata=names,
+                             hovertemplate="%{customdata}<br>%{y:.2f}<extra>ECE x100</extra>"), row=1, col=1)
+    a = s.accuracy
+    fig.add_trace(go.Scatter(x=x, y=list(a.ewma), mode="lines+markers", name="EWMA of accuracy", customdata=names,
+                             hovertemplate="%{customdata}<br>%{y:.2f}<extra>EWMA</extra>"), row=2, col=1)
+    for lim, nm in ((a.upper, "upper limit"), (a.lower, "lower limit")):
+        fig.add_trace(go.Scatter(x=x, y=list(lim), mode="lines", name=nm, line={"dash": "dash", "color": "#d62728"},
+                                 hoverinfo="skip"), row=2, col=1)
+    if s.alarm is not None:
+        fig.add_vline(x=s.alarm + 1, line={"color": "#d62728", "width": 1})
+    fig.update_xaxes(title_text="run (time order)", row=2, col=1, tickmode="array", tickvals=x)
+    fig.update_layout(height=620, margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    return fig

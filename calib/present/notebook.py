@@ -1,0 +1,238 @@
+"""The notebook face: what ``import calib`` exposes, results that render in Jupyter.
+
+``calib.audit``, ``calib.fit``, ``calib.route`` (= ``calib.decide``), ``calib.compare``
+and ``calib.load`` are the functions here (see :mod:`calib` for how the names are
+reached). Inputs are read by :mod:`calib.api` exactly as files are; this module only
+wraps what the engine returns:
+
+- :class:`AuditResult` (what :func:`audit` returns): the engine's
+  :class:`~calib.audit.Audit` (``.audit``; every attribute of it is reachable on the
+  result too: ``.ece``, ``.metrics``, ``.ci``, ``.tests``...) with its dataset
+  (``.dataset``); ``.verdict`` reads as text; ``.to_frame()`` (the headline figures
+  with their intervals), ``.per_value`` and ``.bins`` as pandas DataFrames (on the
+  engine's Audit, ``per_value`` is the tuple of rows and ``bins`` the number of bins);
+  ``.figure()`` the static reliability diagram (:mod:`calib.present.static`);
+  ``.to_dict()`` the ``calib audit --json`` object, unchanged; ``_repr_html_`` the
+  verdict, the headline figures with their intervals and n, and the diagram as inline
+  SVG. Every user text (dataset name, group names) is escaped
+  (:func:`calib.present.format.esc`).
+- :class:`DecisionResult` (what :func:`route`/:func:`decide` return): the engine's
+  :class:`~calib.decision.decide.Decision` (``.decision``, its attributes reachable on
+  the result); ``str()`` is the recommendation's sentence; ``.cost_frame()`` and
+  ``.groups_frame()`` the cost curve and the per-group thresholds as DataFrames;
+  ``_repr_html_`` the recommendation with its bound, the cheapest threshold with its
+  intervals, the AURC with its interval, the per-group table; ``.to_dict()`` the
+  ``calib route --json`` object.
+- :func:`fit` and :func:`compare` return the engine's results
+  (:class:`~calib.maps.fitting.FitResult`, :class:`~calib.compare.Comparison`), whose
+  ``to_dict()`` is the CLI's JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from calib import api
+from calib.present.format import esc
+
+if TYPE_CHECKING:
+    from calib.audit import Audit, Verdict
+    from calib.dataset import Dataset
+    from calib.decision.decide import Decision
+    from calib.present.static import StaticFigure
+
+load = api.load
+fit = api.fit
+compare = api.compare
+
+
+def audit(data: Any = None, **kwargs: Any) -> AuditResult:
+    """Audit a path, a DataFrame, an Arrow table, a mapping of columns or arrays.
+
+    ``calib.audit(df, confidence="conf", outcome="correct", group="subject",
+    cluster="item")``; the field arguments are :func:`calib.api.load`'s, the others
+    :func:`calib.audit.audit`'s (``scheme``, ``bins``, ``reps``, ``seed``, ``level``,
+    ``below``).
+    """
+    a, ds = api.audit(data, **kwargs)
+    return AuditResult(a, ds)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An audit and the data it was run on, for a notebook (see the module docstring)."""
+
+    audit: Audit
+    dataset: Dataset
+
+    def __getattr__(self, name: str) -> Any:
+        # everything else is the engine's Audit (dataclass fields are found before this)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.audit, name)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.audit.verdict
+
+    @property
+    def per_value(self) -> Any:
+        """One row per stated value: n, hit rate with its Wilson interval, gap, test."""
+        return self.audit.per_value_frame()
+
+    @property
+    def bins(self) -> Any:
+        """One row per bin of the ECE's scheme."""
+        return self.audit.bins_frame()
+
+    def to_frame(self) -> Any:
+        return self.audit.to_frame()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.audit.to_dict()
+
+    def figure(self) -> StaticFigure:
+        """The reliability diagram, static (``.save("d.svg")``, ``.save("d.png")``)."""
+        from calib.present.static import reliability_diagram
+
+        return reliability_diagram(self.audit, self.dataset.table, name=self.dataset.name)
+
+    def __str__(self) -> str:
+        return str(self.audit.verdict)
+
+    def __repr__(self) -> str:
+        a = self.audit
+        return f"<calib audit of {a.name!r}: {a.n:,} answers, ECE {_num(a.ece)}>"
+
+    def _repr_html_(self) -> str:
+        return audit_html(self.audit, self.figure().to_svg())
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "undefined" if x is None else f"{x:.{digits}f}"
+
+
+def _threshold(x: float | None) -> str:
+    return "none (all to a person)" if x is None else f"{x:g}"
+
+
+def _interval(lo: float | None, hi: float | None, digits: int = 3) -> str:
+    return "" if lo is None or hi is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def audit_html(a: Audit, svg: str | None = None) -> str:
+    """The notebook card of an audit: name, verdict, headline figures with their
+    intervals and n, the diagram (inline SVG drawn by :mod:`calib.present.static`)."""
+    level = f"{100 * a.level:g}%"
+    rows = []
+    for key, _what in _headline():
+        est = a.metrics.get(key)
+        lo, hi = a.ci.get(key, (None, None))
+        rows.append(f"<tr><td>{esc(key)}</td><td>{_num(est)}</td><td>{_interval(lo, hi)}</td></tr>")
+    verdict = "".join(f"<li>{esc(s)}</li>" for s in a.verdict)
+    groups = ""
+    if a.groups:
+        groups = "<p>Per group: " + ", ".join(
+            f"{esc(g.group or '')} (n = {g.n:,}, ECE {_num(g.ece)})" for g in a.groups) + "</p>"
+    return (
+        f"<div class='calib-audit'><h4>Calibration audit: {esc(a.name or '(unnamed)')}</h4>"
+        f"<p>{a.n:,} answers, {a.correct:,} right; intervals at {level}, {a.reps:,} resamples.</p>"
+        f"<ul>{verdict}</ul>"
+        f"<table><thead><tr><th>figure</th><th>estimate</th><th>{level} interval</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>{groups}"
+        + (f"<div>{svg}</div>" if svg else "") + "</div>"
+    )
+
+
+def _headline() -> tuple[tuple[str, str], ...]:
+    from calib.audit import HEADLINE
+
+    return HEADLINE
+
+
+
+def route(data: Any = None, **kwargs: Any) -> DecisionResult:
+    """Where to put the review threshold: :func:`calib.api.route` (target, the
+    guarantee's ``confidence_level``, costs, capacity, per group), wrapped for display."""
+    return DecisionResult(api.route(data, **kwargs))
+
+
+#: :func:`route` under the engine's name.
+decide = route
+
+#: Per-group rows shown in the notebook card (the DataFrame has them all).
+GROUP_ROWS = 20
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """A threshold decision, for a notebook (see the module docstring)."""
+
+    decision: Decision
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.decision, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.decision.to_dict()
+
+    def cost_frame(self) -> Any:
+        """The expected cost per item at every threshold, with its interval."""
+        import pandas as pd
+
+        rows = [{"threshold": r["threshold"], "cost": r["cost"], "lo": r["cost_ci"][0], "hi": r["cost_ci"][1]}
+                for r in self.to_dict()["cost_curve"]]
+        return pd.DataFrame(rows, columns=["threshold", "cost", "lo", "hi"])
+
+    def groups_frame(self) -> Any:
+        """One row per group: its threshold, items accepted, the bound, the fallback."""
+        import pandas as pd
+
+        cols = ["group", "threshold", "accepted", "error_upper", "pooled_fallback", "total", "errors", "reason"]
+        return pd.DataFrame(self.to_dict()["per_group"], columns=cols)
+
+    def __str__(self) -> str:
+        return str(self.to_dict()["recommendation"]["message"])
+
+    def _repr_html_(self) -> str:
+        return decision_html(self.to_dict())
+
+
+def decision_html(d: dict[str, Any]) -> str:
+    """The notebook card of a decision (every number beside its interval or n)."""
+    r = d["recommendation"]
+    conf = f"{100 * r['confidence']:g}%"
+    total = r["accepted"] + r["to_person"]
+    upper = "" if r["error_upper"] is None else f", at most {100 * r['error_upper']:.1f}% with {conf} confidence"
+    err = "" if r["error_rate"] is None else f"<li>error among accepted: {100 * r['error_rate']:.1f}%{upper}</li>"
+    parts = [
+        "<div class='calib-decision'><h4>Review threshold</h4>", f"<p>{esc(r['message'])}</p>",
+        f"<ul><li>target {100 * r['target']:g}% at {conf} confidence; method: {esc(r['method'])}; "
+        f"certified on {esc(r['certified_on'])}</li>",
+        f"<li>accepted unseen {r['accepted']:,} of {total:,}, to a person {r['to_person']:,}</li>{err}",
+    ]
+    ch = d.get("cheapest")
+    if ch:
+        at = "review everything" if ch["threshold"] is None else f"accept at or above {ch['threshold']:g}"
+        tci = "" if None in ch["threshold_ci"] else f" (threshold {_interval(*ch['threshold_ci'], 3)})"
+        parts.append(f"<li>cheapest: {at}{tci}, cost per item {_num(ch['cost'])} "
+                     f"{_interval(*ch['cost_ci'])}</li>")
+    if d.get("aurc") is not None:
+        parts.append(f"<li>AURC {_num(d['aurc'])} {_interval(*d['aurc_ci'])}, excess over the oracle "
+                     f"{_num(d['eaurc'])} {_interval(*d['eaurc_ci'])}</li>")
+    parts.append("</ul>")
+    groups = d.get("per_group") or []
+    if groups:
+        gain = d.get("per_group_gain") or {}
+        rows = "".join(
+            f"<tr><td>{esc(g['group'])}</td><td>{_threshold(g['threshold'])}</td>"
+            f"<td>{g['accepted']:,} of {g['total']:,}</td><td>{_num(g['error_upper'])}</td>"
+            f"<td>{'pooled' if g['pooled_fallback'] else 'own'}</td></tr>" for g in groups[:GROUP_ROWS])
+        more = f"<p>{len(groups) - GROUP_ROWS:,} more groups in .groups_frame()</p>" if len(groups) > GROUP_ROWS else ""
+        parts.append(f"<p>{esc(gain.get('message', ''))}</p><table><thead><tr><th>group</th><th>threshold</th>"
+                     f"<th>accepted</th><th>error upper bound</th><th>threshold from</th></tr></thead>"
+                     f"<tbody>{rows}</tbody></table>{more}")
+    return "".join(parts) + "</div>"

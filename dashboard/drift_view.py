@@ -1,0 +1,135 @@
+"""The Drift page's pieces: the cached engine calls (:func:`calib.drift.drift`,
+:func:`calib.drift.series`) and how their results are shown.
+
+Run names are user text: they reach the page only through ``st.text``, dataframes and
+escaped figure labels, never markdown or HTML.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import streamlit as st
+
+from calib.dataset import Dataset
+from calib.hosting import view as views
+from calib.present import format as fmt
+from calib.present.figures import CONFIG
+from dashboard.entries import cache_key
+from dashboard.layout import metric
+from dashboard.runtime import heavy
+
+if TYPE_CHECKING:
+    from calib.drift import Drift, Series
+
+
+def threshold_of(ds: Dataset, v: views.View) -> float:
+    """The review threshold the check uses: the sidebar's (on the stated value), else the default."""
+    from calib.routing import default_thresholds
+
+    if v.on == "stated" and v.lo is not None:
+        return float(v.lo)
+    return default_thresholds(ds.table.scale)[0]
+
+
+@st.cache_data(max_entries=32, show_spinner="Comparing the two runs…")
+def _drift_cached(k_old: str, k_new: str, pairing: str, reps: int, seed: int, level: float, threshold: float,
+                  target: float, confidence: float, _old: Dataset, _new: Dataset) -> Drift:
+    from calib.drift import drift
+
+    with heavy("comparing two runs"):
+        return drift(_old, _new, reps=reps, seed=seed, level=level, threshold=threshold, target=target,
+                     confidence=confidence, pairing=pairing)
+
+
+def drift_for(old: Dataset, new: Dataset, v: views.View, pairing: str) -> Drift:
+    """:func:`calib.drift.drift` with the view's settings (cached by content)."""
+    from calib.settings import DEFAULT_TARGET
+
+    target = DEFAULT_TARGET if v.target is None else v.target
+    return _drift_cached(cache_key(old), cache_key(new), pairing, v.reps, v.seed, v.level,
+                         threshold_of(new, v), target, v.confidence, old, new)
+
+
+@st.cache_data(max_entries=16, show_spinner="Charting the runs…")
+def _series_cached(keys: tuple[str, ...], threshold: float, reference: int, _runs: tuple[Dataset, ...]) -> Series:
+    from calib.drift import series
+
+    with heavy("charting runs"):
+        return series(list(_runs), threshold=threshold, reference=reference)
+
+
+def series_for(runs: tuple[Dataset, ...], v: views.View, reference: int) -> Series:
+    """:func:`calib.drift.series` over the runs in the order given (cached by content)."""
+    return _series_cached(tuple(cache_key(d) for d in runs), threshold_of(runs[0], v), reference, runs)
+
+
+def _ci(c) -> str:  # c: calib.drift.Change
+    lo, hi = c.ci
+    if lo is None or hi is None:
+        return "no interval"
+    if c.name == "ece":
+        return f"change {fmt.signed(c.diff)}, interval [{fmt.signed(lo)}, {fmt.signed(hi)}], {fmt.p_value(c.p)}"
+    return f"change {fmt.points(c.diff)}, interval [{fmt.points(lo)}, {fmt.points(hi)}], {fmt.p_value(c.p)}"
+
+
+def show_headline(d: Drift) -> None:
+    """The four headline figures: new value, change with its interval and p-value."""
+    from calib.present.drift import LABELS
+
+    cols = st.columns(4)
+    for col, c in zip(cols, d.changes, strict=True):
+        value = fmt.num(c.new) if c.name == "ece" else fmt.pct(c.new)
+        old = fmt.num(c.old) if c.name == "ece" else fmt.pct(c.old)
+        metric(col, f"{LABELS[c.name].capitalize()} (new)", value, f"old {old}; {_ci(c)}")
+
+
+def show_values(d: Drift) -> None:
+    """The per-value table and figure (moved values marked)."""
+    from calib.present.drift import values_figure
+
+    if not d.values:
+        st.caption("No stated value is used by both runs (or the score is continuous): no per-value hit rates.")
+        return
+    st.plotly_chart(values_figure(d), config=CONFIG, key="fig_drift_values")
+    st.dataframe(pd.DataFrame([{
+        "stated": v.value, "answers old": v.n_old, "answers new": v.n_new,
+        "right old (%)": None if v.old is None else 100 * v.old, "right new (%)": None if v.new is None else 100 * v.new,
+        "change (points)": None if v.diff is None else 100 * v.diff,
+        "interval": fmt.ci_text(v.diff_ci, as_pct=True), "p": fmt.p_value(v.p) if v.tested else v.test,
+        "moved": "moved" if v.moved else "",
+    } for v in d.values]), hide_index=True, width="stretch")
+
+
+def show_threshold(d: Drift) -> None:
+    from calib.present.drift import threshold_lines
+
+    if d.threshold is not None:
+        st.subheader("Does the threshold still meet its target?")
+        st.text("\n".join(threshold_lines(d.threshold)))
+
+
+def show_verdict(d: Drift) -> None:
+    """The verdict as plain text (it names the runs: user text)."""
+    from calib.present.drift import drift_lines
+
+    lines = drift_lines(d)
+    start = next(i for i, x in enumerate(lines) if x.startswith("Verdict"))
+    box = st.warning if d.drift else st.success
+    box("Drift found" if d.drift else "No drift found")
+    st.text("\n".join(lines[start:]))
+
+
+def show_series(s: Series) -> None:
+    """The series chart and its table."""
+    from calib.present.drift import series_figure, series_lines
+
+    st.plotly_chart(series_figure(s), config=CONFIG, key="fig_drift_series")
+    st.dataframe(pd.DataFrame([{
+        "run": r.name, "answers": r.n, "accuracy (%)": None if r.accuracy is None else 100 * r.accuracy,
+        "ECE": r.ece, "accepted": r.accepted,
+        "error among accepted (%)": None if r.error_accepted is None else 100 * r.error_accepted,
+        "EWMA of accuracy": s.accuracy.ewma[i], "limit": s.accuracy.upper[i],
+    } for i, r in enumerate(s.runs)]), hide_index=True, width="stretch")
+    st.text("\n".join(series_lines(s)[-4:]))
