@@ -313,3 +313,18 @@ def reliability(
     if view == "corp":
         return isotonic_curve(table, reps=reps, seed=seed, level=level)
     raise CalibError(f"unknown reliability view {view!r}; choose one of {', '.join(VIEWS)}")
+
+
+def audit_diagram(
+    table: CountTable, *, scheme: str, bins: int = BINS, level: float = LEVEL, reps: int = REPS, seed: int = 0,
+) -> tuple[ValuePoints | BinnedPoints, IsotonicCurve]:
+    """The points and the CORP curve of the reliability diagram under an audit's settings
+    (``scheme`` as the audit resolved it): per-value points when the audit bins per value
+    and the table keeps its values, else binned points (width bins for a per-value scheme
+    on a pooled table); the curve with its bands from ``reps`` resamples."""
+    points: ValuePoints | BinnedPoints
+    if scheme == "values" and not table.pooled:
+        points = value_points(table, level=level)
+    else:
+        points = binned_points(table, scheme="width" if scheme == "values" else scheme, bins=bins, level=level)
+    return points, isotonic_curve(table, reps=reps, seed=seed, level=level)

@@ -147,25 +147,16 @@ class AtThreshold:
 
 def at_threshold(ctx: Context, ds: Dataset, v: views.View, threshold: float) -> AtThreshold:
     """:class:`AtThreshold` of ``threshold`` (the accepting one: ``hi`` when set) on the
-    view's basis. The cost is the engine's definition (:mod:`calib.decision.costs`):
-    ``(c_r caught + c_ok needless + c_m slipped) / N``, on the routing's own counts."""
-    from calib import routing
+    view's basis: its own bound and its expected cost per item with its interval
+    (:func:`calib.decision.costs.cost_at`, the cost curve's definition)."""
+    from calib.decision.costs import cost_at
     from calib.decision.risk import bound_at
 
     b, cmap, _ = routing_basis(ctx, ds, v)
     acc, err, upper = bound_at(ds.table, threshold, v.confidence, calibration=cmap)
     c_r, c_m, c_ok = cost_inputs(v)
-    r = routing.route(b, threshold, cost_review=c_r, cost_miss=c_m, level=v.level)
-    cost, ci = None, (None, None)
-    if (c_r is not None or c_m is not None) and r.total:
-        ok = c_r if c_ok is None else c_ok
-        cost = ((c_r or 0.0) * r.errors_caught + (ok or 0.0) * r.reviewed_needlessly
-                + (c_m or 0.0) * r.errors_slipping) / r.total
-        iv = r.ci.get("cost_total")
-        if iv is not None and iv.lo is not None and iv.hi is not None and ok == c_r:
-            # the routing's bootstrap of the total (every review at one cost), per item
-            ci = (iv.lo / r.total, iv.hi / r.total)
-    return AtThreshold(float(threshold), r.total, acc, err, upper, v.confidence, cost, ci)
+    cost, ci = cost_at(b, threshold, cost_review=c_r, cost_miss=c_m, cost_right=c_ok, level=v.level)
+    return AtThreshold(float(threshold), b.total, acc, err, upper, v.confidence, cost, ci)
 
 
 def owner_card(ctx: Context, ds: Dataset, v: views.View, d: Decision | None, threshold: float,

@@ -7,9 +7,8 @@ import streamlit as st
 
 from calib.errors import CalibError
 from calib.hosting import view as views
-from calib.present import figures
+from calib.present import figures, tables
 from calib.present import format as fmt
-from calib.present.format import p_value
 from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, metric, no_data, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for, curve_for
@@ -107,19 +106,7 @@ st.caption("Brier = reliability − resolution + uncertainty (Murphy 1973); Brie
            "Dimitriadis, Gneiting & Jordan 2021, isotonic with ties pooled).")
 
 st.subheader("Tests")
-test_names = {
-    "calibration_in_the_large": "calibration-in-the-large (mean stated = accuracy)",
-    "goodness_of_fit": "goodness of fit (every bin's hit rate = its stated value)",
-    "cox_lr": "Cox recalibration (intercept 0, slope 1)",
-    "brier_vs_constant": "Brier: stated vs the constant base rate",
-    "spiegelhalter": "Spiegelhalter's Z (reported, never decides: blind to common LLM failures)",
-}
-trows = []
-for key, label in test_names.items():
-    t_ = a.tests[key]
-    trows.append({"test": label, "statistic": t_.statistic, "p-value": p_value(t_.p_value, t_.log10_p, bound=t_.p_bound),
-                  "note": t_.note})
-st.dataframe(pd.DataFrame(trows), hide_index=True,
+st.dataframe(tables.tests_frame(a), hide_index=True,
              column_config={"statistic": st.column_config.NumberColumn(format="%.3f")})
 decision = {True: "miscalibrated", False: "no evidence of miscalibration", None: "undefined"}[a.miscalibrated]
 cox = a.cox

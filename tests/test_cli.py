@@ -26,6 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from calib import cli, maps
 from calib.cli import main
 from calib.loading import load
+from tests.cli_run import run, run_json, strict
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_data"
@@ -39,26 +40,6 @@ INSPECT = next((SAMPLES / "inspect").glob("*calib-mc-json*.eval"))
 
 
 # ----------------------------------------------------------------- helpers
-def strict(text: str) -> Any:
-    """Parse JSON, failing on NaN / Infinity (the CLI promises strict JSON)."""
-    def bad(c: str) -> Any:
-        raise AssertionError(f"non-strict JSON constant {c}")
-
-    return json.loads(text, parse_constant=bad)
-
-
-def run(args: list[Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(args: list[Any], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run([*args, "--json"], capsys)
-    assert code == 0, err
-    return strict(out)
-
-
 def python_m(*args: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "calib", *map(str, args)], capture_output=True, text=True,
                           cwd=ROOT)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from calib.cli import main
+from tests.cli_run import run, strict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,12 +34,6 @@ def jsonl(tmp_path: Path) -> Path:
     p = tmp_path / "judge.jsonl"
     p.write_text("\n".join(lines) + "\n")
     return p
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_json_on_a_count_table(counts: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,13 +143,6 @@ def test_python_dash_m_calib(counts: Path) -> None:
 SAMPLES = ROOT / "sample_data"
 LMEVAL = SAMPLES / "lmeval_calib_mc"
 BUILTIN = next((SAMPLES / "inspect").glob("*calib-mc-builtin*.eval"))
-
-
-def strict(text: str):  # type: ignore[no-untyped-def]
-    def bad(c: str) -> None:
-        raise AssertionError(f"non-strict JSON constant {c}")
-
-    return json.loads(text, parse_constant=bad)
 
 
 @pytest.mark.parametrize("variant", ["acc", "acc_norm"])

@@ -20,8 +20,8 @@ import pytest
 from scipy.stats import beta, binom
 
 from calib import decision
-from calib.cli import main
 from calib.loading import load
+from tests.cli_run import run, run_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_data"
@@ -31,25 +31,6 @@ JC = SAMPLES / "judge_c_synthetic.jsonl"
 
 
 # ----------------------------------------------------------------- helpers
-def strict(text: str) -> Any:
-    def bad(c: str) -> Any:
-        raise AssertionError(f"non-strict JSON constant {c}")
-
-    return json.loads(text, parse_constant=bad)
-
-
-def run(args: list[Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(args: list[Any], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run([*args, "--json"], capsys)
-    assert code == 0, err
-    return strict(out)
-
-
 def rows_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 

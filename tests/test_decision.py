@@ -219,6 +219,28 @@ def test_cost_curve_and_cheapest_match_brute_force(seed, rates):
     json.dumps(got.to_dict(), allow_nan=False)
 
 
+@pytest.mark.parametrize("rates", [(1.0, 10.0, None), (2.0, 5.0, 0.5)])
+def test_cost_at_a_hand_set_threshold_is_the_curve_at_it(rates):
+    """The cost at one threshold (the dashboard's current one) is the brute-force cost
+    from rows, and its interval is the cost curve's band at that threshold."""
+    from calib import routing
+    from calib.decision.costs import cost_at
+
+    c_r, c_m, c_ok = rates
+    s, y = discrete(3)
+    j = rows_of(s, y)
+    want = {t: c for t, c, _ in brute_costs(s, y, c_r, c_m, c_r if c_ok is None else c_ok)}
+    b = routing.basis(from_judgments(j), reps=200, seed=3)
+    curve = {p["threshold"]: p for p in decision.costs(j, cost_review=c_r, cost_miss=c_m, cost_right=c_ok,
+                                                         reps=200, seed=3).to_dict()["cost_curve"]}
+    for t in (60.0, 85.0, 100.0):
+        cost, ci = cost_at(b, t, cost_review=c_r, cost_miss=c_m, cost_right=c_ok)
+        assert cost == pytest.approx(want[t])
+        assert ci == pytest.approx(tuple(curve[t]["cost_ci"]))
+    assert cost_at(b, 90.0) == (None, (None, None))  # no costs given
+    assert cost_at(routing.basis(from_judgments(j)), 90.0, cost_review=1.0)[1] == (None, None)
+
+
 @pytest.mark.parametrize("limit", [0, 50, 200, 799, 800])
 def test_capacity_matches_brute_force(limit):
     s, y = discrete(4)

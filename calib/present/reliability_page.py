@@ -11,7 +11,7 @@ computed here beyond calling it with the settings the audit was run with.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from calib.present import figures
 from calib.present import html_report as hr
@@ -38,13 +38,8 @@ def reliability_figure(result: Audit, ds: Dataset) -> go.Figure:
     laid out by :func:`calib.present.figures.reliability_one`."""
     from calib import curves
 
-    t = ds.table
-    if result.scheme == "values" and not t.pooled:
-        points: Any = curves.value_points(t, level=result.level)
-    else:
-        points = curves.binned_points(t, scheme="width" if result.scheme == "values" else result.scheme,
-                                      bins=result.bins, level=result.level)
-    corp = curves.isotonic_curve(t, reps=result.reps, seed=result.seed, level=result.level)
+    points, corp = curves.audit_diagram(ds.table, scheme=result.scheme, bins=result.bins, level=result.level,
+                                        reps=result.reps, seed=result.seed)
     return figures.reliability_one(ds.name, points, corp)
 
 

@@ -96,12 +96,8 @@ def reliability_diagram(result: Audit, table: CountTable, *, name: str | None = 
     computes it."""
     from calib import curves
 
-    if result.scheme == "values" and not table.pooled:
-        points: Any = curves.value_points(table, level=result.level)
-    else:
-        points = curves.binned_points(table, scheme="width" if result.scheme == "values" else result.scheme,
-                                      bins=result.bins, level=result.level)
-    corp = curves.isotonic_curve(table, reps=result.reps, seed=result.seed, level=result.level)
+    points, corp = curves.audit_diagram(table, scheme=result.scheme, bins=result.bins, level=result.level,
+                                        reps=result.reps, seed=result.seed)
     return draw(points, corp, name=result.name if name is None else name, level=result.level, reps=result.reps,
                 scale=table.scale)
 

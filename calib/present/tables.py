@@ -18,6 +18,7 @@ import pandas as pd
 from calib.present.format import MISSING, ci_text, num, pct
 
 if TYPE_CHECKING:
+    from calib.audit import Audit
     from calib.compare import Comparison, ModelRow
     from calib.decision import JudgeComparison
     from calib.metrics import ValueRow
@@ -102,3 +103,36 @@ def per_value_frame(rows: Sequence[ValueRow], *, digits: int | None = None) -> p
           "stated minus hit rate (percentage points)": p(r.gap)} for r in rows],
         columns=["stated", "answers", *PER_VALUE_PERCENT_COLUMNS[:1], "right", *PER_VALUE_PERCENT_COLUMNS[1:]],
     )
+
+
+#: The audit's tests in the order they are shown: key, short name, what each checks. The
+#: one source of their names for the text report, the HTML report and the pages.
+TESTS: tuple[tuple[str, str, str], ...] = (
+    ("calibration_in_the_large", "Calibration-in-the-large", "mean stated = accuracy"),
+    ("goodness_of_fit", "Goodness of fit", "every bin's hit rate = its stated value"),
+    ("cox_lr", "Cox recalibration (LR)", "intercept 0, slope 1"),
+    ("brier_vs_constant", "Brier vs constant (paired)", "the stated confidence vs the constant base rate"),
+    ("spiegelhalter", "Spiegelhalter Z (not used)",
+     "reported, never decides: blind to common LLM failures"),
+    ("auroc_vs_chance", "AUROC vs chance (M-W U)", "the confidence ranks right answers above wrong ones"),
+)
+
+
+def test_label(key: str, scheme: str) -> str:
+    """A test's short name; the goodness of fit says whether it runs per value or on bins."""
+    if key == "goodness_of_fit":
+        return "Per-value goodness of fit" if scheme == "values" else "Binned goodness of fit"
+    return next(label for k, label, _ in TESTS if k == key)
+
+
+def tests_frame(a: Audit) -> pd.DataFrame:
+    """One row per test: its name, what it checks, the statistic, the p-value (as
+    :func:`calib.present.format.p_value` writes it) and the test's note."""
+    from calib.present.format import p_value
+
+    rows = []
+    for key, _, checks in TESTS:
+        t = a.tests[key]
+        rows.append({"test": test_label(key, a.scheme), "checks": checks, "statistic": t.statistic,
+                     "p-value": p_value(t.p_value, t.log10_p, bound=t.p_bound), "note": t.note})
+    return pd.DataFrame(rows, columns=["test", "checks", "statistic", "p-value", "note"])

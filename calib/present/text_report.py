@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from calib.audit import Audit
 from calib.present.format import interval, num, p_value, pct, points, sig, value
+from calib.present.tables import TESTS, test_label
 
 if TYPE_CHECKING:
     from calib.decision import Decision
@@ -84,17 +85,9 @@ def figures(a: Audit) -> list[str]:
 
 def tests_block(a: Audit) -> list[str]:
     """One line per test: statistic and p-value."""
-    names = {
-        "calibration_in_the_large": "Calibration-in-the-large",
-        "goodness_of_fit": "Per-value goodness of fit" if a.scheme == "values" else "Binned goodness of fit",
-        "cox_lr": "Cox recalibration (LR)",
-        "brier_vs_constant": "Brier vs constant (paired)",
-        "spiegelhalter": "Spiegelhalter Z (not used)",
-        "auroc_vs_chance": "AUROC vs chance (M-W U)",
-    }
     out = []
-    for key, label in names.items():
-        t = a.tests[key]
+    for key, _, _ in TESTS:
+        label, t = test_label(key, a.scheme), a.tests[key]
         if t.statistic is None:
             # p = 0 without a statistic: data that calibration rules out (the note says which)
             out.append(f"  {label:<{LABEL}}{'p=0, ' if t.p_value == 0 else 'undefined: '}{t.note}")

@@ -147,12 +147,22 @@ def threshold_slider(page, name: str = "Review threshold"):  # type: ignore[no-u
 
 
 def press(page, slider, *keys: str, expect: str) -> None:  # type: ignore[no-untyped-def]
-    """Focus the slider, press keys, and check where the slider went."""
-    slider.focus()
-    for k in keys:
-        page.keyboard.press(k)
+    """Focus the slider, press keys, and check where the slider went.
+
+    Each press is a rerun on the server; the next key waits until the slider has moved
+    (a rerun answering late re-renders the slider with the value it saw, as a person
+    pressing fast would see it snap back: see tests/e2e/hosting.py's set_threshold)."""
     from playwright.sync_api import expect as pw_expect
 
+    slider.focus()
+    for i, k in enumerate(keys):
+        before = slider.input_value()
+        page.keyboard.press(k)
+        if i < len(keys) - 1:
+            page.wait_for_function("([el, v]) => el.value !== v", arg=[slider.element_handle(), before],
+                                   timeout=TIMEOUT_MS)
+            page.wait_for_timeout(300)  # let the rerun this press started settle
+            slider.focus()
     pw_expect(slider).to_have_value(expect, timeout=TIMEOUT_MS)
 
 
@@ -508,6 +518,9 @@ def test_threshold_on_opens_on_a_click_and_the_diagram_follows_the_map(server, p
     wait_url(page, map="platt")
     page.wait_for_function("() => !document.querySelector('[data-testid=stSidebar] input[aria-label=\"Threshold on\"]')"
                            ".disabled", timeout=TIMEOUT_MS)
+    # the sidebar is taller than the window: bring the box to its middle, as a person scrolls
+    # to it (at the window's bottom edge its list would open below the fold)
+    on.evaluate("el => el.scrollIntoView({block: 'center'})")
     on.click()  # a mouse click opens it, and its options are there to click
     options = page.get_by_role("option")
     options.first.wait_for(timeout=TIMEOUT_MS)
