@@ -121,6 +121,10 @@ def load(
         One of :data:`FORMATS` or ``"auto"`` (sniffed from name and content).
     """
     options = options or LoadOptions()
+    if data is None and _is_glob_input(path):  # logs bigger than memory: reduced in DuckDB
+        from calib.readers.warehouse import load_glob
+
+        return load_glob(str(path), name=name, options=options)
     if data is None and Path(path).is_dir():
         files = sorted(p for p in Path(path).iterdir() if p.is_file())
         return load_many([(str(p), p.read_bytes()) for p in files], name=name or Path(path).name, options=options)
@@ -187,6 +191,15 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read
+
+
+def _is_glob_input(path: str | Path) -> bool:
+    """A glob pattern, or a folder of Parquet files only (:mod:`calib.readers.warehouse`)."""
+    if not any(c in str(path) for c in "*?[") and not Path(path).is_dir():
+        return False  # a plain file: the reader module is not even imported
+    from calib.readers.warehouse import is_glob_input
+
+    return is_glob_input(path)
 
 
 def _default_name(filename: str) -> str:

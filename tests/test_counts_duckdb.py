@@ -2,7 +2,7 @@
 
 The SQL below is the one the README documents: a user with 100M judgments in a
 table runs it in DuckDB (or Spark / BigQuery: quote ``group`` with backticks there)
-and audits the small result with ``calib``. DuckDB is a test-only dependency.
+and audits the small result with ``calib``. DuckDB is also what `calib audit GLOB` runs (calib.readers.warehouse).
 """
 
 from __future__ import annotations

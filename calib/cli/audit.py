@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ from calib.cli.args import (
     number,
     warn_load,
 )
-from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, dumps, emit_json, load_lines
+from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
 
 if TYPE_CHECKING:
@@ -59,7 +58,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     """``calib audit FILE``: print the audit, text or JSON; optionally write the diagram."""
     from calib.audit import audit
     from calib.loading import load
-    from calib.present.text_report import render_text, to_json
 
     plot_fmt = plot_format(args.plot) if args.plot else None  # an unusable path is refused before any work
     check_decision_flags(args)
@@ -76,9 +74,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
         write_plot(result, ds, args.plot, plot_fmt)
     dec = _audit_decision(ds, args)
     if args.json:
-        out = to_json(result) if dec is None else dumps({**json.loads(to_json(result)), "decision": dec.to_dict()})
-        sys.stdout.write(out + "\n")
+        # emit_json writes what calib.present.text_report.to_json does; the text report's module
+        # (and pandas, which its tables need) is not imported for --json
+        emit_json(result.to_dict() if dec is None else {**result.to_dict(), "decision": dec.to_dict()})
     else:
+        from calib.present.text_report import render_text
+
         sys.stdout.write(render_text(result, dec))
     if args.plot:
         msg = f"Reliability diagram written to {args.plot}"

@@ -15,11 +15,12 @@ from calib.cli.drift import add_drift
 from calib.cli.fit import add_apply, add_fit
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from calib.cli.route import add_route
+from calib.cli.sql import add_sql
 from calib.errors import CalibError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``calib`` parser with its six subcommands (no engine module is imported)."""
+    """The ``calib`` parser with its seven subcommands (no engine module is imported)."""
     from calib import __version__
 
     parser = argparse.ArgumentParser(
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare(sub)
     add_route(sub)
     add_drift(sub)
+    add_sql(sub)
     return parser
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from calib.present.format import MISSING, ci_text, num, pct
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported where a frame is built: the text report needs none
+    import pandas as pd
+
     from calib.audit import Audit
     from calib.compare import Comparison, ModelRow
     from calib.decision import JudgeComparison
@@ -32,6 +32,8 @@ def comparison_table(c: Comparison) -> pd.DataFrame:
     """The comparison as formatted text in the blog's layout, one column per heading:
     Model, Right, Mean stated, Said <at> or more, Right when it did, Calibration error
     (ECE with its interval), Brier vs constant (with the paired test's winner)."""
+    import pandas as pd
+
     at_label = _at_label(c.rows, c.at)
     return pd.DataFrame([{
         "Model": r.model,
@@ -53,6 +55,8 @@ def with_decision_columns(df: pd.DataFrame, jc: JudgeComparison, *, with_costs: 
     """:func:`comparison_table` with each judge's recommended threshold, items accepted
     unseen, error among accepted with its bound and (``with_costs``) its cheapest cost
     (:func:`calib.present.decision.judge_rows`), matched on the judge's name."""
+    import pandas as pd
+
     from calib.present.decision import judge_rows
 
     extra = pd.DataFrame(judge_rows(jc, with_costs=with_costs)).rename(columns={"Judge": "Model"})
@@ -94,6 +98,8 @@ def per_value_frame(rows: Sequence[ValueRow], *, digits: int | None = None) -> p
     points); percentages rounded to ``digits`` decimals when given (for a report whose
     cells are written as they are), else left for the viewer to format
     (:data:`PER_VALUE_PERCENT_COLUMNS`)."""
+    import pandas as pd
+
     def p(x: float) -> float:
         return 100 * x if digits is None else round(100 * x, digits)
 
@@ -128,6 +134,8 @@ def test_label(key: str, scheme: str) -> str:
 def tests_frame(a: Audit) -> pd.DataFrame:
     """One row per test: its name, what it checks, the statistic, the p-value (as
     :func:`calib.present.format.p_value` writes it) and the test's note."""
+    import pandas as pd
+
     from calib.present.format import p_value
 
     rows = []

@@ -94,8 +94,10 @@ splits it at the row it names. Values read by pyarrow are judged by the same rul
 functions as the per-line path (applied once per distinct value), and the few whose
 Python reading could differ (non-finite, or beyond 2**53) are re-read line by line,
 so both paths give identical rows and reports. ``read(..., fast=False)`` forces the
-per-line path; the tests compare the two on the bad-input corpus, random files and
-hypothesis-generated lines. ``bench/bench_loading.py`` prints the figures.
+per-line path and ``fast=True`` the fast one; by default a file under
+:data:`PER_LINE_BELOW` bytes is read line by line, since importing pyarrow costs more
+than reading it in Python (``bench/bench_speed.py``); the tests compare the two on the
+bad-input corpus, random files and hypothesis-generated lines. ``bench/bench_loading.py`` prints the figures.
 """
 
 from __future__ import annotations
@@ -109,7 +111,6 @@ from calib.errors import CalibError
 from calib.readers.base import LoadOptions, Read, Source
 from calib.readers.jsonl import BOM
 from calib.readers.stated.chunks import CHUNK_BYTES, _chunk, _chunks, _split
-from calib.readers.stated.columnar import _schema
 from calib.readers.stated.fields import SAMPLE_LINES, SAMPLE_OBJECTS, _resolve, _sample
 from calib.readers.stated.finish import _finish
 from calib.readers.stated.rules import (
@@ -126,13 +127,17 @@ from calib.readers.stated.rules import (
 )
 from calib.readers.stated.slow import _Ctx, _slow
 
+#: Files smaller than this (bytes, decompressed) are read line by line unless ``fast=True``:
+#: ~30 ms in Python against ~60-80 ms to import pyarrow (``bench/bench_speed.py``).
+PER_LINE_BELOW = 1 << 18
+
 __all__ = [
     "CONFIDENCE_KEYS", "FALSE_TOKENS", "GOLD_KEYS", "ID_KEYS", "MISSING_GROUP", "OUTCOME_KEYS",
     "PREDICTION_KEYS", "SAMPLE_LINES", "SAMPLE_OBJECTS", "TEXT_CHARS", "TEXT_KEYS", "TRUE_TOKENS", "read",
 ]
 
 
-def read(source: Source, options: LoadOptions, *, fast: bool = True) -> Read:
+def read(source: Source, options: LoadOptions, *, fast: bool | None = None) -> Read:
     """Read a JSONL file of stated confidences (see the module docstring).
 
     Parameters
@@ -143,7 +148,8 @@ def read(source: Source, options: LoadOptions, *, fast: bool = True) -> Read:
         Field names, scale, strictness and limits.
     fast:
         Use the pyarrow fast path where it provably gives the same result. ``False``
-        reads every line in Python (the reference the tests compare against).
+        reads every line in Python (the reference the tests compare against);
+        ``None`` (the default) uses the fast path from :data:`PER_LINE_BELOW` bytes on.
 
     Returns
     -------
@@ -168,10 +174,14 @@ def read(source: Source, options: LoadOptions, *, fast: bool = True) -> Read:
         )
     sample = _sample(data, name, options.max_line_chars)
     fields, notes = _resolve(sample, options, name)
+    parse_options = None
+    if (len(data) >= PER_LINE_BELOW) if fast is None else fast:
+        from calib.readers.stated.columnar import _schema  # imports pyarrow
+
+        parse_options = _schema(fields, sample)
     ctx = _Ctx(
         name=name, options=options, fields=fields, last_line=n_lines,
-        unterminated=bool(data) and not data.endswith(b"\n"),
-        parse_options=_schema(fields, sample) if fast else None,
+        unterminated=bool(data) and not data.endswith(b"\n"), parse_options=parse_options,
     )
     if ctx.parse_options is None:
         parts = [_slow(_split(data, n_lines), np.arange(1, n_lines + 1, dtype=np.int64), ctx)]

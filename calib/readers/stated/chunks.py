@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from calib.readers.jsonl import BOM, R_TOO_LONG, too_long
-from calib.readers.stated.columnar import _fast, _Redo
 from calib.readers.stated.slow import _Ctx, _Part, _Slow, _slow
+
+if TYPE_CHECKING:  # pyarrow (and the columnar path) only for files big enough to need it
+    import pyarrow as pa
 
 #: Lines with more ``{`` + ``[`` than this go through the per-line path: pyarrow's
 #: parser recurses without a limit (a line nested 30,000 deep crashes the process)
@@ -177,6 +178,7 @@ def _deviant(b: np.ndarray, pattern: bytes, allowed: np.ndarray) -> np.ndarray:
 
 def _pieces(buf: bytes, numbers: np.ndarray, ctx: _Ctx, budget: list[int]) -> list[_Part]:
     """Read lines (all expected clean) with pyarrow; split around what it refuses."""
+    from calib.readers.stated.columnar import _fast, _Redo
     n = len(numbers)
     if n == 0:
         return []
@@ -212,6 +214,7 @@ def _chunk(data: bytes, span: tuple[int, int, int, int], ctx: _Ctx) -> list[_Par
     line is classified (:func:`_classify`); pyarrow reads the lines that pass, the
     per-line path the others.
     """
+    from calib.readers.stated.columnar import _fast, _Redo
     start, end, first, n = span
     if n == 1 and end - start > ctx.options.max_line_chars:
         too_long = _too_long(data, start, end, first, ctx)

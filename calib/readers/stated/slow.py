@@ -9,10 +9,9 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow.json as pj
 
 from calib.loadreport import IssueLog, LineIssue, preview_of
 from calib.readers.base import LoadOptions
@@ -49,6 +48,9 @@ from calib.readers.stated.rules import (
     _outcome_value,
     _text,
 )
+
+if TYPE_CHECKING:  # pyarrow is imported only by files big enough for the fast path
+    import pyarrow.json as pj
 
 
 # ------------------------------------------------------------- parsed pieces

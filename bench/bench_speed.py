@@ -1,0 +1,246 @@
+"""Benchmark (not a test): the speed budgets of issue 13, each beside its floor.
+
+Absolute times on the project's 2-core machine move from run to run, so every
+figure is printed next to a floor measured in the same run, the same way:
+
+============================================  ======  ==================================
+figure                                        budget  floor
+============================================  ======  ==================================
+``calib audit`` on a 300-row JSONL, end to     0.8 s  ``python -c "import numpy"``
+end (a fresh process)
+``calib audit --json``, 1,000,000 rows,        1.5 s  a pyarrow parse of the same file
+integer confidences, 2,000 resamples                  (``pyarrow.json.read_json``, fresh
+                                                      process, import included)
+the same, continuous confidences               2.5 s  the same floor on that file
+dashboard, three judges loaded: page switch    0.5 s  a one-widget Streamlit page
+to its first figure (server side, AppTest)            (AppTest run of ``st.button``:
+                                                      a rerun when warm, the first run
+                                                      in a fresh process)
+dashboard: a Platt map fit shown after         1.0 s  the same floor
+choosing it on the Recalibration page
+============================================  ======  ==================================
+
+Page switches are timed two ways. *Warm*: AppTest's whole run of the page after
+every page has been visited once (engine results cached, as on a warm server).
+*Fresh server*: in a new process, the three judges picked on the Data page, then the
+first visit to the page, timed to the first figure (the first ``st.plotly_chart``
+call returning, see :func:`_watch_figures`) and to the end of the run. The map fit is
+Recalibration opened, then Platt chosen, in a new process. AppTest runs the scripts
+in-process without a browser: the figures are server time only. The share link's
+first figure in a browser is not measured here. Each figure is the median of
+``--repeat`` runs. Prints figures; asserts nothing.
+
+Run: ``python bench/bench_speed.py [--repeat 5] [--rows 1000000] [--skip-big] [--skip-dashboard]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_audit import write_continuous, write_int  # noqa: E402
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
+
+PAGES = ("pages/1_Overview.py", "pages/2_Scale.py", "pages/3_Reliability.py",
+         "pages/4_Recalibration.py", "pages/5_Routing.py", "pages/6_Report.py")
+#: Pages whose first visit is timed in a fresh server (Recalibration's is the map fit;
+#: Report draws its figures inside an HTML report, not with st.plotly_chart).
+FIRST_VISIT = ("pages/1_Overview.py", "pages/2_Scale.py", "pages/3_Reliability.py", "pages/5_Routing.py")
+JUDGES = ["judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl"]
+ONE_WIDGET = "import streamlit as st\n\nst.button('ok')\n"
+
+
+def walls(cmds: list[list[str]], repeat: int) -> list[float]:
+    """Median wall time of a fresh process running each of ``cmds`` (seconds), the
+    commands taken in turn so that a change of load hits the figure and its floor alike."""
+    times: list[list[float]] = [[] for _ in cmds]
+    for _ in range(repeat):
+        for cmd, out in zip(cmds, times, strict=True):
+            t = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, check=True)
+            out.append(time.perf_counter() - t)
+    return [statistics.median(t) for t in times]
+
+
+def row(what: str, figure: float, budget: float, floor: float, floor_what: str) -> None:
+    met = "met" if figure <= budget else "NOT met"
+    print(f"{what:<62} {figure:6.3f} s  (budget {budget:.1f} s, {met:<7})  floor {floor:6.3f} s  {floor_what}")
+
+
+def cli_small(tmp: Path, repeat: int) -> None:
+    path = tmp / "judge300.jsonl"
+    lines = (ROOT / "sample_data" / "judge_b_synthetic.jsonl").read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:300]))
+    audit = [sys.executable, "-m", "calib", "audit", str(path)]
+    floor, text, js = walls([[sys.executable, "-c", "import numpy"], audit, [*audit, "--json"]], repeat)
+    row("calib audit, 300 rows, end to end", text, 0.8, floor, "python -c 'import numpy'")
+    row("calib audit --json, 300 rows, end to end", js, 0.8, floor, "python -c 'import numpy'")
+
+
+def cli_big(tmp: Path, rows: int, repeat: int) -> None:
+    parse = "import sys, pyarrow.json as pj; pj.read_json(sys.argv[1])"
+    for name, write, budget in (("integer", write_int, 1.5), ("continuous", write_continuous, 2.5)):
+        path = tmp / f"{name}.jsonl"
+        write(path, rows)
+        floor, fig = walls([[sys.executable, "-c", parse, str(path)],
+                            [sys.executable, "-m", "calib", "audit", str(path), "--json"]], repeat)
+        row(f"calib audit --json, {rows:,} rows, {name}", fig, budget, floor, "pyarrow parse of the file")
+
+
+def _timed(run: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _loaded() -> AppTest:
+    """The Data page with the three synthetic judges picked (AppTest, this process)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    at.multiselect(key="w_samples").set_value(JUDGES)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+#: perf_counter() after each st.plotly_chart call returned (the figure sent to the page)
+_SHOWN: list[float] = []
+
+
+def _watch_figures() -> None:
+    """Note when each figure is handed to the page: pages call ``st.plotly_chart``
+    through the module, so wrapping the module attribute sees every figure."""
+    import streamlit as st
+
+    chart = st.plotly_chart
+
+    def watched(*a: object, **kw: object) -> object:
+        out = chart(*a, **kw)
+        _SHOWN.append(time.perf_counter())
+        return out
+
+    st.plotly_chart = watched  # type: ignore[assignment]
+
+
+def _run(at: AppTest, what: str) -> float:
+    t = time.perf_counter()
+    at.run()
+    dt = time.perf_counter() - t
+    assert not at.exception, (what, at.exception)
+    return dt
+
+
+def _first_figure(at: AppTest, what: str) -> tuple[float, float]:
+    """Seconds from the run's start to its first figure, and to its end."""
+    _SHOWN.clear()
+    t = time.perf_counter()
+    whole = _run(at, what)
+    assert _SHOWN, f"{what}: no figure"
+    return _SHOWN[0] - t, whole
+
+
+def one_fresh(page: str) -> None:
+    """In a fresh process: judges loaded, then the first visit to ``page`` (a page name,
+    or ``fit`` for Recalibration followed by choosing Platt); prints the seconds.
+    Recalibration without a map shows no figure: its first visit is the ``fit`` figure."""
+    _watch_figures()
+    at = _loaded()
+    if page == "fit":
+        at.switch_page("pages/4_Recalibration.py")
+        at.run()
+        at.sidebar.selectbox(key="w_method").set_value("platt")
+        print(*_first_figure(at, "Platt fit"))
+        return
+    at.switch_page(page)
+    print(*_first_figure(at, page))
+
+
+def floor_fresh() -> None:
+    """In a fresh process: the first run of a one-widget page, then a rerun."""
+    from streamlit.testing.v1 import AppTest
+
+    with tempfile.TemporaryDirectory() as d:
+        app = Path(d) / "one_widget.py"
+        app.write_text(ONE_WIDGET)
+        t = time.perf_counter()
+        at = AppTest.from_file(str(app)).run()
+        first = time.perf_counter() - t
+        print(first, _timed(at.run, 5))
+
+
+def _fresh(args: list[str], repeat: int) -> list[float]:
+    outs = []
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT, check=True)
+        outs.append([float(x) for x in out.stdout.split()])
+    return [statistics.median(col) for col in zip(*outs, strict=True)]
+
+
+def dashboard(repeat: int) -> None:
+    first_floor, warm_floor = _fresh(["--floor"], repeat)
+    at = _loaded()
+    for page in PAGES:  # every page once: the engine results are cached from here on
+        at.switch_page(page)
+        _run(at, page)
+        if page == "pages/4_Recalibration.py":  # a map chosen: the page then has its figures
+            at.sidebar.selectbox(key="w_method").set_value("platt")
+            _run(at, page)
+    for page in PAGES:
+        label = Path(page).stem.split("_", 1)[1]
+
+        def visit(page: str = page) -> None:
+            at.switch_page(page)
+            _run(at, page)
+        row(f"page switch to {label}, three judges, warm", _timed(visit, repeat), 0.5, warm_floor,
+            "one-widget page rerun")
+        if page in FIRST_VISIT:
+            fig, whole = _fresh(["--one", page], repeat)
+            row(f"  fresh server: first visit -> first figure ({label})", fig, 0.5, first_floor,
+                "one-widget page, first run")
+            row(f"  fresh server: first visit -> whole run ({label})", whole, 0.5, first_floor,
+                "one-widget page, first run")
+    fig, whole = _fresh(["--one", "fit"], repeat)
+    row("Platt chosen -> fitted map's figure, fresh server", fig, 1.0, first_floor, "one-widget page, first run")
+    row("  the same, whole run", whole, 1.0, first_floor, "one-widget page, first run")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--skip-big", action="store_true", help="skip the 1,000,000-row command lines")
+    ap.add_argument("--skip-dashboard", action="store_true")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one fresh-process measurement
+    ap.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one or args.floor:
+        one_fresh(args.one) if args.one else floor_fresh()
+        return
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        cli_small(tmp, args.repeat)
+        if not args.skip_big:
+            cli_big(tmp, args.rows, args.repeat)
+        if not args.skip_dashboard:
+            dashboard(args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""A small audit imports only what it needs (issue 13, point 3); the times are in bench/.
+
+Each check runs a fresh interpreter and reads ``sys.modules``: which libraries were
+imported, never how long it took.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from calib.readers import stated
+from calib.readers.base import LoadOptions, Source
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "judge_b_synthetic.jsonl"
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_loading_a_small_jsonl_does_not_import_pyarrow() -> None:
+    assert SAMPLE.stat().st_size < stated.PER_LINE_BELOW
+    mods = _modules_after(f"from calib.loading import load\nload({str(SAMPLE)!r})")
+    assert "pyarrow" not in mods and "calib.readers.stated.columnar" not in mods
+
+
+def test_audit_json_of_a_small_file_imports_neither_pandas_nor_pyarrow() -> None:
+    code = ("import io, contextlib\nfrom calib.cli.main import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['audit', {str(SAMPLE)!r}, '--json'])")
+    mods = _modules_after(code)
+    assert "pandas" not in mods and "pyarrow" not in mods
+
+
+def test_text_audit_of_a_small_file_imports_neither_pandas_nor_pyarrow() -> None:
+    code = ("import io, contextlib\nfrom calib.cli.main import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['audit', {str(SAMPLE)!r}])")
+    mods = _modules_after(code)
+    assert "calib.present.text_report" in mods  # the text report was written
+    assert "pandas" not in mods and "pyarrow" not in mods
+
+
+def test_the_default_path_reads_a_small_file_as_the_fast_path_does() -> None:
+    src = Source("judge.jsonl", SAMPLE.read_bytes())
+    rows, report = stated.read(src, LoadOptions())
+    fast_rows, fast_report = stated.read(src, LoadOptions(), fast=True)
+    assert report.to_dict() == fast_report.to_dict()
+    for name in ("stated", "prob", "correct", "line", "item_id"):
+        assert np.array_equal(getattr(rows, name), getattr(fast_rows, name)), name

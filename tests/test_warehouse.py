@@ -1,0 +1,241 @@
+"""Globs of logs reduced in DuckDB (calib.readers.warehouse) agree with the Python readers.
+
+The reference is the stated JSONL reader (calib.readers.stated) on the same rows: a
+generated file holding every kind of bad value the rules know (missing, null, boolean,
+array, object, "1e400", "NaN", unknown outcome tokens, numbers other than 0/1, invalid
+JSON lines, non-object lines, blank lines, values outside the scale, percent strings,
+strings with spaces). The glob's load report must have the same counts per reason and
+its audit the same JSON (floats to 1e-9: a GROUP BY sums cells in another order).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from calib.audit import audit
+from calib.errors import CalibError
+from calib.loading import load
+from calib.readers import warehouse
+from calib.readers.base import LoadOptions
+from calib.scale import parse_rescale
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD_CONF = [None, "abc", True, False, [1], {"x": 1}, "1e400", "NaN", "", "85%%", "%85"]
+BAD_OUT = [None, "maybe", 2, 0.5, [1], {"y": 1}, "", -1]
+GOOD_CONF = [40, 55, 70, 85, 90.5, 95, 100, "85", " 70 ", "90%", "95 %", 0.0, 100.0]
+GOOD_OUT = [True, False, 1, 0, "yes", "no", " C ", "i", "1.0", 1.0, 0.0, "TRUE", "Pass", "wrong"]
+
+
+def _objects(seed: int, n: int) -> list[object]:
+    """Judgments with every kind of bad value, plus raw lines (str) that are not objects."""
+    rng = random.Random(seed)
+    out: list[object] = []
+    for i in range(n):
+        r = rng.random()
+        conf: object = rng.choice(GOOD_CONF) if rng.random() > 0.02 else 150
+        outcome: object = rng.choice(GOOD_OUT)
+        if r < 0.04:
+            conf = rng.choice(BAD_CONF)
+        elif r < 0.08:
+            outcome = rng.choice(BAD_OUT)
+        obj: dict[str, object] = {"id": f"q{i}", "meta": {"c": conf}}
+        if rng.random() < 0.9:
+            obj["subject"] = rng.choice(["bio", "law", "math", None])
+        if conf is not None or rng.random() < 0.5:  # absent and null are both "missing"
+            obj["confidence"] = conf
+        if outcome is not None or rng.random() < 0.5:
+            obj["correct"] = outcome
+        out.append(obj)
+        if rng.random() < 0.01:
+            out.append(rng.choice(["", "   ", "not json {", "[1, 2]", "42", '"text"']))
+    return out
+
+
+def _write_jsonl(path: Path, objects: list[object]) -> None:
+    text = "".join((o if isinstance(o, str) else json.dumps(o)) + "\n" for o in objects)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+
+
+def _same_json(a: object, b: object, path: str = "") -> None:
+    """Equal JSON values, floats to 1e-9 relative."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), path
+        for k in a:
+            _same_json(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_json(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and not isinstance(b, bool) and isinstance(b, int | float):
+        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
+    else:
+        assert a == b, path
+
+
+COUNTS = ("lines_read", "blank", "kept", "dropped", "dropped_by_reason", "scale", "forms")
+
+
+def _same_load(ref_path: Path, glob: str, options: LoadOptions) -> None:
+    ref, got = load(ref_path, options=options), load(glob, options=options)
+    assert ref.rows is not None and ref.rows.cluster is None  # unique ids: no clusters
+    for k in COUNTS:
+        assert getattr(got.report, k) == getattr(ref.report, k), k
+    for role in ("confidence", "outcome", "group"):
+        assert got.report.fields[role] == ref.report.fields[role], role
+    a_ref = audit(ref.table, reps=200, seed=7, name="j", load_report=ref.report).to_dict()
+    a_got = audit(got.table, reps=200, seed=7, name="j", load_report=got.report).to_dict()
+    a_ref.pop("load_report"), a_got.pop("load_report")
+    _same_json(a_got, a_ref)
+
+
+@pytest.mark.parametrize("group", [None, "subject"], ids=["pooled", "by-group"])
+def test_jsonl_glob_equals_the_python_reader(tmp_path: Path, group: str | None) -> None:
+    objects = _objects(1, 4000)
+    _write_jsonl(tmp_path / "all.jsonl", objects)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # the same lines split over three files, one gzipped
+    for i, part in enumerate((objects[:1500], objects[1500:2500], objects[2500:])):
+        _write_jsonl(logs / (f"part{i}.jsonl" + (".gz" if i == 1 else "")), part)
+    ref = load(tmp_path / "all.jsonl", options=LoadOptions(group_key=group)).report
+    # every kind of reason occurs, so the comparison covers them
+    assert set(ref.dropped_by_reason) >= {"missing confidence", "non-numeric confidence", "NaN/Infinity",
+                                          "missing outcome", "unknown outcome token", "outside the scale",
+                                          "invalid JSON", "not a JSON object"}
+    assert ref.blank > 0 and ref.forms.get("percent", 0) > 0
+    _same_load(tmp_path / "all.jsonl", str(logs / "part*.jsonl*"), LoadOptions(group_key=group))
+
+
+def test_nested_and_given_keys_and_rescale(tmp_path: Path) -> None:
+    objects = _objects(2, 2000)
+    _write_jsonl(tmp_path / "a.jsonl", objects)
+    shutil.copy(tmp_path / "a.jsonl", tmp_path / "b1.jsonl")
+    opts = LoadOptions(confidence_key="meta.c", outcome_key="correct", rescale=parse_rescale("0,200"))
+    _same_load(tmp_path / "a.jsonl", str(tmp_path / "b*.jsonl"), opts)
+
+
+def _frame(seed: int, n: int) -> pd.DataFrame:
+    """Typed rows, as a Parquet or CSV export holds them: string confidences (some bad)
+    and string outcomes, or numbers and booleans."""
+    rng = random.Random(seed)
+    conf = [rng.choice(["40", "85", " 70 ", "90%", "abc", None, "1e400", "95"]) for _ in range(n)]
+    out = [rng.choice(["yes", "no", "C", "I", "maybe", None, "true", "0"]) for _ in range(n)]
+    return pd.DataFrame({"id": [f"q{i}" for i in range(n)], "subject": [rng.choice(["a", "b"]) for _ in range(n)],
+                         "confidence": conf, "correct": out})
+
+
+def _as_jsonl(df: pd.DataFrame, path: Path) -> None:
+    # a missing cell (None, or NaN in a pandas string column) is an absent key, as in a log
+    rows = [{k: v for k, v in r.items() if not pd.isna(v)} for r in df.to_dict(orient="records")]
+    _write_jsonl(path, rows)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("group", [None, "subject"])
+def test_parquet_folder_equals_the_python_reader(tmp_path: Path, group: str | None) -> None:
+    df = _frame(3, 3000)
+    _as_jsonl(df, tmp_path / "ref.jsonl")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    df.iloc[:1000].to_parquet(logs / "a.parquet")
+    df.iloc[1000:].to_parquet(logs / "b.parquet")
+    assert warehouse.is_glob_input(logs)  # a folder of Parquet files only
+    _same_load(tmp_path / "ref.jsonl", str(logs), LoadOptions(group_key=group))
+
+
+def test_typed_parquet_and_csv_gz_globs(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    n = 3000
+    df = pd.DataFrame({"id": [f"q{i}" for i in range(n)],
+                       "confidence": [rng.choice([0.4, 0.55, 0.7, 0.9, 1.0, None]) for _ in range(n)],
+                       "correct": [rng.choice([True, False, None]) for _ in range(n)]})
+    _as_jsonl(df, tmp_path / "ref.jsonl")
+    df.to_parquet(tmp_path / "t1.parquet")
+    _same_load(tmp_path / "ref.jsonl", str(tmp_path / "t*.parquet"), LoadOptions())
+    df.to_csv(tmp_path / "c1.csv.gz", index=False)
+    _same_load(tmp_path / "ref.jsonl", str(tmp_path / "c*.csv.gz"), LoadOptions())
+
+
+def test_scale_sample_keeps_every_count_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    objects = _objects(5, 3000)
+    _write_jsonl(tmp_path / "x1.jsonl", objects)
+    full = load(str(tmp_path / "x*.jsonl"))
+    monkeypatch.setattr(warehouse, "WAREHOUSE_SCALE_ROWS", 50)  # the bulk rule on a proportional sample
+    sampled = load(str(tmp_path / "x*.jsonl"))
+    assert sampled.report.dropped_by_reason == full.report.dropped_by_reason
+    assert sampled.table.n.tolist() == full.table.n.tolist()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "calib", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_audit_glob_json_and_bad_input(tmp_path: Path) -> None:
+    objects = _objects(6, 1500)
+    _write_jsonl(tmp_path / "ref.jsonl", objects)
+    _write_jsonl(tmp_path / "p1.jsonl.gz", objects)
+    got = _cli("audit", str(tmp_path / "p*.jsonl.gz"), "--json", "--reps", "100")
+    ref = _cli("audit", str(tmp_path / "ref.jsonl"), "--json", "--reps", "100")
+    assert got.returncode == ref.returncode, got.stderr
+    a, b = json.loads(got.stdout), json.loads(ref.stdout)
+    la, lb = a.pop("load_report"), b.pop("load_report")
+    assert la["dropped_by_reason"] == lb["dropped_by_reason"] and la["kept"] == lb["kept"]
+    a.pop("name", None), b.pop("name", None)
+    _same_json(a, b)
+    # bad input: exit 2 with the pattern and the reason, never a traceback
+    (tmp_path / "m.csv").write_text("confidence,correct\n0.5,1\n")
+    (tmp_path / "m.parquet").write_bytes(b"")
+    for args, words in (([str(tmp_path / "none*.parquet")], "no file matches"),
+                        ([str(tmp_path / "m.*")], "several formats"),
+                        ([str(tmp_path / "p*.jsonl.gz"), "--confidence-key", "nope"], "no usable row"),
+                        ([str(tmp_path / "m*.csv"), "--outcome-key", "absent"], "cannot read with DuckDB")):
+        out = _cli("audit", *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert words in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_bom_and_crlf_lines(tmp_path: Path) -> None:
+    objects = _objects(7, 1500)
+    text = "\ufeff" + "".join((o if isinstance(o, str) else json.dumps(o)) + "\r\n" for o in objects)
+    (tmp_path / "ref.jsonl").write_bytes(text.encode())
+    (tmp_path / "w1.jsonl").write_bytes(text.encode())
+    _same_load(tmp_path / "ref.jsonl", str(tmp_path / "w*.jsonl"), LoadOptions())
+
+
+def test_bad_memory_setting_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_jsonl(tmp_path / "m1.jsonl", _objects(8, 50))
+    monkeypatch.setenv("CALIB_DUCKDB_MEMORY", "lots")
+    with pytest.raises(CalibError, match="CALIB_DUCKDB_MEMORY"):
+        load(str(tmp_path / "m*.jsonl"))
+
+
+def test_out_of_core_strict_and_cell_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory limit far below the data still gives the same counts (DuckDB spills);
+    --strict refuses bad rows; more cells than max_cells are refused before the table."""
+    n = 200_000
+    rng = random.Random(9)
+    df = pd.DataFrame({"confidence": [rng.randrange(0, 101) for _ in range(n)],
+                       "correct": [rng.random() < 0.6 for _ in range(n)],
+                       "subject": [f"s{rng.randrange(5000)}" for _ in range(n)]})
+    df.to_parquet(tmp_path / "big.parquet")
+    ref = df.groupby(["subject", "confidence"])["correct"].agg(["size", "sum"])
+    monkeypatch.setenv("CALIB_DUCKDB_MEMORY", "40MB")
+    got = load(str(tmp_path / "b*.parquet"), options=LoadOptions(group_key="subject", max_cells=10**6))
+    assert got.table.total == n and got.table.cells == len(ref)
+    assert sorted(got.table.n.tolist()) == sorted(ref["size"].tolist())
+    with pytest.raises(CalibError, match="distinct"):
+        load(str(tmp_path / "b*.parquet"), options=LoadOptions(group_key="subject", max_cells=1000))
+    _write_jsonl(tmp_path / "s1.jsonl", _objects(10, 500))
+    with pytest.raises(CalibError, match="strict"):
+        load(str(tmp_path / "s*.jsonl"), options=LoadOptions(strict=True))
