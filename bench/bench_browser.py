@@ -32,6 +32,10 @@ Prints, for the goals of issue 3 and issue 5:
    them. Once right after the page is painted (``--pauses 0``: the upload then waits
    for the server's post-paint imports) and once 3 s later (a person picking the folder).
 
+4. **Issue 13: a share link of three judges** opened on the Routing page of a warm server
+   (opened once before): time to its first drawn figure in a fresh browser context (goal
+   2 s), beside the Data page's first paint on the same server.
+
 Usage::
 
     python bench/bench_browser.py [--rows 1000000] [--moves 40] [--cold 3] [--server-side]
@@ -374,13 +378,63 @@ def bench_lmeval(browser, server: Server, tmp: Path, pause: float) -> None:  # t
     ctx.close()
 
 
+#: The three judges a share link of the share benchmark holds (issue 13: "three judges loaded").
+SHARE_JUDGES = ("judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl")
+
+
+def _first_figure_s(browser, url: str, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from opening ``url`` in a fresh browser context to its first drawn Plotly figure."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        t0 = time.monotonic()
+        page.goto(url)
+        page.locator("[data-testid=stMain] .js-plotly-plot .main-svg").first.wait_for(timeout=timeout_s * 1000)
+        return time.monotonic() - t0
+    finally:
+        ctx.close()
+
+
+def _first_paint_s(browser, url: str, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from opening ``url`` in a fresh context to the Data page's uploader (the floor)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        t0 = time.monotonic()
+        page.goto(url)
+        page.locator("[data-testid=stFileUploader]").first.wait_for(timeout=timeout_s * 1000)
+        return time.monotonic() - t0
+    finally:
+        ctx.close()
+
+
+def bench_share(browser, server: Server, repeats: int) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13: a share link of three judges, opened on the Routing page of a warm server
+    (the link opened once first), time to its first figure in a fresh browser context,
+    beside the floor: the Data page's first paint on the same server."""
+    from calib.hosting.shares import DatasetSpec
+    from calib.hosting.store import Store
+
+    samples = ROOT / "sample_data"
+    specs = [DatasetSpec.from_upload(Path(n).stem, n, (samples / n).read_bytes()) for n in SHARE_JUDGES]
+    view = {"v": 1, "params": {"page": "routing"},
+            "datasets": [{"kind": "file", "filename": n, "overrides": {}} for n in SHARE_JUDGES]}
+    token = Store.open(server.data_dir).share(specs, view).token
+    url = f"{server.url}/Routing?share={token}"
+    _first_figure_s(browser, url)  # warm: the caches hold the audits, the decision, the figures
+    got = [_first_figure_s(browser, url) for _ in range(repeats)]
+    floor = [_first_paint_s(browser, server.url + "/") for _ in range(repeats)]
+    print(f"share link, three judges, warm server: first figure {summary(got, 's', 1.0)} "
+          f"(goal 2 s); floor, the Data page's first paint: {summary(floor, 's', 1.0)}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--moves", type=int, default=40)
     ap.add_argument("--cold", type=int, default=3, help="cold starts to time")
     ap.add_argument("--server-side", action="store_true", help="also run bench_dashboard.py (AppTest)")
-    ap.add_argument("--only", choices=("cold", "keys", "lmeval"), help="run one part only")
+    ap.add_argument("--only", choices=("cold", "keys", "lmeval", "share"), help="run one part only")
     ap.add_argument("--pauses", default="0,3",
                     help="seconds between the page's first paint and the folder upload, one fresh server each")
     args = ap.parse_args()
@@ -400,6 +454,12 @@ def main() -> int:
                     bench_lmeval(browser, server, tmp, pause)
                 finally:
                     server.stop()
+        if args.only in (None, "share"):
+            server = start_server(tmp / "share")
+            try:
+                bench_share(browser, server, max(3, args.cold))
+            finally:
+                server.stop()
         if args.only in (None, "keys"):
             server = start_server(tmp / "keys")
             try:
