@@ -34,7 +34,9 @@ Prints, for the goals of issue 3 and issue 5:
 
 4. **Issue 13: a share link of three judges** opened on the Routing page of a warm server
    (opened once before): time to its first drawn figure in a fresh browser context (goal
-   2 s), beside the Data page's first paint on the same server.
+   2 s), beside the Data page's first paint on the same server and the first figure of a
+   page that draws one tiny Plotly figure and nothing else (the Plotly floor: a fresh
+   context loads Streamlit's 4.7 MB Plotly chunk before any figure is drawn).
 
 Usage::
 
@@ -408,10 +410,51 @@ def _first_paint_s(browser, url: str, timeout_s: float = 120) -> float:  # type:
         ctx.close()
 
 
-def bench_share(browser, server: Server, repeats: int) -> None:  # type: ignore[no-untyped-def]
+#: The second floor of the share benchmark: a page that draws one two-point Plotly figure
+#: and nothing else. A fresh browser context loads Streamlit's Plotly chunk (about 4.7 MB
+#: of JavaScript) before any figure can be drawn, whatever the page computes.
+PLOTLY_FLOOR_APP = """import plotly.graph_objects as go
+import streamlit as st
+
+st.title("floor")
+st.plotly_chart(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])))
+"""
+
+
+def _plotly_floor_s(browser, tmp: Path, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """First figure of :data:`PLOTLY_FLOOR_APP` in a fresh context, on its own warm server."""
+    import os
+    import urllib.request
+
+    from tests.e2e.conftest import free_port
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    script = tmp / "plotly_floor.py"
+    script.write_text(PLOTLY_FLOOR_APP)
+    port = free_port()
+    log_path = tmp / "plotly-floor.log"
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
+                             f"--server.port={port}", "--server.address=127.0.0.1",
+                             "--server.fileWatcherType=none"], cwd=tmp, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    server = Server(port, proc, log_path, tmp, env)
+    try:
+        wait_until(lambda: _healthy(urllib.request, port), 60, 0.2)
+        url = server.url + "/"
+        _first_figure_s(browser, url)  # warm, as the share link's server is
+        return [_first_figure_s(browser, url) for _ in range(repeats)]
+    finally:
+        server.stop()
+        log.close()
+
+
+def bench_share(browser, server: Server, repeats: int, tmp: Path | None = None) -> None:  # type: ignore[no-untyped-def]
     """Issue 13: a share link of three judges, opened on the Routing page of a warm server
     (the link opened once first), time to its first figure in a fresh browser context,
-    beside the floor: the Data page's first paint on the same server."""
+    beside two floors: the Data page's first paint on the same server, and (with ``tmp``)
+    the first figure of a page drawing one tiny Plotly figure and nothing else."""
     from calib.hosting.shares import DatasetSpec
     from calib.hosting.store import Store
 
@@ -426,6 +469,10 @@ def bench_share(browser, server: Server, repeats: int) -> None:  # type: ignore[
     floor = [_first_paint_s(browser, server.url + "/") for _ in range(repeats)]
     print(f"share link, three judges, warm server: first figure {summary(got, 's', 1.0)} "
           f"(goal 2 s); floor, the Data page's first paint: {summary(floor, 's', 1.0)}", flush=True)
+    if tmp is not None:
+        plotly_floor = _plotly_floor_s(browser, tmp / "plotly-floor", repeats)
+        print(f"floor, a one-figure Plotly page's first figure, fresh context: {summary(plotly_floor, 's', 1.0)}",
+              flush=True)
 
 
 def main() -> int:
@@ -457,7 +504,7 @@ def main() -> int:
         if args.only in (None, "share"):
             server = start_server(tmp / "share")
             try:
-                bench_share(browser, server, max(3, args.cold))
+                bench_share(browser, server, max(3, args.cold), tmp)
             finally:
                 server.stop()
         if args.only in (None, "keys"):

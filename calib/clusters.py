@@ -358,6 +358,8 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Sou
         if rows.cluster is not None:  # the reader's own (Inspect epochs), noted by it
             return rows, replace(report, fields={**report.fields, "cluster": id_field or "id"})
         values, how = rows.item_id, f"repeated item id ({id_field or 'id'})"
+        if _surely_distinct(values):  # 1M fixed-width ids: 0.03 s, against 0.2 s for the set below
+            return rows, report
         ids = values.tolist()
         seen = set(ids)
         empty = ids.count("") if "" in seen else 0
@@ -389,6 +391,25 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Sou
         note += f"; {missing:,} row(s) without a value are each their own cluster"
     fields = {**report.fields, "cluster": key or id_field or "id"}
     return replace(rows, cluster=lab, cluster_how=how), replace(report, notes=(*report.notes, note), fields=fields)
+
+
+def _surely_distinct(values: np.ndarray) -> bool:
+    """Whether the non-empty values of a fixed-width unicode array are all distinct, proved
+    by distinct hashes (distinct hashes imply distinct strings); ``False`` means "not
+    proved" (a hash collision, an object array), and the caller counts exactly."""
+    if values.dtype.kind != "U" or values.size < 2 or values.itemsize > 4 * 64:
+        return False  # long ids: one pass per character costs more than the set
+    width = values.itemsize // 4
+    codes = np.ascontiguousarray(values).view(np.uint32).reshape(values.size, width)
+    # FNV-1a over the code points (wrapping uint64 arithmetic); a trailing NUL is padding
+    h = np.full(values.size, 0xCBF29CE484222325, dtype=np.uint64)
+    prime = np.uint64(0x100000001B3)
+    for j in range(width):
+        h ^= codes[:, j]
+        h *= prime
+    h = h[codes.any(axis=1)]  # "" (all padding) is no id
+    h.sort()
+    return bool(np.all(h[1:] != h[:-1]))
 
 
 def _error(msg: str) -> Exception:

@@ -303,3 +303,31 @@ def test_the_null_simulation_groups_many_cells_without_changing_their_variance()
         got = np.sum((ng * pg * (1 - pg))[gb == b])
         assert got == pytest.approx(want, rel=1e-4)
         assert np.sum((ng * pg)[gb == b]) == pytest.approx(np.sum((t.n * t.prob)[inb]), rel=1e-12)
+
+
+def test_cox_on_a_continuous_overconfident_judge_is_estimated_not_called_separated() -> None:
+    """A warm Newton start that runs off to a saturated, singular point once made the Cox
+    fit of 20,000 continuous confidences "not estimable" (intercept and slope null, LR
+    p = 1) although the slope is clearly 0.11; the fit is now refitted from a cold start and
+    equals scikit-learn's unpenalised logistic regression of the outcome on logit(p)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from calib.audit import audit
+    from calib.rows import Judgments
+    from calib.scale import PROBABILITY
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(2)
+    n = 20_000
+    skill = rng.beta(5, 2, n)
+    right = rng.random(n) < skill
+    p = np.round(np.clip(0.55 + 0.5 * skill + rng.normal(0, 0.05, n), 0.25, 0.9999999), 7)
+    table = from_judgments(Judgments(stated=p, prob=p, correct=right, line=np.arange(1, n + 1),
+                                      item_id=np.array([f"q{i}" for i in range(n)], dtype=object),
+                                      scale=PROBABILITY))
+    d = audit(table, reps=0).to_dict()
+    x = np.log(p / (1 - p))
+    ref = LogisticRegression(C=np.inf, tol=1e-12, max_iter=1000).fit(x[:, None], right)
+    assert d["cox"]["intercept"] == pytest.approx(ref.intercept_[0], abs=1e-6)
+    assert d["cox"]["slope"] == pytest.approx(ref.coef_[0, 0], abs=1e-6)
+    assert d["tests"]["cox_lr"]["p_value"] < 1e-10

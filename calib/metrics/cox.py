@@ -112,34 +112,47 @@ def _fit_intercept_only(out: dict[str, np.ndarray], s1: np.ndarray, N: np.ndarra
     out["ll"][s1] = K[s1] * np.log(yb) + (N[s1] - K[s1]) * np.log1p(-yb)
 
 
+def _estimable(beta: np.ndarray, x: np.ndarray, nn: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(ok, h00, h01, h11, det)`` of fits ``beta``: the information matrix at each fit and
+    whether the fit is an estimate.
+
+    Under separation the maximum is at infinity: the fitted probabilities saturate, the
+    information matrix vanishes, and Newton's step (0 for a singular matrix) can look
+    settled. A fit is an estimate only where the information matrix is still non-singular
+    and the coefficients stay finite in size. (Distance from the identity is no test:
+    near-certain answers have logits of 30 and more, and a slope of 0.2 then lies 25 away
+    from them.)"""
+    ca, cb = beta[:, 0], beta[:, 1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        mu = expit(ca[:, None] + cb[:, None] * x)
+        wt = nn * mu * (1 - mu)
+        h00, h01, h11 = wt.sum(-1), (wt * x).sum(-1), (wt * x * x).sum(-1)
+        det = h00 * h11 - h01 * h01
+        ok = (np.isfinite(beta).all(axis=1) & (det > 1e-9 * h00 * h11) & (np.abs(ca) < 1e3)
+              & (np.abs(cb) < 1e3))
+    return ok, h00, h01, h11, det
+
+
 def _fit_slope(out: dict[str, np.ndarray], idx: np.ndarray, x: np.ndarray, nn: np.ndarray, kk: np.ndarray,
                yb: np.ndarray, start: tuple[float, float] | None, need_ll: bool) -> None:
     """Intercept and slope of reps ``idx`` (warm Newton from ``start``, cold refit where it
-    does not settle) with their Wald (co)variances, written into ``out``."""
+    does not settle on an estimate) with their Wald (co)variances, written into ``out``."""
     X = np.column_stack([np.ones_like(x), x])
     ok = np.zeros(idx.size, dtype=bool)
     beta = np.zeros((idx.size, 2))
     cur = np.zeros(idx.size)
     if start is not None and all(map(math.isfinite, start)):
         beta, cur, ok = newton(X, nn, kk, np.tile(start, (idx.size, 1)), safe=False, iters=8, need_ll=need_ll)
-        ok &= np.isfinite(beta).all(axis=1)
+        # a warm fit that ran off to a saturated, singular point looks settled (a zero
+        # step) but is no estimate: refit it from a cold start like one that did not settle
+        ok &= _estimable(beta, x, nn)[0]
     cold = np.flatnonzero(~ok)
     if cold.size:
         b0 = np.column_stack([np.log(yb[cold]) - np.log1p(-yb[cold]), np.zeros(cold.size)])
         beta[cold], cur[cold], ok[cold] = newton(X, nn[cold], kk[cold], b0, safe=True, iters=100)
     ca, cb = beta[:, 0], beta[:, 1]
-    mu = expit(ca[:, None] + cb[:, None] * x)
-    wt = nn * mu * (1 - mu)
-    h00, h01, h11 = wt.sum(-1), (wt * x).sum(-1), (wt * x * x).sum(-1)
-    det = h00 * h11 - h01 * h01
-    # Under separation the maximum is at infinity: the fitted probabilities saturate,
-    # the information matrix vanishes, and Newton's step (0 for a singular matrix) can
-    # look settled. A fit is an estimate only where the information matrix is still
-    # non-singular and the coefficients stay finite in size. (Distance from the identity
-    # is no test: near-certain answers have logits of 30 and more, and a slope of 0.2
-    # then lies 25 away from them.)
-    with np.errstate(invalid="ignore"):
-        ok &= (det > 1e-9 * h00 * h11) & (np.abs(ca) < 1e3) & (np.abs(cb) < 1e3)
+    good, h00, h01, h11, det = _estimable(beta, x, nn)
+    ok &= good
     with np.errstate(invalid="ignore", divide="ignore"):
         out["a"][idx] = np.where(ok, ca, np.nan)
         out["b"][idx] = np.where(ok, cb, np.nan)

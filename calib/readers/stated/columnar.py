@@ -108,12 +108,39 @@ def _column(tb: pa.Table, path: tuple[str, ...]) -> pa.Array:
     return col
 
 
+def _numpy(col: pa.Array) -> np.ndarray:
+    """A boolean or numeric arrow array without nulls as a new numpy array, read from
+    its buffers. (``Array.to_numpy`` goes through pyarrow's pandas conversion, which
+    imports pandas, 0.2 s, on its first call.)"""
+    if col.null_count:
+        raise ValueError("_numpy: fill the nulls first")
+    n, t = len(col), col.type
+    if pa.types.is_boolean(t):
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        bits = np.unpackbits(np.frombuffer(col.buffers()[1], dtype=np.uint8), bitorder="little")
+        return bits[col.offset:col.offset + n].astype(bool)
+    kind = "f" if pa.types.is_floating(t) else "i" if pa.types.is_signed_integer(t) else "u"
+    if not (pa.types.is_floating(t) or pa.types.is_integer(t)):
+        raise TypeError(f"_numpy: {t} is not boolean or numeric")
+    dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
+    if n == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(col.buffers()[1], dtype=dtype, count=n, offset=col.offset * dtype.itemsize).copy()
+
+
+def _filled(col: pa.Array, value: Any) -> pa.Array:
+    """``col`` with its nulls replaced by ``value``; ``col`` itself when it has none
+    (``pc.fill_null`` makes ``value`` an arrow scalar, which imports pandas, 0.2 s)."""
+    return pc.fill_null(col, value) if col.null_count else col
+
+
 def _uniques(col: pa.Array) -> tuple[list[Any], np.ndarray]:
     """Distinct values (as Python values) and each row's index into them (-1: null)."""
     if pa.types.is_null(col.type):
         return [], np.full(len(col), -1, dtype=np.int64)
     d = col.dictionary_encode()
-    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    idx = _numpy(_filled(d.indices, -1)).astype(np.int64)
     return d.dictionary.to_pylist(), idx
 
 
@@ -128,7 +155,7 @@ def _strings(col: pa.Array, fill: str) -> np.ndarray:
         return np.full(len(col), fill, dtype=object)
     if not pa.types.is_string(col.type):
         col = pc.cast(col, pa.string())
-    col = pc.fill_null(col, fill)
+    col = _filled(col, fill)
     if len(col) and pc.all(pc.string_is_ascii(col)).as_py():
         width = max(1, pc.max(pc.binary_length(col)).as_py() or 0)
         padded = pc.utf8_rpad(col, width=width, padding="\x00")
@@ -209,8 +236,9 @@ def _judge_confidence(ccol: pa.Array, key: _Key) -> _Judged:
     redo = np.zeros(n, dtype=bool)
     pct = np.zeros(n, dtype=bool)
     if pa.types.is_floating(ccol.type) or pa.types.is_null(ccol.type):
-        x = ccol.to_numpy(zero_copy_only=False).astype(np.float64) if len(ccol) else np.zeros(0)
-        null = ccol.is_null().to_numpy(zero_copy_only=False)
+        null = _numpy(ccol.is_null())
+        x = (np.full(n, math.nan) if pa.types.is_null(ccol.type)
+             else _numpy(_filled(ccol, math.nan)).astype(np.float64))
         fin = np.isfinite(x)
         cst = np.where(null, _MISSING, np.where(fin, _OK, _NOT_FINITE)).astype(np.int8)
         # NaN, an overflowing literal or an integer beyond 2**53 may read differently
@@ -237,10 +265,11 @@ def _judge_confidence(ccol: pa.Array, key: _Key) -> _Judged:
 def _judge_outcome(j: _Judged, ocol: pa.Array, key: _Key) -> None:
     """The outcome column judged by :func:`_outcome_value`, into ``j``."""
     if pa.types.is_boolean(ocol.type):
-        y = ocol.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
-        ost = np.where(ocol.is_null().to_numpy(zero_copy_only=False), _MISSING, _OK).astype(np.int8)
+        y = _numpy(_filled(ocol, False)).astype(bool)
+        null = _numpy(ocol.is_null())
+        ost = np.where(null, _MISSING, _OK).astype(np.int8)
         uv2: list[Any] = [True, False]
-        ui2 = np.where(ocol.is_null().to_numpy(zero_copy_only=False), -1, np.where(y, 0, 1))
+        ui2 = np.where(null, -1, np.where(y, 0, 1))
     else:
         uv2, ui2 = _uniques(ocol)
         j.redo |= np.append(_check_exact(uv2), False)[ui2]

@@ -120,12 +120,14 @@ def _refuse_empty(name: str, kept: int, counts: Counter[str], issues: list[LineI
 
 def _rows(every: _Part, stated: np.ndarray, keep: np.ndarray, scale: Scale) -> Judgments:
     """The kept rows, ``stated`` on the scale's form, ids and groups as compact text."""
-    kept = stated[keep]
+    # every line kept (the common case): the arrays as they are, not a copy of each
+    sel: np.ndarray | slice = slice(None) if keep.all() else keep
+    kept = stated[sel]
     return Judgments(
-        stated=kept, prob=scale.to_prob(kept), correct=every.correct[keep], line=every.line[keep],
-        item_id=_fixed_text(every.item_id[keep]), scale=scale,
-        group=None if every.group is None else _fixed_text(every.group[keep]),
-        text=None if every.text is None else np.asarray(every.text[keep], dtype=object),
+        stated=kept, prob=scale.to_prob(kept), correct=every.correct[sel], line=every.line[sel],
+        item_id=_fixed_text(every.item_id[sel]), scale=scale,
+        group=None if every.group is None else _fixed_text(every.group[sel]),
+        text=None if every.text is None else np.asarray(every.text[sel], dtype=object),
     )
 
 
