@@ -8,10 +8,7 @@ its cheapest point, the numbers with their intervals, per-group thresholds, ever
 loaded judge at the same target, and the review queue's download.
 
 Figures are built once per session and key and only their threshold traces move
-(:func:`dashboard.layout.session_figure`). They are sent to the browser first, into
-their slots below the still-empty decision head, so a fresh browser (a share link's
-reviewer) starts loading Plotly while the rest of the run fills the page; what the
-page shows, and in which order, is unchanged.
+(:func:`dashboard.layout.session_figure`).
 """
 
 from __future__ import annotations
@@ -60,25 +57,17 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     """The Routing page's main area for ``ds`` routed as ``r``."""
     v = get_view()
     color = ctx.colors.get(ds.name, figures.PALETTE[0])
-    # The page reads top to bottom (decision, where, numbers, figures), but the figures are
-    # sent first, into their slots below an empty head: the browser starts loading Plotly
-    # (a 4.7 MB script, most of a fresh visitor's wait, e.g. on a share link) while the
-    # rest of the run fills the head, instead of after some 85 other elements.
-    head = st.container()
-    left, right = st.columns(2)
-    with head:
-        d, refusal = _decision_value(ctx, ds, v)
+    d = _decision(ctx, ds, v)
+    _where(ctx, ds, v, r, axis, cmap)
+    routing_metrics(r)
     # figures: the threshold on the reliability diagram and on the risk-coverage curve
     fig_key = (cache_key(ds), b.on, map_key(v) if cmap is not None else (), v.scheme, v.bins, v.level,
                v.reps, v.seed, color)
+    left, right = st.columns(2)
     with left:
         _reliability(ds, v, r, axis, cmap, color, fig_key)
     with right:
         _risk_coverage(ds, r, axis, b, color, fig_key, d, v)
-    with head:
-        _decision(ctx, ds, v, d, refusal)
-        _where(ctx, ds, v, r, axis, cmap)
-        routing_metrics(r)
     # the costs beside their curve, then the numbers with their intervals (below the figures:
     # at laptop height the numbers and the two figures they move are on screen together)
     _costs(v, r, d, ds, axis, color, fig_key)
@@ -88,26 +77,20 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     _queue(ds, r, cmap)
 
 
-def _decision_value(ctx: Context, ds: Dataset, v: views.View) -> tuple[Decision | None, CalibError | None]:
-    """The decision for ``ds`` (cached), or the engine's refusal; nothing drawn."""
-    try:
-        return decision_for(ctx, ds, v), None
-    except CalibError as exc:
-        return None, exc
-
-
-def _decision(ctx: Context, ds: Dataset, v: views.View, d: Decision | None, refusal: CalibError | None) -> None:
+def _decision(ctx: Context, ds: Dataset, v: views.View) -> Decision | None:
     """(A share's reviewer: the owner's decision first.) Target and confidence, then
-    the recommendation's card ``d``, or the engine's message when it refused."""
+    the recommendation's card; ``None`` with the engine's message when it refuses."""
     if ctx.access.read_only:
         shared_decision(ctx, with_recommendation=False)
         st.subheader("The recommendation")
     decision_inputs(v)
-    if d is None:
-        if refusal is not None:
-            show_error(refusal)
-        return
+    try:
+        d = decision_for(ctx, ds, v)
+    except CalibError as exc:
+        show_error(exc)
+        return None
     recommendation_card(d, ds, button=True)
+    return d
 
 
 def _where(ctx: Context, ds: Dataset, v: views.View, r: Routing, axis: ThresholdAxis,
