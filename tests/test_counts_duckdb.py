@@ -19,6 +19,7 @@ from calib.audit import audit
 from calib.loading import load
 from calib.readers.base import LoadOptions
 from calib.table import CountTable, from_judgments, read_counts
+from tests.json_compare import same_json
 
 SQL_BY_GROUP = """
 SELECT subject AS "group",
@@ -49,23 +50,6 @@ def _rows(seed: int, n: int) -> pd.DataFrame:
         "confidence": conf,
         "correct": rng.random(n) < conf / 120,
     })
-
-
-def _same_json(a: object, b: object, path: str = "") -> None:
-    """Equal JSON values, floats to 1e-9 relative (cell sums from a GROUP BY and from
-    rows may differ in the last bit)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), path
-        for k in a:
-            _same_json(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same_json(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and not isinstance(b, bool) and isinstance(b, (int, float)):
-        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
-    else:
-        assert a == b, path
 
 
 def _same_table(a: CountTable, b: CountTable) -> None:
@@ -112,6 +96,6 @@ def test_duckdb_group_by_gives_the_same_table_as_the_rows(tmp_path: Path, groupe
     a_rows = audit(ds_rows.table, reps=200, seed=7, name="judge", load_report=ds_rows.report).to_dict()
     assert a_counts.pop("load_report")["format"] == "counts"
     assert a_rows.pop("load_report")["format"] == "stated"
-    _same_json(a_counts, a_rows)
+    same_json(a_counts, a_rows)
     assert a_rows["n"] == len(df) and a_rows["correct"] == int(df["correct"].sum())
     assert len(a_rows.get("groups", [])) == (3 if grouped else 0)

@@ -33,6 +33,7 @@ from calib.readers.stated.rules import (
     _conf_value,
     _outcome_value,
 )
+from tests.json_compare import same_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ["85", " 85 ", "85%", "85 %", " 85% ", "85%%", "%85", "+5", "-5", "5.", ".5", "1e3", "1E-2", "1e400",
@@ -108,21 +109,6 @@ def _rows(seed: int, n: int) -> pd.DataFrame:
     })
 
 
-def _same_json(a: object, b: object, path: str = "") -> None:
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), path
-        for k in a:
-            _same_json(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same_json(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and not isinstance(b, bool) and isinstance(b, int | float):
-        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
-    else:
-        assert a == b, path
-
-
 @pytest.mark.parametrize("group", [None, "subject"])
 def test_duckdb_query_run_for_real_gives_the_audit_of_the_rows(tmp_path: Path, group: str | None) -> None:
     df = _rows(1, 4000)
@@ -143,7 +129,7 @@ def test_duckdb_query_run_for_real_gives_the_audit_of_the_rows(tmp_path: Path, g
     a = audit(got.table, reps=200, seed=7, name="j", load_report=got.report).to_dict()
     b = audit(ref.table, reps=200, seed=7, name="j", load_report=ref.report).to_dict()
     a.pop("load_report"), b.pop("load_report")
-    _same_json(a, b)
+    same_json(a, b)
 
 
 def _unescape_backslashes(literal: str) -> str:

@@ -27,6 +27,7 @@ from calib.loading import load
 from calib.readers import warehouse
 from calib.readers.base import LoadOptions
 from calib.scale import parse_rescale
+from tests.json_compare import same_json
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_CONF = [None, "abc", True, False, [1], {"x": 1}, "1e400", "NaN", "", "85%%", "%85"]
@@ -68,22 +69,6 @@ def _write_jsonl(path: Path, objects: list[object]) -> None:
         path.write_text(text)
 
 
-def _same_json(a: object, b: object, path: str = "") -> None:
-    """Equal JSON values, floats to 1e-9 relative."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), path
-        for k in a:
-            _same_json(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same_json(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and not isinstance(b, bool) and isinstance(b, int | float):
-        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
-    else:
-        assert a == b, path
-
-
 COUNTS = ("lines_read", "blank", "kept", "dropped", "dropped_by_reason", "scale", "forms")
 
 
@@ -97,7 +82,7 @@ def _same_load(ref_path: Path, glob: str, options: LoadOptions) -> None:
     a_ref = audit(ref.table, reps=200, seed=7, name="j", load_report=ref.report).to_dict()
     a_got = audit(got.table, reps=200, seed=7, name="j", load_report=got.report).to_dict()
     a_ref.pop("load_report"), a_got.pop("load_report")
-    _same_json(a_got, a_ref)
+    same_json(a_got, a_ref)
 
 
 @pytest.mark.parametrize("group", [None, "subject"], ids=["pooled", "by-group"])
@@ -192,7 +177,7 @@ def test_cli_audit_glob_json_and_bad_input(tmp_path: Path) -> None:
     la, lb = a.pop("load_report"), b.pop("load_report")
     assert la["dropped_by_reason"] == lb["dropped_by_reason"] and la["kept"] == lb["kept"]
     a.pop("name", None), b.pop("name", None)
-    _same_json(a, b)
+    same_json(a, b)
     # bad input: exit 2 with the pattern and the reason, never a traceback
     (tmp_path / "m.csv").write_text("confidence,correct\n0.5,1\n")
     (tmp_path / "m.parquet").write_bytes(b"")
