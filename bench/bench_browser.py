@@ -384,30 +384,22 @@ def bench_lmeval(browser, server: Server, tmp: Path, pause: float) -> None:  # t
 SHARE_JUDGES = ("judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl")
 
 
-def _first_figure_s(browser, url: str, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
-    """Seconds from opening ``url`` in a fresh browser context to its first drawn Plotly figure."""
+def _seconds_to(browser, url: str, selector: str, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from opening ``url`` in a fresh browser context to ``selector`` visible."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = ctx.new_page()
         t0 = time.monotonic()
         page.goto(url)
-        page.locator("[data-testid=stMain] .js-plotly-plot .main-svg").first.wait_for(timeout=timeout_s * 1000)
+        page.locator(selector).first.wait_for(timeout=timeout_s * 1000)
         return time.monotonic() - t0
     finally:
         ctx.close()
 
 
-def _first_paint_s(browser, url: str, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
-    """Seconds from opening ``url`` in a fresh context to the Data page's uploader (the floor)."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        page = ctx.new_page()
-        t0 = time.monotonic()
-        page.goto(url)
-        page.locator("[data-testid=stFileUploader]").first.wait_for(timeout=timeout_s * 1000)
-        return time.monotonic() - t0
-    finally:
-        ctx.close()
+#: The first drawn Plotly figure; the Data page's uploader (the floor).
+FIRST_FIGURE = "[data-testid=stMain] .js-plotly-plot .main-svg"
+UPLOADER = "[data-testid=stFileUploader]"
 
 
 #: The second floor of the share benchmark: a page that draws one two-point Plotly figure
@@ -443,8 +435,8 @@ def _plotly_floor_s(browser, tmp: Path, repeats: int) -> list[float]:  # type: i
     try:
         wait_until(lambda: _healthy(urllib.request, port), 60, 0.2)
         url = server.url + "/"
-        _first_figure_s(browser, url)  # warm, as the share link's server is
-        return [_first_figure_s(browser, url) for _ in range(repeats)]
+        _seconds_to(browser, url, FIRST_FIGURE)  # warm, as the share link's server is
+        return [_seconds_to(browser, url, FIRST_FIGURE) for _ in range(repeats)]
     finally:
         server.stop()
         log.close()
@@ -464,9 +456,9 @@ def bench_share(browser, server: Server, repeats: int, tmp: Path | None = None) 
             "datasets": [{"kind": "file", "filename": n, "overrides": {}} for n in SHARE_JUDGES]}
     token = Store.open(server.data_dir).share(specs, view).token
     url = f"{server.url}/Routing?share={token}"
-    _first_figure_s(browser, url)  # warm: the caches hold the audits, the decision, the figures
-    got = [_first_figure_s(browser, url) for _ in range(repeats)]
-    floor = [_first_paint_s(browser, server.url + "/") for _ in range(repeats)]
+    _seconds_to(browser, url, FIRST_FIGURE)  # warm: the caches hold the audits, the decision, the figures
+    got = [_seconds_to(browser, url, FIRST_FIGURE) for _ in range(repeats)]
+    floor = [_seconds_to(browser, server.url + "/", UPLOADER) for _ in range(repeats)]
     print(f"share link, three judges, warm server: first figure {summary(got, 's', 1.0)} "
           f"(goal 2 s); floor, the Data page's first paint: {summary(floor, 's', 1.0)}", flush=True)
     if tmp is not None:

@@ -60,17 +60,23 @@ def _judge(values: list[object | None]) -> list[tuple]:
     ).fetchall()
 
 
+def _agrees_with_python(v: object, c_reason: object, c_value: object, pct: object, o_reason: object,
+                        right: object) -> None:
+    """The SQL rules' reasons and values for ``v`` are the Python rules'."""
+    status, x, is_pct = _conf_value(v)
+    assert c_reason == _CONF_REASON.get(status), v
+    if status == _OK:
+        assert c_value == x and bool(pct) == is_pct, v
+    o_status, o_right = _outcome_value(v)
+    assert o_reason == _OUT_REASON.get(o_status), v
+    if o_status == _OK:
+        assert bool(right) == o_right, v
+
+
 def test_text_rules_agree_with_python_value_by_value() -> None:
     values: list[object | None] = [None, *CORPUS, *_random_strings(0, 3000), *TRUE_TOKENS, *FALSE_TOKENS]
     for (_, c_reason, c_value, pct, o_reason, right), v in zip(_judge(values), values, strict=True):
-        status, x, is_pct = _conf_value(v)
-        assert c_reason == _CONF_REASON.get(status), v
-        if status == _OK:
-            assert c_value == x and bool(pct) == is_pct, v
-        o_status, o_right = _outcome_value(v)
-        assert o_reason == _OUT_REASON.get(o_status), v
-        if o_status == _OK:
-            assert bool(right) == o_right, v
+        _agrees_with_python(v, c_reason, c_value, pct, o_reason, right)
 
 
 def test_json_kinds_agree_with_python() -> None:
@@ -89,14 +95,7 @@ def test_json_kinds_agree_with_python() -> None:
         f"(SELECT i, {text} AS ct, {kind} AS ck FROM (SELECT i, CAST(line AS JSON) AS j FROM v)) ORDER BY i"
     ).fetchall()
     for (c_reason, c_value, pct, o_reason, right), v in zip(got, [*values, None], strict=True):
-        status, x, is_pct = _conf_value(v)
-        assert c_reason == _CONF_REASON.get(status), v
-        if status == _OK:
-            assert c_value == x and bool(pct) == is_pct, v
-        o_status, o_right = _outcome_value(v)
-        assert o_reason == _OUT_REASON.get(o_status), v
-        if o_status == _OK:
-            assert bool(right) == o_right, v
+        _agrees_with_python(v, c_reason, c_value, pct, o_reason, right)
 
 
 def _rows(seed: int, n: int) -> pd.DataFrame:
