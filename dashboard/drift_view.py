@@ -60,9 +60,15 @@ def _series_cached(keys: tuple[str, ...], threshold: float, reference: int, _run
         return series(list(_runs), threshold=threshold, reference=reference)
 
 
-def series_for(runs: tuple[Dataset, ...], v: views.View, reference: int) -> Series:
-    """:func:`calib.drift.series` over the runs in the order given (cached by content)."""
-    return _series_cached(tuple(cache_key(d) for d in runs), threshold_of(runs[0], v), reference, runs)
+def series_for(runs: tuple[Dataset, ...], v: views.View, reference: int) -> tuple[Series, str]:
+    """:func:`calib.drift.series` over the runs in time order (:func:`calib.drift.date_order`:
+    by the dates in their names, else as loaded), cached by content, and how they were ordered."""
+    from calib.drift import date_order
+
+    pos, how = date_order([d.name for d in runs])
+    ordered = tuple(runs[i] for i in pos)
+    s = _series_cached(tuple(cache_key(d) for d in ordered), threshold_of(ordered[0], v), reference, ordered)
+    return s, how
 
 
 def _ci(c) -> str:  # c: calib.drift.Change
@@ -121,10 +127,11 @@ def show_verdict(d: Drift) -> None:
     st.text("\n".join(lines[start:]))
 
 
-def show_series(s: Series) -> None:
-    """The series chart and its table."""
+def show_series(s: Series, how: str) -> None:
+    """The series chart and its table; ``how``: how the runs were put in time order."""
     from calib.present.drift import series_figure, series_lines
 
+    st.caption(f"Runs ordered {how}.")
     st.plotly_chart(series_figure(s), config=CONFIG, key="fig_drift_series")
     st.dataframe(pd.DataFrame([{
         "run": r.name, "answers": r.n, "accuracy (%)": None if r.accuracy is None else 100 * r.accuracy,

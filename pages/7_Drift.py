@@ -59,11 +59,12 @@ st.text("\n".join(d.notes))
 
 if len(names) >= 3:
     st.subheader("Runs over time")
-    st.caption("The runs in the order they were loaded. An EWMA chart of accuracy (lambda 0.2, limits at 3 "
+    st.caption("The runs in time order: by the dates in their names when every name has one, else as loaded. "
+               "An EWMA chart of accuracy (lambda 0.2, limits at 3 "
                "standard deviations, the reference's own error included) against the first run(s).")
     reference = st.number_input("Reference runs", min_value=1, max_value=len(names) - 1, value=1, step=1,
                                 key="drift_reference")
     try:
-        show_series(series_for(ctx.datasets, ctx.view, int(reference)))
+        show_series(*series_for(ctx.datasets, ctx.view, int(reference)))
     except CalibError as exc:
         show_error(exc)

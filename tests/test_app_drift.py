@@ -75,3 +75,5 @@ def test_three_runs_show_the_series_chart():
     texts = "\n".join(t.value for t in at.text)
     assert "accuracy:" in texts and "Verdict:" in texts
     assert any(s.value == "Runs over time" for s in at.subheader)
+    # the sample names carry no date: the runs stay in the loaded order, and the page says so
+    assert any(c.value.startswith("Runs ordered in the order they were loaded") for c in at.caption)

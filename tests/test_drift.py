@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from calib.dataset import Dataset
-from calib.drift import drift, ewma_chart, holm, order_runs, series
+from calib.drift import date_order, drift, ewma_chart, holm, order_runs, series
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
 from calib.metrics import ece
@@ -359,6 +359,16 @@ def test_order_runs_by_date_in_name_then_mtime(tmp_path):
     assert order_runs([*paths, str(undated)])[0] == str(undated)  # not every name has a date: mtime
     with pytest.raises(CalibError, match="--order"):
         order_runs(paths, "size")
+
+
+def test_date_order_of_names_sorts_by_date_else_keeps_the_loaded_order():
+    names = ["judge_2026-03-01.jsonl", "judge_2026-01-15.jsonl", "judge_20260201.jsonl", "judge_2026_01_15b.jsonl"]
+    pos, how = date_order(names)
+    # by hand: 2026-01-15 (twice, ties in the given order), 2026-02-01, 2026-03-01
+    assert pos == [1, 3, 2, 0] and how.startswith("by the date")
+    pos, how = date_order([*names, "latest.jsonl"])
+    assert pos == [0, 1, 2, 3, 4] and "loaded" in how
+    assert date_order([]) == ([], "in the order they were loaded (not every name has a date)")
 
 
 def test_bootstrap_p_value_is_twice_the_smaller_tail():

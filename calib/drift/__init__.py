@@ -11,7 +11,7 @@ whether a review threshold still meets its target on the new run, and one verdic
 from __future__ import annotations
 
 from calib.drift.compare import Change, Drift, ThresholdCheck, ValueChange, drift, holm
-from calib.drift.series import Chart, RunPoint, Series, ewma_chart, order_runs, series
+from calib.drift.series import Chart, RunPoint, Series, date_order, ewma_chart, order_runs, series
 
 __all__ = ["Change", "Chart", "Drift", "RunPoint", "Series", "ThresholdCheck", "ValueChange", "drift",
-           "ewma_chart", "holm", "order_runs", "series"]
+           "date_order", "ewma_chart", "holm", "order_runs", "series"]

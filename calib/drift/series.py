@@ -213,6 +213,18 @@ def _name(x: Data, i: int) -> str:
     return x.name if isinstance(x, Dataset) else f"run {i + 1}"
 
 
+def date_order(names: Sequence[str]) -> tuple[list[int], str]:
+    """Positions of ``names`` in time order, and how it was decided, in words: by the date
+    in the names (:data:`DATE`) when every name has one (ties keep the given order), else
+    as given. For runs known only by name, as the dashboard's uploads are (an upload has
+    no modification time)."""
+    dates = [DATE.search(Path(n).name) for n in names]
+    if names and all(dates):
+        keys = ["".join(d.groups()) for d in dates if d is not None]
+        return sorted(range(len(names)), key=lambda i: keys[i]), "by the date in their names"
+    return list(range(len(names))), "in the order they were loaded (not every name has a date)"
+
+
 def order_runs(paths: Sequence[str], order: str = "date") -> list[str]:
     """Files in time order. ``"date"``: by a date in the file name when every name has one,
     else by modification time; ``"mtime"``; ``"name"``; ``"given"`` (as listed). Ties keep the given order."""
@@ -223,8 +235,7 @@ def order_runs(paths: Sequence[str], order: str = "date") -> list[str]:
     if order == "name":
         return sorted(paths, key=lambda p: Path(p).name)
     if order == "date":
-        dates = [DATE.search(Path(p).name) for p in paths]
-        if all(dates):
-            return [p for _, p in sorted(zip(["".join(d.groups()) for d in dates], paths, strict=True),
-                                         key=lambda t: t[0])]
+        pos, how = date_order(paths)
+        if how.startswith("by the date"):
+            return [paths[i] for i in pos]
     return sorted(paths, key=lambda p: os.stat(p).st_mtime)
