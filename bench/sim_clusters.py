@@ -14,7 +14,9 @@ The population values are then exact: accuracy = mean confidence = ``mean(VALUES
 Brier = ``mean(VALUES * (1 - VALUES))``.
 
 For each design the script prints the coverage of the 95% percentile interval of the
-accuracy, the Brier score and the mean confidence, resampling clusters
+accuracy, the Brier score and the mean confidence (and of each stated value's 95% Wilson
+interval of its hit rate, :func:`calib.metrics.per_value`, with and without the item as
+cluster: each value's hit rate is the value), resampling clusters
 (:func:`calib.clusters.draw`) and resampling rows (the same function on one-row
 clusters, which is the row bootstrap), and the rejection rate at 5% of each
 calibration test with and without the cluster adjustment
@@ -44,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calib import clusters  # noqa: E402
 from calib.audit import CALIBRATION_TESTS, audit  # noqa: E402
+from calib.metrics import per_value  # noqa: E402
 from calib.rows import Judgments  # noqa: E402
 from calib.scale import PROBABILITY  # noqa: E402
 from calib.table import from_judgments  # noqa: E402
@@ -55,6 +58,8 @@ LEVEL = 0.95
 ALPHA = 0.05
 #: The tests the audit's verdict combines (Bonferroni, as in :mod:`calib.audit`).
 VERDICT_TESTS = ("calibration-in-the-large", "goodness of fit", "Cox LR")
+#: The per-value row of the coverage table: each stated value's Wilson interval of its hit rate.
+PER_VALUE = "per-value hit rate (Wilson)"
 
 
 def dataset(items: int, epochs: int, lam: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -143,6 +148,15 @@ def audit_rejects(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered: 
     return out
 
 
+def per_value_cover(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered: bool) -> list[bool]:
+    """Whether each used value's 95% Wilson interval (:func:`calib.metrics.per_value`, on the
+    audit's table with or without the item as cluster) covers its hit rate, the value itself."""
+    rows = Judgments(stated=VALUES[cell], prob=VALUES[cell], correct=y, line=np.arange(1, y.size + 1),
+                     item_id=item.astype(str), group=None, scale=PROBABILITY,
+                     cluster=item.astype(str) if clustered else None, cluster_how="item" if clustered else "")
+    return [r.lo <= r.value <= r.hi for r in per_value(from_judgments(rows), LEVEL)]
+
+
 def interval(samples: np.ndarray) -> tuple[float, float]:
     lo, hi = np.quantile(samples, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
     return float(lo), float(hi)
@@ -165,6 +179,8 @@ def simulate(items: int, epochs: int, lam: float, datasets: int, reps: int, seed
             for name, s in figures(nb, kb).items():
                 lo, hi = interval(s)
                 cover.setdefault(f"{name}|{method}", []).append(lo <= TRUTH[name] <= hi)
+        for method, clustered in (("cluster", True), ("independent", False)):
+            cover.setdefault(f"{PER_VALUE}|{method}", []).extend(per_value_cover(item, cell, y, clustered))
         for method, adjust in (("cluster", True), ("independent", False)):
             ps = p_values(by_item, adjust)
             for name, pv in ps.items():
@@ -205,6 +221,8 @@ def main() -> None:
         print("|----------------------------|-------------------|-------------------|")
         for name in TRUTH:
             print(_row(name, r["cover"][f"{name}|cluster"], r["cover"][f"{name}|independent"], args.datasets))
+        print(_row(PER_VALUE, r["cover"][f"{PER_VALUE}|cluster"], r["cover"][f"{PER_VALUE}|independent"],
+                   args.datasets * VALUES.size))
         print("\n| rejection at 5%            | cluster-adjusted  | independent       |")
         print("|----------------------------|-------------------|-------------------|")
         for name in ("calibration-in-the-large", "Spiegelhalter Z", "goodness of fit", "Cox LR", "verdict"):

@@ -317,6 +317,37 @@ def effective_n(clusters: Clusters) -> float | None:
     return None if d is None else float(clusters.sizes.sum()) / d
 
 
+def cell_design_effects(clusters: Clusters, prob: np.ndarray | None = None) -> np.ndarray:
+    """Kish's (1965) design effect of each cell's own hit rate, ``(cells,)``.
+
+    For cell ``c`` with ``N_c`` rows, ``K_c`` right, in ``G_c`` clusters, and cluster
+    totals ``U_gc = k_gc - n_gc m_c``:
+
+    .. math:: \\text{deff}_c = \\frac{\\frac{G_c}{G_c - 1} \\sum_g U_{gc}^2}{\\frac{N_c}{N_c - 1} N_c \\bar y_c (1 - \\bar y_c)}
+
+    with ``m_c = \\bar y_c = K_c / N_c`` (centred, for an interval around the estimate);
+    given ``prob``, ``m_c = prob_c`` and the uncentred ratio ``\\sum_g U_{gc}^2 / (N_c p_c (1 - p_c))``
+    (a test of the fully specified "hit rate = p_c"). NaN where undefined (one class
+    only, ``p_c`` at 0 or 1, fewer than 2 clusters or rows when centring); 1 when every
+    cluster holds one row of the cell.
+    """
+    n, k = clusters.n.tocsc(), clusters.k.tocsc()
+    N = np.asarray(n.sum(axis=0), dtype=np.float64).ravel()
+    K = np.asarray(k.sum(axis=0), dtype=np.float64).ravel()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = K / N if prob is None else np.asarray(prob, dtype=np.float64)
+        # U = k - n * m column by column, on the stored entries (both share n's pattern: k <= n)
+        u = sparse.csc_matrix(k - n.multiply(m[None, :]))
+        j = np.asarray(u.multiply(u).sum(axis=0), dtype=np.float64).ravel()
+        if prob is None:
+            G = np.diff(n.indptr).astype(np.float64)  # clusters with rows in the cell
+            d = (j * G / (G - 1)) / (N * m * (1 - m) * N / (N - 1))
+            d = np.where((G >= 2) & (N >= 2), d, np.nan)
+        else:
+            d = j / (N * m * (1 - m))
+    return np.where(np.isfinite(d) & (d > 0), d, np.nan)
+
+
 def test_adjustment(d: float | None) -> float:
     """The divisor a test applies (``X^2 / d``, ``z / sqrt(d)``): the design effect,
     never below 1 (a negative within-cluster correlation, or noise around 1, does not

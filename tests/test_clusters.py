@@ -465,3 +465,94 @@ def test_data_page_picks_the_cluster_field() -> None:
     box.set_value("passage")
     ok(at.run())
     assert "clusters: field 'passage': 3 clusters" in shown()
+
+
+# ------------------------------------------------- per-value hit rates with clusters
+def test_cell_design_effects_equal_kish_per_cell_on_rows() -> None:
+    cluster, cell, y = random_rows(12, G=40)
+    p = np.array([0.3, 0.4, 0.5, 0.6, 0.7, 0.9])
+    cl = C.build(cluster, cell, y, 6, "t")
+    centred, tested = C.cell_design_effects(cl), C.cell_design_effects(cl, p)
+    for c in range(6):
+        yc, gc = y[cell == c], cluster[cell == c]
+        groups = np.unique(gc)
+        G, N, ybar = groups.size, yc.size, yc.mean()
+        between = sum((yc[gc == g] - ybar).sum() ** 2 for g in groups) * G / (G - 1)
+        assert centred[c] == pytest.approx(between / (N * np.var(yc, ddof=1)), rel=1e-12)
+        j = sum((yc[gc == g] - p[c]).sum() ** 2 for g in groups)
+        assert tested[c] == pytest.approx(j / (N * p[c] * (1 - p[c])), rel=1e-12)
+    # one class only in a cell: undefined, not 0
+    assert np.isnan(C.cell_design_effects(C.build(cluster, cell, np.ones(len(y), bool), 6, "t"))).all()
+
+
+def _clustered_judgments(item: np.ndarray, cell: np.ndarray, y: np.ndarray, values: np.ndarray,
+                         cluster: bool = True):
+    from calib.rows import Judgments
+    from calib.scale import PROBABILITY
+
+    n = len(y)
+    return Judgments(stated=values[cell], prob=values[cell], correct=y, line=np.arange(1, n + 1),
+                     item_id=item.astype(str), group=None, scale=PROBABILITY,
+                     cluster=item.astype(str) if cluster else None, cluster_how="item" if cluster else "")
+
+
+def test_per_value_intervals_use_each_values_effective_size() -> None:
+    from calib.metrics import per_value, wilson_interval
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(5)
+    item, cell, y, values = _clustered(rng, items=120, epochs=4)
+    rows = per_value(from_judgments(_clustered_judgments(item, cell, y, values)))
+    plain = per_value(from_judgments(_clustered_judgments(item, cell, y, values, cluster=False)))
+    for r, q in zip(rows, plain, strict=True):
+        c = int(np.flatnonzero(values == r.value)[0])
+        yc, gc = y[cell == c], item[cell == c]
+        groups = np.unique(gc)
+        G, N, ybar = groups.size, yc.size, yc.mean()
+        deff = max(1.0, sum((yc[gc == g] - ybar).sum() ** 2 for g in groups) * G / (G - 1)
+                   / (N * np.var(yc, ddof=1)))
+        # Student's t on the effective number of clusters (Kish) minus one
+        sizes = np.array([np.sum(gc == g) for g in groups], dtype=float)
+        lo, hi = wilson_interval(ybar * N / deff, N / deff, df=np.array(sizes.sum() ** 2 / np.sum(sizes ** 2) - 1))
+        assert (r.lo, r.hi) == pytest.approx((float(lo), float(hi)), rel=1e-12)
+        assert deff > 1.5 and r.hi - r.lo > q.hi - q.lo  # the epochs agree: wider than rows alone
+        assert (r.n, r.correct, r.hit_rate) == (q.n, q.correct, q.hit_rate)  # the estimate is unchanged
+        assert abs(r.z) < abs(q.z)
+
+
+def test_per_value_with_one_row_clusters_has_the_independent_rows_counts() -> None:
+    from calib.metrics import per_value, wilson_interval
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(6)
+    item, cell, y, values = _clustered(rng, items=300, epochs=1)
+    a = per_value(from_judgments(_clustered_judgments(item, cell, y, values)))
+    b = per_value(from_judgments(_clustered_judgments(item, cell, y, values, cluster=False)))
+    for r, q in zip(a, b, strict=True):
+        # the design effect is 1: the independent rows' counts, with t on n - 1 degrees of freedom
+        lo, hi = wilson_interval(q.correct, q.n, df=np.array(q.n - 1.0))
+        assert (r.lo, r.hi, r.hit_rate) == pytest.approx((float(lo), float(hi), q.hit_rate), rel=1e-12)
+        assert r.lo <= q.lo and r.hi >= q.hi
+        # the test's effect is estimated from the rows at the stated p (never below 1), as for the other tests
+        yc = y[values[cell] == r.value]
+        d = max(1.0, float(np.sum((yc - r.value) ** 2)) / (yc.size * r.value * (1 - r.value)))
+        assert r.z == pytest.approx(q.z / np.sqrt(d), rel=1e-12)
+
+
+def test_fixed_seed_miniature_per_value_intervals_cover_with_clusters() -> None:
+    # calibrated clustered data: each value's hit rate is the value; row-level Wilson intervals
+    # ignore that the epochs of an item agree and undercover, the cluster-aware ones cover
+    from calib.metrics import per_value
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(31)
+    cover = {True: 0, False: 0}
+    total = 0
+    for _ in range(150):
+        item, cell, y, values = _clustered(rng)
+        for clustered in (True, False):
+            for r in per_value(from_judgments(_clustered_judgments(item, cell, y, values, clustered))):
+                cover[clustered] += r.lo <= r.value <= r.hi
+        total += 3
+    assert cover[False] / total < 0.85
+    assert cover[True] / total > 0.91
