@@ -15,8 +15,9 @@ Brier = ``mean(VALUES * (1 - VALUES))``.
 
 For each design the script prints the coverage of the 95% percentile interval of the
 accuracy, the Brier score and the mean confidence (and of each stated value's 95% Wilson
-interval of its hit rate, :func:`calib.metrics.per_value`, with and without the item as
-cluster: each value's hit rate is the value), resampling clusters
+interval of its hit rate, :func:`calib.metrics.per_value`, and of the Cox slope's Wald
+interval, with and without the item as cluster: each value's hit rate is the value, the
+slope is 1), resampling clusters
 (:func:`calib.clusters.draw`) and resampling rows (the same function on one-row
 clusters, which is the row bootstrap), and the rejection rate at 5% of each
 calibration test with and without the cluster adjustment
@@ -46,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calib import clusters  # noqa: E402
 from calib.audit import CALIBRATION_TESTS, audit  # noqa: E402
-from calib.metrics import per_value  # noqa: E402
+from calib.metrics import cox, per_value  # noqa: E402
 from calib.rows import Judgments  # noqa: E402
 from calib.scale import PROBABILITY  # noqa: E402
 from calib.table import from_judgments  # noqa: E402
@@ -60,6 +61,8 @@ ALPHA = 0.05
 VERDICT_TESTS = ("calibration-in-the-large", "goodness of fit", "Cox LR")
 #: The per-value row of the coverage table: each stated value's Wilson interval of its hit rate.
 PER_VALUE = "per-value hit rate (Wilson)"
+#: The Cox slope's row: its Wald interval (the cluster-robust sandwich with clusters) covers 1.
+COX_SLOPE = "Cox slope (Wald)"
 
 
 def dataset(items: int, epochs: int, lam: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -148,13 +151,17 @@ def audit_rejects(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered: 
     return out
 
 
-def per_value_cover(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered: bool) -> list[bool]:
+def per_value_cover(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered: bool) -> tuple[list[bool], bool]:
     """Whether each used value's 95% Wilson interval (:func:`calib.metrics.per_value`, on the
-    audit's table with or without the item as cluster) covers its hit rate, the value itself."""
+    audit's table with or without the item as cluster) covers its hit rate, the value itself;
+    and whether the Cox slope's Wald interval (:func:`calib.metrics.cox`) covers 1."""
     rows = Judgments(stated=VALUES[cell], prob=VALUES[cell], correct=y, line=np.arange(1, y.size + 1),
                      item_id=item.astype(str), group=None, scale=PROBABILITY,
                      cluster=item.astype(str) if clustered else None, cluster_how="item" if clustered else "")
-    return [r.lo <= r.value <= r.hi for r in per_value(from_judgments(rows), LEVEL)]
+    table = from_judgments(rows)
+    c = cox(table, LEVEL)
+    slope = c.slope_ci[0] is not None and c.slope_ci[0] <= 1 <= c.slope_ci[1]
+    return [r.lo <= r.value <= r.hi for r in per_value(table, LEVEL)], slope
 
 
 def interval(samples: np.ndarray) -> tuple[float, float]:
@@ -180,7 +187,9 @@ def simulate(items: int, epochs: int, lam: float, datasets: int, reps: int, seed
                 lo, hi = interval(s)
                 cover.setdefault(f"{name}|{method}", []).append(lo <= TRUTH[name] <= hi)
         for method, clustered in (("cluster", True), ("independent", False)):
-            cover.setdefault(f"{PER_VALUE}|{method}", []).extend(per_value_cover(item, cell, y, clustered))
+            values, slope = per_value_cover(item, cell, y, clustered)
+            cover.setdefault(f"{PER_VALUE}|{method}", []).extend(values)
+            cover.setdefault(f"{COX_SLOPE}|{method}", []).append(slope)
         for method, adjust in (("cluster", True), ("independent", False)):
             ps = p_values(by_item, adjust)
             for name, pv in ps.items():
@@ -223,6 +232,8 @@ def main() -> None:
             print(_row(name, r["cover"][f"{name}|cluster"], r["cover"][f"{name}|independent"], args.datasets))
         print(_row(PER_VALUE, r["cover"][f"{PER_VALUE}|cluster"], r["cover"][f"{PER_VALUE}|independent"],
                    args.datasets * VALUES.size))
+        print(_row(COX_SLOPE, r["cover"][f"{COX_SLOPE}|cluster"], r["cover"][f"{COX_SLOPE}|independent"],
+                   args.datasets))
         print("\n| rejection at 5%            | cluster-adjusted  | independent       |")
         print("|----------------------------|-------------------|-------------------|")
         for name in ("calibration-in-the-large", "Spiegelhalter Z", "goodness of fit", "Cox LR", "verdict"):

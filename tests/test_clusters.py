@@ -556,3 +556,35 @@ def test_fixed_seed_miniature_per_value_intervals_cover_with_clusters() -> None:
         total += 3
     assert cover[False] / total < 0.85
     assert cover[True] / total > 0.91
+
+
+def test_cox_intervals_with_clusters_are_the_sandwich_on_rows() -> None:
+    from scipy import stats
+    from sklearn.linear_model import LogisticRegression
+
+    from calib.metrics import cox
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(8)
+    item, cell, y, values = _clustered(rng, items=150, epochs=4)
+    c = cox(from_judgments(_clustered_judgments(item, cell, y, values)))
+    x = np.log(values[cell] / (1 - values[cell]))
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
+    a, b = float(lr.intercept_[0]), float(lr.coef_[0, 0])
+    assert (c.intercept, c.slope) == pytest.approx((a, b), abs=1e-6)
+    # the sandwich by hand, row by row: I^-1 (G/(G-1) sum_g U_g U_g^T) I^-1
+    X = np.stack([np.ones_like(x), x], axis=1)
+    q = 1 / (1 + np.exp(-(a + b * x)))
+    info = (X * (q * (1 - q))[:, None]).T @ X
+    groups = np.unique(item)
+    U = np.array([((y - q)[item == g, None] * X[item == g]).sum(axis=0) for g in groups])
+    inv = np.linalg.inv(info)
+    sandwich = inv @ (U.T @ U * groups.size / (groups.size - 1)) @ inv
+    se = np.sqrt(np.maximum(np.diag(sandwich), np.diag(inv)))
+    z = stats.norm.ppf(0.975)
+    assert sandwich[1, 1] > 1.5 * inv[1, 1]  # the epochs agree: the model's variance is too small
+    assert c.intercept_ci == pytest.approx((a - z * se[0], a + z * se[0]), abs=1e-6)
+    assert c.slope_ci == pytest.approx((b - z * se[1], b + z * se[1]), abs=1e-6)
+    plain = cox(from_judgments(_clustered_judgments(item, cell, y, values, cluster=False)))
+    se0 = np.sqrt(np.diag(inv))
+    assert plain.slope_ci == pytest.approx((b - z * se0[1], b + z * se0[1]), abs=1e-6)

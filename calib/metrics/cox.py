@@ -208,9 +208,10 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
     f = cox_fit(x, t.n[None, :], t.correct[None, :], start=(0.0, 1.0))
     z = float(-special.ndtri((1 - level) / 2))
     a, b = finite_or_none(f["a"]), finite_or_none(f["b"])
-    sa = finite_or_none(np.sqrt(f["va"]))
-    sb = finite_or_none(np.sqrt(f["vb"]))
     single_v = bool(f["single"][0])
+    va, vb = _cluster_variances(t, x, a, None if single_v else b, float(f["va"][0]), float(f["vb"][0]))
+    sa = finite_or_none(np.sqrt(va))
+    sb = finite_or_none(np.sqrt(vb))
     df = 1 if single_v else 2
     n_fin = int(t.n[fin].sum())
     n_end = t.total - n_fin
@@ -257,6 +258,40 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
         slope_ci=(None, None) if b is None or sb is None or single_v else (b - z * sb, b + z * sb),
         test=test, note="; ".join(notes),
     )
+
+
+def _cluster_variances(t: CountTable, x: np.ndarray, a: float | None, b: float | None, va: float, vb: float
+                       ) -> tuple[float, float]:
+    """The Wald variances of the intercept and slope, allowing for clustered rows.
+
+    Independent rows (or no estimate): the model's, ``I^-1``. Clustered rows
+    (:attr:`CountTable.clusters`): the cluster-robust sandwich (Liang & Zeger 1986)
+
+    .. math:: V = I^{-1} \\Big(\\frac{G}{G-1} \\sum_g U_g U_g^T\\Big) I^{-1}, \\qquad
+              U_g = \\sum_{i \\in g} (y_i - \\hat q_i) (1, x_i)
+
+    at the fit (``b`` is ``None`` with one distinct value: the slope held at 1, the
+    intercept only), each variance never below the model's, as a test's design effect is
+    never below 1 (:func:`calib.clusters.test_adjustment`)."""
+    if t.clusters is None or a is None:
+        return va, vb
+    from calib import clusters
+
+    fin = np.isfinite(x)
+    xs = np.where(fin, x, 0.0)
+    q = expit(a + (1.0 if b is None else b) * xs)
+    cols = np.stack([fin.astype(np.float64), xs], axis=1)[:, : 1 if b is None else 2]
+    info = (cols * (t.n * q * (1 - q) * fin)[:, None]).T @ cols
+    u = clusters.totals(t.clusters, cols * (1 - q)[:, None], cols * -q[:, None])
+    G = u.shape[0]
+    if G < 2:
+        return va, vb
+    try:
+        inv = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        return va, vb
+    v = inv @ (u.T @ u * G / (G - 1)) @ inv
+    return max(va, float(v[0, 0])), (vb if b is None else max(vb, float(v[1, 1])))
 
 
 def _cox_mc(name: str, t: CountTable, lr: float, df: int, seed: int, reason: str) -> Test:
