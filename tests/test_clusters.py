@@ -588,3 +588,55 @@ def test_cox_intervals_with_clusters_are_the_sandwich_on_rows() -> None:
     plain = cox(from_judgments(_clustered_judgments(item, cell, y, values, cluster=False)))
     se0 = np.sqrt(np.diag(inv))
     assert plain.slope_ci == pytest.approx((b - z * se0[1], b + z * se0[1]), abs=1e-6)
+
+
+def _ranking_null(rng: np.random.Generator, items: int = 150, epochs: int = 4) -> tuple[np.ndarray, ...]:
+    """Stated values and outcomes both shared within an item, independent of each other:
+    the number does not rank answers (AUROC 0.5), yet rows of an item agree on both."""
+    values = np.array([0.5, 0.6, 0.7, 0.8, 0.9])
+    item = np.repeat(np.arange(items), epochs)
+    cell = np.where(rng.random(items * epochs) < 0.8, np.repeat(rng.integers(0, 5, items), epochs),
+                    rng.integers(0, 5, items * epochs))
+    y = np.where(rng.random(items * epochs) < 0.8, np.repeat(rng.random(items) < 0.7, epochs),
+                 rng.random(items * epochs) < 0.7)
+    return item, cell, y, values
+
+
+def test_mann_whitney_with_clusters_divides_by_the_rank_scores_design_effect() -> None:
+    from scipy import stats
+
+    from calib.metrics import auroc_vs_chance
+    from calib.table import from_judgments
+
+    item, cell, y, values = _ranking_null(np.random.default_rng(3))
+    plain = auroc_vs_chance(from_judgments(_clustered_judgments(item, cell, y, values, cluster=False)))
+    clustered = auroc_vs_chance(from_judgments(_clustered_judgments(item, cell, y, values)))
+    # by hand on rows: scores (y - ybar)(R - (N + 1)/2), their cluster totals against the independent variance
+    score = values[cell]
+    ranks = stats.rankdata(score)
+    s = (y - y.mean()) * (ranks - (len(y) + 1) / 2)
+    J = sum(s[item == g].sum() ** 2 for g in np.unique(item))
+    n1 = int(y.sum())
+    n0 = len(y) - n1
+    _, counts = np.unique(score, return_counts=True)
+    var = n1 * n0 / 12 * ((len(y) + 1) - np.sum(counts**3 - counts) / (len(y) * (len(y) - 1)))
+    d = max(1.0, J / var)
+    assert d > 2
+    assert clustered.statistic == pytest.approx(plain.statistic / np.sqrt(d), rel=1e-10)
+    assert "design effect" in clustered.note
+
+
+def test_fixed_seed_miniature_mann_whitney_keeps_its_level_with_clusters() -> None:
+    from calib.metrics import auroc_vs_chance
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(17)
+    reject = {True: 0, False: 0}
+    datasets = 200
+    for _ in range(datasets):
+        item, cell, y, values = _ranking_null(rng)
+        for clustered in (True, False):
+            p = auroc_vs_chance(from_judgments(_clustered_judgments(item, cell, y, values, clustered))).p_value
+            reject[clustered] += p < 0.05
+    assert reject[False] / datasets > 0.2
+    assert reject[True] / datasets < 0.09

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from calib.metrics.cells import CellStats, safe_div, single
+from calib.metrics.null import cluster_effect, clustered_note
 from calib.metrics.pvalues import Test, z_test
 from calib.numbers import finite_or_none
 from calib.table import CountTable
@@ -71,4 +72,19 @@ def auroc_vs_chance(table: CountTable) -> Test:
     var = n1 * n0 / 12.0 * ((N + 1) - ties)
     if not var > 0:
         return Test(name, None, None, None, None, "every answer has the same stated value")
-    return z_test(name, (auc - 0.5) * n1 * n0 / math.sqrt(var))
+    d = _rank_design_effect(t, n1 / N, var)
+    return clustered_note(z_test(name, (auc - 0.5) * n1 * n0 / math.sqrt(var * d)), t, d)
+
+
+def _rank_design_effect(t: CountTable, ybar: float, var: float) -> float:
+    """The Mann-Whitney statistic's design effect with clustered rows (1 without).
+
+    ``U - n_1 n_0 / 2 = sum_i (y_i - ybar) (R_i - (N + 1) / 2)`` with ``R_i`` the
+    midrank of row ``i``'s stated value: a sum of per-row scores, whose cluster totals
+    give the cluster-robust variance (:func:`calib.metrics.null.cluster_effect`, at least
+    1) against ``var``, the variance under independence."""
+    if t.clusters is None:
+        return 1.0
+    before = np.cumsum(t.n) - t.n
+    r = before + (t.n + 1) / 2.0 - (t.total + 1) / 2.0  # each cell's midrank, centred
+    return cluster_effect(t, (1 - ybar) * r, -ybar * r, var)
