@@ -402,3 +402,41 @@ def test_figures_escape_run_names():
     s = series([ds(a, "<b>r1</b>"), ds(b, "r2"), ds(a, "r3")], threshold=90)
     custom = [c for t in series_figure(s).data if t.customdata is not None for c in t.customdata]
     assert "&lt;b&gt;r1&lt;/b&gt;" in custom and "<b>r1</b>" not in custom
+
+
+def test_series_limits_count_clustered_rows_as_their_effective_size():
+    # every item judged 5 times with the same value and outcome: as informative as the items once
+    rng = np.random.default_rng(4)
+    runs_once, runs_five = [], []
+    for k in range(6):
+        b = rng.choice(5, size=400, p=USE)
+        y = rng.random(400) < HIT[b]
+        runs_once.append(ds(rows(VALUES[b], y), f"r{k}"))
+        ids = np.repeat([f"i{i}" for i in range(400)], 5)
+        runs_five.append(ds(rows(np.repeat(VALUES[b], 5), np.repeat(y, 5), ids=ids, cluster=ids), f"r{k}"))
+    once, five = series(runs_once, threshold=90), series(runs_five, threshold=90)
+    for a, b in ((once.accuracy, five.accuracy), (once.error_accepted, five.error_accepted)):
+        assert [x for x in b.upper if x is not None] == pytest.approx([x for x in a.upper if x is not None], rel=0.02)
+    # and the rows taken as independent: limits about sqrt(5) times too narrow on the rate's scale
+    p = five.runs[1]
+    assert p.n == 2000 and p.n_eff == pytest.approx(400, rel=0.01)
+    assert p.to_dict()["effective_n"] == pytest.approx(400, rel=0.01)
+    assert p.accepted_eff == pytest.approx(p.accepted / 5, rel=0.02)
+
+
+def test_threshold_check_bounds_clustered_runs_on_their_effective_counts():
+    from calib.decision.risk import cp_upper
+
+    rng = np.random.default_rng(5)
+    b = rng.choice(5, size=600, p=USE)
+    y = rng.random(600) < HIT[b]
+    ids = np.repeat([f"i{i}" for i in range(600)], 4)
+    old = ds(rows(np.repeat(VALUES[b], 4), np.repeat(y, 4), ids=ids, cluster=ids), "old")
+    new = ds(rows(np.repeat(VALUES[b], 4), np.repeat(y, 4), ids=ids, cluster=ids), "new")
+    t = drift(old, new, reps=0, threshold=90, target=0.2).threshold
+    m = VALUES[b] >= 90
+    acc, err = int(m.sum()), int((~y[m]).sum())
+    assert (t.accepted_new, t.errors_new) == (4 * acc, 4 * err)
+    # the 4 copies of an item are one answer: the bound is (close to) the one on the items themselves
+    assert t.upper_new == pytest.approx(float(cp_upper(err, acc, t.confidence)), rel=0.02)
+    assert t.upper_new > float(cp_upper(4 * err, 4 * acc, t.confidence))

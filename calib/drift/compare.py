@@ -148,7 +148,9 @@ class ValueChange:
 @dataclass(frozen=True)
 class ThresholdCheck:
     """Error among the items accepted at ``threshold`` (stated value >= it) in each run,
-    with its one-sided Clopper-Pearson upper bound at ``confidence``; ``holds`` when the
+    with its one-sided Clopper-Pearson upper bound at ``confidence`` (on the effective
+    counts, Kish's design effect, when a run's rows are clustered:
+    :func:`calib.decision.risk.bound_at`); ``holds`` when the
     bound on the new run is at most ``target``. ``recommended_new`` is the threshold
     :func:`calib.decision.recommend` picks on the new run."""
 
@@ -600,16 +602,11 @@ def _wilson(k: int, n: int, level: float) -> tuple[float | None, float | None]:
     return finite_or_none(lo), finite_or_none(hi)
 
 
-def _accepted(t: CountTable, threshold: float) -> tuple[int, int]:
-    m = t.value >= threshold
-    return int(t.n[m].sum()), int(t.wrong[m].sum())
-
-
 def _threshold(old: Data, new: Data, to: CountTable, tn: CountTable, threshold: float | None,
                target: float | None, confidence: float) -> ThresholdCheck | None:
     """The threshold check (see :class:`ThresholdCheck`); ``None`` without threshold and target."""
     from calib.decision import recommend
-    from calib.decision.risk import check_levels, cp_upper
+    from calib.decision.risk import bound_at, check_levels
 
     if threshold is None and target is None:
         return None
@@ -622,7 +619,8 @@ def _threshold(old: Data, new: Data, to: CountTable, tn: CountTable, threshold: 
     if threshold is None:
         return ThresholdCheck(None, "no threshold qualifies on the old run", target, confidence, 0, 0, None,
                               0, 0, None, finite_or_none(rec_new))
-    (ao, eo), (an, en) = _accepted(to, threshold), _accepted(tn, threshold)
-    up = [finite_or_none(cp_upper(e, a, confidence)) for e, a in ((eo, ao), (en, an))]
-    return ThresholdCheck(float(threshold), source, target, confidence, ao, eo, up[0], an, en, up[1],
+    # the Clopper-Pearson bound on each run's effective counts when its rows are clustered
+    ao, eo, uo = bound_at(to, float(threshold), confidence)
+    an, en, un = bound_at(tn, float(threshold), confidence)
+    return ThresholdCheck(float(threshold), source, target, confidence, ao, eo, uo, an, en, un,
                           finite_or_none(rec_new))

@@ -30,8 +30,10 @@ the reference's own error (``mu0`` estimated from ``n_ref`` items, variance
 ``lambda`` = :data:`calib.settings.DRIFT_EWMA_LAMBDA` (0.2) and ``L`` =
 :data:`calib.settings.DRIFT_EWMA_WIDTH` (3): with a known ``mu0`` the in-control
 average run length is about 560 runs. ``bench/sim_drift.py`` measures the false-alarm
-rate over 20 in-control runs and the delay to detect a shift. Rows are taken as
-independent (clusters are not allowed for in ``sigma_k``).
+rate over 20 in-control runs and the delay to detect a shift. With clustered rows
+(:attr:`calib.table.CountTable.clusters`) ``n_k`` is the run's effective size, rows
+divided by Kish's design effect of the accuracy (of the error among accepted, for that
+chart), so the epochs of one item count as the fewer independent answers they are.
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ class RunPoint:
     ece: float | None
     accepted: int
     errors: int
+    #: As many independent items would estimate the accuracy / the error among accepted as
+    #: precisely (Kish's design effect when the run's rows are clustered; ``None``: ``n`` /
+    #: ``accepted``). The charts' limits use them.
+    n_eff: float | None = None
+    accepted_eff: float | None = None
 
     @property
     def accuracy(self) -> float | None:
@@ -76,7 +83,9 @@ class RunPoint:
     def to_dict(self) -> dict[str, Any]:
         return plain({"name": self.name, "n": self.n, "accuracy": self.accuracy, "ece": self.ece,
                       "accepted": self.accepted, "errors_accepted": self.errors,
-                      "error_accepted": self.error_accepted})
+                      "error_accepted": self.error_accepted,
+                      "effective_n": self.n if self.n_eff is None else self.n_eff,
+                      "effective_accepted": self.accepted if self.accepted_eff is None else self.accepted_eff})
 
 
 @dataclass(frozen=True)
@@ -171,7 +180,17 @@ def _point(x: Data, name: str, threshold: float) -> RunPoint:
 
     t = table_and_rows(x, name)[0]
     m = t.value >= threshold
-    return RunPoint(name, t.total, t.total_correct, finite_or_none(ece(t)), int(t.n[m].sum()), int(t.wrong[m].sum()))
+    n_eff = acc_eff = None
+    if t.clusters is not None:
+        from calib.clusters import outcome_design_effect, test_adjustment
+        from calib.decision.risk import counts
+
+        n_eff = t.total / test_adjustment(outcome_design_effect(t.clusters))
+        c = counts(t)
+        i = int(np.searchsorted(c.score, threshold, side="left"))
+        acc_eff = float(c.n_eff[i]) if i < c.score.size else 0.0
+    return RunPoint(name, t.total, t.total_correct, finite_or_none(ece(t)), int(t.n[m].sum()), int(t.wrong[m].sum()),
+                    n_eff, acc_eff)
 
 
 def series(runs: Sequence[Data], *, threshold: float | None = None, target: float | None = None,
@@ -201,10 +220,13 @@ def series(runs: Sequence[Data], *, threshold: float | None = None, target: floa
     if threshold is None:
         threshold, source = default_thresholds(tables[0].scale)[0], "default review threshold"
     pts = tuple(_point(r, _name(r, i), float(threshold)) for i, r in enumerate(runs))
-    acc = ewma_chart(np.array([p.accuracy for p in pts], float), np.array([p.n for p in pts]), reference=reference,
+    # limits from the effective sizes: clustered rows are fewer independent answers than rows
+    n_eff = np.array([p.n if p.n_eff is None else p.n_eff for p in pts], float)
+    acc_eff = np.array([p.accepted if p.accepted_eff is None else p.accepted_eff for p in pts], float)
+    acc = ewma_chart(np.array([p.accuracy for p in pts], float), n_eff, reference=reference,
                      lam=lam, width=width, side="both", metric="accuracy")
     err = np.array([np.nan if p.error_accepted is None else p.error_accepted for p in pts])
-    ea = ewma_chart(np.nan_to_num(err), np.array([p.accepted for p in pts]), reference=reference, lam=lam,
+    ea = ewma_chart(np.nan_to_num(err), acc_eff, reference=reference, lam=lam,
                     width=width, side="upper", metric="error_accepted")
     return Series(pts, float(threshold), source, acc, ea)
 
