@@ -99,6 +99,22 @@ def add_json_option(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     return o
 
 
+def add_labels_options(p: argparse.ArgumentParser) -> None:
+    """``calib audit --labels``: reviewers' labels as the outcome (issue 12), with the
+    threshold their audit sample was drawn at and, for a file of several datasets' labels,
+    which one."""
+    g = p.add_argument_group("reviewers' labels")
+    g.add_argument("--labels", metavar="LABELS",
+                   help="reviewers' labels (JSONL or CSV, from `calib labels export` or the Review page): their "
+                        "verdict is the outcome of the items they labelled; adds agreement (Cohen's kappa) and "
+                        "the audit sample's estimate of the error among items accepted unseen")
+    g.add_argument("--labels-threshold", dest="labels_threshold", type=number, default=None, metavar="T",
+                   help="the review threshold the audit sample was drawn at, on the stated scale (default: the "
+                        "default review threshold, what the Routing and Review pages start at)")
+    g.add_argument("--labels-dataset", dest="labels_dataset", default=None, metavar="NAME",
+                   help="the dataset whose labels to use, when LABELS holds several (default: the only one)")
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number >= 0."""
     try:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from calib.cli.args import (
     add_decision_options,
     add_json_option,
+    add_labels_options,
     add_load_options,
     add_stats_options,
     check_decision_flags,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from calib.audit import Audit
     from calib.dataset import Dataset
     from calib.decision import Decision, JudgeComparison
+    from calib.labels import Label
     from calib.table import CountTable
 
 
@@ -51,6 +53,7 @@ def add_audit(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
                    help="add the threshold decision (calib route's recommendation, costs and AURC) at this target "
                         "error rate among the items accepted unseen: after the verdict, and as 'decision' in --json")
     add_decision_options(g)
+    add_labels_options(p)
     p.set_defaults(func=cmd_audit)
 
 
@@ -61,10 +64,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     plot_fmt = plot_format(args.plot) if args.plot else None  # an unusable path is refused before any work
     check_decision_flags(args)
+    for flag, value in (("--labels-threshold", args.labels_threshold), ("--labels-dataset", args.labels_dataset)):
+        if value is not None and not args.labels:
+            raise CalibError(f"{flag} needs --labels LABELS (the reviewers' labels it applies to)")
+    labels = read_labels_file(args.labels) if args.labels else None  # a bad labels file: before any work
     ds = load(args.file, options=load_options(args))
     warn_load(ds)
     if ds.table.total == 0:
         raise CalibError(f"{args.file}: nothing to audit: {ds.report.summary()}")
+    human: dict[str, Any] | None = None
+    if labels is not None:
+        ds, human = with_labels(ds, labels, args)
     result = audit(
         ds.table, scheme=args.scheme, bins=args.bins, reps=args.reps, seed=args.seed, level=args.level,
         below=args.below, name=ds.name, load_report=ds.report,
@@ -76,11 +86,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         # emit_json writes what calib.present.text_report.to_json does; the text report's module
         # (and pandas, which its tables need) is not imported for --json
-        emit_json(result.to_dict() if dec is None else {**result.to_dict(), "decision": dec.to_dict()})
+        out = result.to_dict() if dec is None else {**result.to_dict(), "decision": dec.to_dict()}
+        emit_json(out if human is None else {**out, "labels": human})
     else:
         from calib.present.text_report import render_text
 
-        sys.stdout.write(render_text(result, dec))
+        text = render_text(result, dec)
+        if human is not None:
+            # under the title: the outcomes are not the file's
+            title, underline, rest = text.split("\n", 2)
+            o = human["outcomes"]
+            note = (f"Outcomes: the reviewers' labels for {o['labelled']:,} items ({o['changed']:,} changed), "
+                    "the file's for the rest; see \"Reviewers' labels\" at the end.")
+            text = "\n".join([title, underline, note, rest, *labels_lines(human)]) + "\n"
+        sys.stdout.write(text)
     if args.plot:
         msg = f"Reliability diagram written to {args.plot}"
         if args.json:
@@ -103,6 +122,95 @@ def _audit_decision(ds: Dataset, args: argparse.Namespace) -> Decision | None:
     return decide(ds, target=args.target_error, confidence=args.confidence, cost_review=args.cost_review,
                   cost_miss=args.cost_miss, cost_right=args.cost_right, reps=args.reps, seed=args.seed,
                   level=args.level)
+
+
+# ----------------------------------------------------------------- --labels
+#: Bad lines of a labels file named on stderr (all of them are in --json's labels.messages).
+SHOW_BAD_LABELS = 5
+
+
+def read_labels_file(path: str) -> tuple[tuple[Label, ...], tuple[str, ...]]:
+    """The labels of ``--labels PATH`` and one message per bad line; a file with no
+    usable label is refused, with its first messages."""
+    from calib.labels import read_labels
+    from calib.limits import Limits
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CalibError(f"--labels {path}: cannot read the file ({exc.strerror or exc})") from None
+    options = Limits.from_env().load_options()
+    Limits.from_env().check_upload(path, len(data))
+    labels, bad = read_labels(data, Path(path).name, options=options)
+    if not labels:
+        why = "; ".join(bad[:SHOW_BAD_LABELS]) if bad else "the file is empty"
+        raise CalibError(f"--labels {path}: no usable label ({why})")
+    return labels, bad
+
+
+def with_labels(
+    ds: Dataset, read: tuple[tuple[Label, ...], tuple[str, ...]], args: argparse.Namespace
+) -> tuple[Dataset, dict[str, Any]]:
+    """The dataset with the reviewers' labels as outcomes, and the ``labels`` block of
+    the output: how many labelled and changed (:func:`calib.labels.with_human_outcomes`),
+    agreement with the file's outcomes, the audit sample's estimate of the error among the
+    accepted at the threshold."""
+    from dataclasses import replace
+
+    from calib.labels import accepted_error, agreement, with_human_outcomes
+    from calib.routing import default_thresholds
+    from calib.table import from_judgments
+
+    labels, bad = read
+    if ds.rows is None:
+        raise CalibError(f"--labels: {args.file} is a count table, which has no items to join labels to")
+    names = sorted({lab.dataset for lab in labels})
+    shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+    if args.labels_dataset is None and len(names) > 1:
+        raise CalibError(f"--labels {args.labels}: the labels are of {len(names)} datasets ({shown}): "
+                         "choose one with --labels-dataset")
+    if args.labels_dataset is not None and args.labels_dataset not in names:
+        raise CalibError(f"--labels-dataset {args.labels_dataset!r}: no label of that dataset in {args.labels} "
+                         f"(its labels are of {shown})")
+    for msg in bad[:SHOW_BAD_LABELS]:
+        print(f"calib: warning: {msg}", file=sys.stderr)
+    if len(bad) > SHOW_BAD_LABELS:
+        print(f"calib: warning: ... {len(bad) - SHOW_BAD_LABELS:,} more bad lines in {args.labels} "
+              "(--json labels.messages)", file=sys.stderr)
+    if args.labels_threshold is not None:
+        t, source = float(args.labels_threshold), "--labels-threshold"
+    else:
+        t, source = float(default_thresholds(ds.table.scale)[0]), "default review threshold"
+    rows, outcomes = with_human_outcomes(ds.rows, labels, dataset=args.labels_dataset)
+    agree = agreement(ds.rows, labels, reps=args.reps, seed=args.seed, level=args.level,
+                      dataset=args.labels_dataset)
+    est = accepted_error(ds.rows, labels, t, level=args.level, dataset=args.labels_dataset)
+    block = {
+        "file": args.labels, "dataset": args.labels_dataset, "read": len(labels), "bad_lines": len(bad),
+        "messages": list(bad), "threshold": t, "threshold_source": source, "outcomes": outcomes.to_dict(),
+        "agreement": agree.to_dict(), "accepted_error": est.to_dict(),
+    }
+    return replace(ds, table=from_judgments(rows), rows=rows), block
+
+
+def labels_lines(block: dict[str, Any]) -> list[str]:
+    """The text report's "Reviewers' labels" section (the engine's sentences)."""
+    lines = ["Reviewers' labels", f"  - Read {block['read']:,} labels from {block['file']}"
+             + (f" ({block['bad_lines']:,} bad line{'s' if block['bad_lines'] != 1 else ''}, see the warnings)."
+                if block["bad_lines"] else ".")]
+    lines.append(f"  - {block['outcomes']['sentence']} The audit above uses these outcomes.")
+    lines.append(f"  - {block['agreement']['sentence']}")
+    est = block["accepted_error"]
+    lines.append(f"  - Threshold {block['threshold']:g} ({block['threshold_source']}). {est['sentence']}")
+    if est["labelled"]:
+        lines.append("    by stated value: " + "; ".join(
+            f"{_values(s)}: {s['errors']}/{s['labelled']} wrong of {s['accepted']:,} accepted"
+            for s in est["strata"]))
+    return lines
+
+
+def _values(s: dict[str, Any]) -> str:
+    return f"{s['value']:g}" if s["value"] == s["upper"] else f"{s['value']:g}-{s['upper']:g}"
 
 
 def plot_format(path: str) -> str:

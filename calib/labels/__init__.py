@@ -1,0 +1,56 @@
+"""Reviewers' labels: what they are shown, what they say, and what that tells the audit.
+
+- :mod:`~calib.labels.records`: the :class:`Label` record, the item key labels are joined
+  on, JSONL/CSV export and import, the current label per reviewer.
+- :mod:`~calib.labels.plan`: the review queue and the stratified audit sample of the
+  items accepted unseen (:func:`review_plan`).
+- :mod:`~calib.labels.outcomes`: the reviewers' verdicts as outcomes (:func:`with_human_outcomes`).
+- :mod:`~calib.labels.agreement`: Cohen's kappa of the file's outcomes and the reviewers, and
+  between reviewers (:func:`agreement`).
+- :mod:`~calib.labels.estimate`: the error rate among items accepted unseen from the labelled
+  audit sample, stratified, with a Korn-Graubard interval (:func:`accepted_error`).
+"""
+
+from calib.labels.agreement import Agreement, agreement, cohen_kappa
+from calib.labels.estimate import AcceptedError, StratumError, accepted_error
+from calib.labels.outcomes import HumanOutcomes, with_human_outcomes
+from calib.labels.plan import ReviewItem, ReviewPlan, Stratum, review_plan
+from calib.labels.records import (
+    KINDS,
+    MAX_NOTE_CHARS,
+    Label,
+    check_label,
+    current,
+    item_keys,
+    label_problem,
+    labels_to_csv,
+    labels_to_jsonl,
+    now,
+    read_labels,
+)
+
+__all__ = [
+    "AcceptedError",
+    "Agreement",
+    "HumanOutcomes",
+    "StratumError",
+    "accepted_error",
+    "agreement",
+    "cohen_kappa",
+    "with_human_outcomes",
+    "KINDS",
+    "MAX_NOTE_CHARS",
+    "Label",
+    "ReviewItem",
+    "ReviewPlan",
+    "Stratum",
+    "check_label",
+    "current",
+    "item_keys",
+    "label_problem",
+    "labels_to_csv",
+    "labels_to_jsonl",
+    "now",
+    "read_labels",
+    "review_plan",
+]

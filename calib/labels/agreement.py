@@ -1,0 +1,247 @@
+"""Agreement between the file's outcomes and the reviewers, and between reviewers.
+
+Contract
+--------
+- :func:`cohen_kappa` is Cohen's (1960) kappa of two raters,
+  ``kappa = (p_o - p_e) / (1 - p_e)`` with ``p_o`` the share of items they agree on and
+  ``p_e = sum_c a_c b_c`` the agreement expected by chance from each rater's share
+  ``a_c, b_c`` of category ``c``. It equals :func:`sklearn.metrics.cohen_kappa_score`
+  (tested), including where it is undefined: ``p_e = 1`` (both raters used one and the
+  same category for every item) or no items give ``nan``.
+- :func:`agreement` compares the file's outcome (the judge's verdict per the key) with
+  every reviewer's current label (one pair per item and reviewer), with the 2x2 confusion
+  matrix and a percentile-bootstrap interval for kappa that resamples items (so an item
+  two reviewers labelled moves as one); and, for items with at least two reviewers, the
+  kappa of the first two reviewers' labels (in the order their labels first appear).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from calib.bootstrap import percentile_interval
+from calib.errors import CalibError
+from calib.labels.outcomes import votes
+from calib.labels.records import Label
+from calib.numbers import finite_or_none
+from calib.rows import Judgments
+
+
+def cohen_kappa(a: Sequence[Any] | np.ndarray, b: Sequence[Any] | np.ndarray) -> float:
+    """Cohen's kappa of two raters' labels of the same items (any hashable labels).
+
+    ``nan`` when it is undefined: no items, or chance agreement ``p_e = 1`` (both raters
+    gave every item one and the same label), as scikit-learn returns. A rater who used one
+    label while the other used two has ``p_e < 1`` and a kappa of 0 or below.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.ndim != 1:
+        raise CalibError(f"kappa needs two equally long lists of labels, got {a.shape} and {b.shape}")
+    if a.size == 0:
+        return float("nan")
+    cats, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    k = cats.size
+    cm = np.bincount(codes[: a.size] * k + codes[a.size :], minlength=k * k).reshape(k, k)
+    return float(_kappa_cells(cm.reshape(1, -1).astype(np.float64), k)[0])
+
+
+def _kappa_cells(cells: np.ndarray, k: int) -> np.ndarray:
+    """Kappa per row of ``cells`` (shape ``(reps, k*k)``: a flattened confusion matrix,
+    first rater by row); ``nan`` where ``p_e = 1`` or a row is empty."""
+    cm = cells.reshape(-1, k, k)
+    n = cm.sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = np.trace(cm, axis1=1, axis2=2) / n
+        pe = np.sum(cm.sum(axis=2) * cm.sum(axis=1), axis=1) / n**2
+        # p_e computed from counts is exactly 1 only when one category holds every label of both raters
+        kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+    return kappa
+
+
+def _boot_kappa(patterns: np.ndarray, counts: np.ndarray, reps: int, seed: int, level: float) -> tuple:
+    """Percentile interval of kappa over item resamples: ``patterns`` are the distinct
+    per-item cell counts (shape ``(P, 4)``), ``counts`` how many items have each; a
+    resample of the items is one multinomial draw over the patterns."""
+    m = int(counts.sum())
+    if reps <= 0 or m == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(m, counts / m, size=reps).astype(np.float64)
+    return percentile_interval(_kappa_cells(draws @ patterns, 2), level)
+
+
+def _patterns(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if cells.size == 0:
+        return np.zeros((0, 4)), np.zeros(0)
+    pats, counts = np.unique(cells, axis=0, return_counts=True)
+    return pats.astype(np.float64), counts.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The file's outcomes against the reviewers' labels.
+
+    Attributes
+    ----------
+    pairs:
+        (item, reviewer) pairs compared (current labels of items in the file).
+    items:
+        Distinct items among them.
+    kappa, kappa_ci:
+        Cohen's kappa of file outcome vs reviewer label (``None`` when undefined:
+        see :func:`cohen_kappa`) and its percentile-bootstrap interval over items.
+    agreement:
+        Share of pairs on which the file and the reviewer agree.
+    confusion:
+        ``((both right, file right and reviewer wrong), (file wrong and reviewer
+        right, both wrong))``: rows the file's outcome, columns the reviewer's label.
+    reviewer_items:
+        Items with at least two reviewers' labels.
+    reviewer_kappa, reviewer_kappa_ci:
+        Kappa of the first two reviewers of those items and its interval, ``None``
+        without such items.
+    reps, seed, level:
+        The bootstrap.
+    unknown:
+        Labels whose item is not in the file (not compared).
+    """
+
+    pairs: int
+    items: int
+    kappa: float | None
+    kappa_ci: tuple[float | None, float | None]
+    agreement: float | None
+    confusion: tuple[tuple[int, int], tuple[int, int]]
+    reviewer_items: int
+    reviewer_kappa: float | None
+    reviewer_kappa_ci: tuple[float | None, float | None] | None
+    reps: int
+    seed: int
+    level: float
+    unknown: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "items": self.items,
+            "kappa": self.kappa,
+            "kappa_ci": list(self.kappa_ci),
+            "agreement": self.agreement,
+            "confusion": {
+                "rows": "file outcome (right, wrong)",
+                "columns": "reviewer label (right, wrong)",
+                "counts": [list(r) for r in self.confusion],
+            },
+            "reviewer_items": self.reviewer_items,
+            "reviewer_kappa": self.reviewer_kappa,
+            "reviewer_kappa_ci": None if self.reviewer_kappa_ci is None else list(self.reviewer_kappa_ci),
+            "reps": self.reps,
+            "seed": self.seed,
+            "level": self.level,
+            "unknown": self.unknown,
+            "sentence": self.sentence(),
+        }
+
+    def sentence(self) -> str:
+        """The agreement in words."""
+        if self.pairs == 0:
+            return "No label matches an item of the file: no agreement to report."
+        (rr, rw), (wr, ww) = self.confusion
+        lvl = f"{self.level:.0%}"
+        text = f"File outcome vs reviewers on {self.pairs:,} labels of {self.items:,} items: " + (
+            "Cohen's kappa undefined (both said one and the same verdict for every item)"
+            if self.kappa is None
+            else f"Cohen's kappa {self.kappa:.2f}" + _ci_words(self.kappa_ci, lvl)
+        )
+        text += (
+            f"; they agree on {self.agreement:.1%} (both right {rr:,}, both wrong {ww:,}; the file right and the "
+            f"reviewer wrong {rw:,}, the reverse {wr:,})."
+        )
+        if self.reviewer_items:
+            k = "undefined" if self.reviewer_kappa is None else f"{self.reviewer_kappa:.2f}"
+            text += (
+                f" Between reviewers, on the {self.reviewer_items:,} items two labelled: kappa {k}"
+                + _ci_words(self.reviewer_kappa_ci, lvl)
+                + "."
+            )
+        return text
+
+
+def _ci_words(ci: tuple[float | None, float | None] | None, level: str) -> str:
+    if ci is None or ci[0] is None or ci[1] is None:
+        return ""
+    return f" ({level} interval {ci[0]:.2f} to {ci[1]:.2f})"
+
+
+def agreement(
+    rows: Judgments,
+    labels: Sequence[Label],
+    *,
+    reps: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+    dataset: str | None = None,
+) -> Agreement:
+    """Cohen's kappa, the confusion matrix and inter-reviewer kappa (see the module).
+
+    Parameters
+    ----------
+    rows:
+        The file's rows (their ``correct`` is the file's outcome).
+    labels:
+        Labels, history included (each reviewer's current label is used).
+    reps, seed, level:
+        The item bootstrap of the kappa intervals (``reps=0``: none).
+    dataset:
+        The dataset the labels are of (default: the one the labels name).
+    """
+    if not 0 < level < 1:
+        raise CalibError(f"the interval level must be between 0 and 1, got {level!r}")
+    v = votes(rows, labels, dataset=dataset)
+    file_ok = np.asarray(rows.correct, dtype=bool)[v.row]
+    human_ok = np.asarray([lab.correct for lab in v.labels], dtype=bool)
+    # cell per pair: 0 both right, 1 file right/reviewer wrong, 2 file wrong/reviewer right, 3 both wrong
+    cell = 2 * (~file_ok).astype(np.int64) + (~human_ok).astype(np.int64)
+    item_of = np.searchsorted(v.items, v.row)
+    per_item = np.zeros((v.items.size, 4), dtype=np.int64)
+    np.add.at(per_item, (item_of, cell), 1)
+    total = per_item.sum(axis=0)
+    kappa = _kappa_cells(total[None, :].astype(np.float64), 2)[0]
+    ci = _boot_kappa(*_patterns(per_item), reps, seed, level)
+    rk, rci, r_items = _reviewers(v.labels, v.row, reps, seed, level)
+    return Agreement(
+        pairs=int(cell.size),
+        items=int(v.items.size),
+        kappa=finite_or_none(kappa),
+        kappa_ci=ci,
+        agreement=finite_or_none(float(total[0] + total[3]) / cell.size) if cell.size else None,
+        confusion=((int(total[0]), int(total[1])), (int(total[2]), int(total[3]))),
+        reviewer_items=r_items,
+        reviewer_kappa=rk,
+        reviewer_kappa_ci=rci,
+        reps=int(reps),
+        seed=int(seed),
+        level=float(level),
+        unknown=v.unknown,
+    )
+
+
+def _reviewers(labels: tuple[Label, ...], row: np.ndarray, reps: int, seed: int, level: float) -> tuple:
+    """Kappa of the first two reviewers of each item with two or more, its interval and
+    how many such items (``None, None, 0`` without any)."""
+    first: dict[int, list[bool]] = {}
+    for lab, i in zip(labels, row, strict=True):
+        first.setdefault(int(i), []).append(lab.correct)
+    two = [v[:2] for v in first.values() if len(v) >= 2]
+    if not two:
+        return None, None, 0
+    a = np.array([p[0] for p in two], dtype=bool)
+    b = np.array([p[1] for p in two], dtype=bool)
+    cells = np.zeros((a.size, 4), dtype=np.int64)
+    cells[np.arange(a.size), 2 * (~a).astype(np.int64) + (~b).astype(np.int64)] = 1
+    k = finite_or_none(_kappa_cells(cells.sum(axis=0)[None, :].astype(np.float64), 2)[0])
+    return k, _boot_kappa(*_patterns(cells), reps, seed + 1, level), int(a.size)
