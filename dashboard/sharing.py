@@ -1,5 +1,6 @@
 """Share links in the dashboard: reopening one (``?share=TOKEN``), the sidebar's Share
-panel, and the owner's actions (update, revoke, delete; a logged-in owner's list of links).
+panel, and the owner's actions (update, revoke, delete; a logged-in owner's list of links;
+the review switch and audit sample size of a link, issue 12).
 
 The store and its rules are :mod:`calib.hosting.store`'s; this module keeps, in the
 session, which links this session made (their owner keys), what the last action said,
@@ -115,7 +116,7 @@ def _base_url() -> str:
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return "/"
     head, _, last = url.rstrip("/").rpartition("/")
-    page_paths = {Path(f).stem.split("_", 1)[-1].lower() for f in PAGE_FILES.values() if f != "app.py"}
+    page_paths = {Path(f).stem.split("_", 1)[-1].lower() for name, f in PAGE_FILES.items() if name != "data"}
     if "//" in head and last.lower() in page_paths:
         url = head
     return url if url.endswith("/") else url + "/"
@@ -202,6 +203,7 @@ def share_panel(acc: Access, ds: list[Dataset]) -> None:
                           args=("revoke", token, "calib_owner_key"))
                 c2.button("Delete", key="calib_delete_viewer", on_click=_owner_action,
                           args=("delete", token, "calib_owner_key"))
+                _review_controls(token, "calib_owner_key")
         _show_notice(notice)
         return
     if acc.user:
@@ -235,6 +237,50 @@ def share_panel(acc: Access, ds: list[Dataset]) -> None:
               help="The link stops opening at once.")
     c3.button("Delete", key="calib_delete_share", on_click=_owner_action, args=("delete", last["token"]),
               help="The link stops opening and its files are removed from the server.")
+    _review_controls(last["token"])
+
+
+#: Widget keys of the owner's review switch and audit sample size.
+REVIEW_ON_KEY, REVIEW_SIZE_KEY = "calib_review_on", "calib_review_size"
+
+
+def _review_controls(token: str, secret_key: str | None = None) -> None:
+    """The owner's review setting of the link (off by default): the switch and the audit
+    sample size, written to the store at once (:meth:`calib.hosting.labels.ReviewCatalog.set_review`)
+    with this session's owner key, the one typed in ``secret_key``, or the login."""
+    from calib.hosting.labels import SAMPLE_SIZE_RANGE
+
+    try:
+        setting = share_store().review_setting(token)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    if setting is None:
+        return
+    st.session_state[REVIEW_ON_KEY] = setting.enabled
+    st.session_state[REVIEW_SIZE_KEY] = setting.sample_size
+    st.toggle("Enable reviewing", key=REVIEW_ON_KEY, on_change=_set_review, args=(token, setting.seed, secret_key),
+              help="Reviewers with the link label the review queue and an audit sample of the items accepted "
+                   "unseen on the Review page; their labels are kept on this server with the link.")
+    st.number_input("Audit sample size", min_value=SAMPLE_SIZE_RANGE[0], max_value=SAMPLE_SIZE_RANGE[1], step=10,
+                    key=REVIEW_SIZE_KEY, on_change=_set_review, args=(token, setting.seed, secret_key),
+                    help="How many of the items accepted unseen reviewers check (a seeded random sample, "
+                         "stratified by stated value): the real-world check of the threshold.")
+
+
+def _set_review(token: str, seed: int, secret_key: str | None) -> None:
+    """The owner changed the switch or the sample size: store both."""
+    typed = str(st.session_state.get(secret_key) or "").strip() if secret_key else ""
+    secret = st.session_state.get(OWNER_KEY, {}).get(token) or typed or None
+    try:
+        out = share_store().set_review(
+            token, enabled=bool(st.session_state.get(REVIEW_ON_KEY)),
+            sample_size=int(st.session_state.get(REVIEW_SIZE_KEY) or 0), seed=seed,
+            owner_secret=secret, user=st.session_state.get(USER_KEY))
+    except CalibError as exc:
+        st.session_state[SHARE_NOTICE_KEY] = (False, str(exc))
+        return
+    st.session_state[SHARE_NOTICE_KEY] = (out.ok, out.message)
 
 
 def _owned_links(user: str) -> None:

@@ -13,6 +13,7 @@ from calib.cli.args import check_level
 from calib.cli.audit import add_audit, add_compare
 from calib.cli.drift import add_drift
 from calib.cli.fit import add_apply, add_fit
+from calib.cli.labels import add_labels
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from calib.cli.route import add_route
 from calib.cli.sql import add_sql
@@ -20,7 +21,7 @@ from calib.errors import CalibError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``calib`` parser with its seven subcommands (no engine module is imported)."""
+    """The ``calib`` parser with its subcommands (no engine module is imported)."""
     from calib import __version__
 
     parser = argparse.ArgumentParser(
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_route(sub)
     add_drift(sub)
     add_sql(sub)
+    add_labels(sub)
     return parser
 
 

@@ -7,7 +7,7 @@ Layout of the data directory (``CALIB_DATA_DIR``, default ``./.calib-data``)::
     blobs/ab/abcdef...     one file per distinct uploaded file, named by the
                            SHA-256 of its bytes (stored once, whoever uploads it)
 
-Catalog tables (schema version 1, ``PRAGMA user_version``):
+Catalog tables (schema version 2, ``PRAGMA user_version``):
 
 - ``blobs(hash, size, created)`` — the files; ``hash`` = SHA-256 hex of the bytes.
 - ``datasets(id, spec, created)`` — how to rebuild one :class:`~calib.dataset.Dataset`:
@@ -16,6 +16,17 @@ Catalog tables (schema version 1, ``PRAGMA user_version``):
 - ``dataset_blobs(dataset_id, position, blob_hash)`` — which files a dataset reads.
 - ``shares(id, token_hash, owner_hash, owner_user, view, created, expires, revoked)``.
 - ``share_datasets(share_id, position, dataset_id)``.
+- ``reviewing(share_id, enabled, sample_size, seed, changed)`` — the owner's review
+  setting of a share (version 2; no row = reviewing off).
+- ``labels(id, share_id, dataset, item, correct, note, reviewer, time, kind)`` — every
+  label a reviewer gave, append-only (version 2): a changed label is a new row, so the
+  history is kept; the current label is the latest row per (share, dataset, item,
+  reviewer). Both tables go with their share (``ON DELETE CASCADE``), in the
+  transaction that deletes it. Their rules are :mod:`calib.hosting.labels`'.
+
+A version-1 catalog (calib before reviewing) is migrated in place when it is opened:
+the two tables are created and the version set, in one transaction
+(:data:`_MIGRATIONS`); a catalog of a newer version is refused.
 
 Crash safety
 ------------
@@ -71,8 +82,8 @@ GRACE_SECONDS = 3600.0
 #: :meth:`calib.hosting.store.Store.share` sweeps expired and revoked shares at most this often.
 SWEEP_EVERY_SECONDS = 3600.0
 
-SCHEMA_VERSION = 1
-_SCHEMA = """
+SCHEMA_VERSION = 2
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS blobs (
     hash TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
@@ -109,6 +120,33 @@ CREATE TABLE IF NOT EXISTS share_datasets (
 );
 CREATE INDEX IF NOT EXISTS share_datasets_dataset ON share_datasets(dataset_id);
 """
+# Version 2: reviewing inside a share (issue 12). Labels are append-only: no statement
+# of calib updates or deletes a row except through its share's deletion (the cascade).
+_SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS reviewing (
+    share_id TEXT PRIMARY KEY REFERENCES shares(id) ON DELETE CASCADE,
+    enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+    sample_size INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    changed REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS labels (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    share_id TEXT NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
+    dataset TEXT NOT NULL,
+    item TEXT NOT NULL,
+    correct INTEGER NOT NULL CHECK (correct IN (0, 1)),
+    note TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    time TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('queue', 'audit'))
+);
+CREATE INDEX IF NOT EXISTS labels_share_item ON labels(share_id, dataset, item, reviewer, id);
+"""
+#: The statements that bring a catalog of version ``v`` to ``v + 1``; a new catalog
+#: (version 0) runs them all. Run inside the opening transaction, so a crash leaves
+#: the old version whole.
+_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _SCHEMA_V2}
 
 
 
@@ -246,8 +284,13 @@ class Catalog:
         self.blob_dir.mkdir(mode=DIR_MODE, exist_ok=True)
         _make_private(self.blob_dir, DIR_MODE)
         # Created here, 0600, before SQLite opens it: SQLite gives the -wal and -shm files
-        # the catalog's own mode, whatever the process's umask.
-        os.close(os.open(self.catalog_path, os.O_RDWR | os.O_CREAT, FILE_MODE))
+        # the catalog's own mode, whatever the process's umask. Only when it is missing
+        # (O_EXCL): closing a descriptor of a file drops every POSIX lock this process
+        # holds on it, so opening and closing an existing catalog while another thread's
+        # connection holds a lock would let a second writer in and corrupt it (SQLite's
+        # "How To Corrupt Your Database Files", 2.2).
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.catalog_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE))
         for suffix in ("", "-wal", "-shm"):
             _make_private(Path(f"{self.catalog_path}{suffix}"), FILE_MODE)
         con = sqlite3.connect(self.catalog_path, timeout=30.0, isolation_level=None)
@@ -263,10 +306,15 @@ class Catalog:
                 raise CalibError(
                     f"{self.catalog_path}: written by a newer calib (schema {version}); upgrade calib"
                 )
-            for stmt in _SCHEMA.split(";"):
-                if stmt.strip():
-                    con.execute(stmt)
-            con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            for v in range(version, SCHEMA_VERSION):
+                for stmt in _MIGRATIONS[v].split(";"):
+                    if stmt.strip():
+                        con.execute(stmt)
+            if version != SCHEMA_VERSION:
+                if version:
+                    log.info("%s: catalog migrated from schema %d to %d", self.catalog_path, version,
+                             SCHEMA_VERSION)
+                con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             con.execute("COMMIT")
         finally:
             con.close()
@@ -352,11 +400,16 @@ class Catalog:
     # ---------------------------------------------------------- housekeeping
     @reported
     def sweep(self) -> SweepReport:
-        """Remove revoked and expired shares, then datasets and files no share uses."""
+        """Remove expired shares and revoked ones without reviewers' labels, then datasets and
+        files no share uses. A revoked share with labels stays (it no longer opens) until its
+        owner deletes it or it expires: revoking stops the labelling, it does not throw the
+        reviewers' work away."""
         now = self.clock()
         with self._transaction() as con:
             n = con.execute(
-                "DELETE FROM shares WHERE revoked IS NOT NULL OR (expires IS NOT NULL AND expires <= ?)", (now,)
+                "DELETE FROM shares WHERE (revoked IS NOT NULL AND id NOT IN (SELECT share_id FROM labels)) "
+                "OR (expires IS NOT NULL AND expires <= ?)",
+                (now,),
             ).rowcount
             d, b = self._collect_garbage(con)
         with self._sweep_lock:

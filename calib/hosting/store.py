@@ -23,6 +23,8 @@ file or database access.
 
 The storage itself (blobs, catalog, crash safety, permissions, upkeep) is
 :class:`calib.hosting.catalog.Catalog`; the value types are in :mod:`calib.hosting.shares`.
+Reviewing inside a share (the owner's setting, the reviewers' labels) is
+:class:`calib.hosting.labels.ReviewCatalog`'s, which :class:`Store` inherits.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from calib.errors import CalibError
-from calib.hosting.catalog import Catalog, reported
+from calib.hosting.catalog import reported
+from calib.hosting.labels import ReviewCatalog
 from calib.hosting.shares import (
     MAX_DATASETS,
     MAX_FILES,
@@ -70,7 +73,7 @@ from calib.loading import FORMATS
 log = logging.getLogger(__name__)
 
 
-class Store(Catalog):
+class Store(ReviewCatalog):
     """The share store over one data directory. Create it with :meth:`open` (see
     :class:`~calib.hosting.catalog.Catalog` for the parameters).
 

@@ -25,7 +25,7 @@ from calib import settings
 
 #: Pages of the dashboard, in navigation order (the entry ``app.py`` is ``"data"``).
 PAGES: tuple[str, ...] = ("data", "overview", "scale", "reliability", "recalibration", "routing", "report",
-                          "drift")
+                          "drift", "review")
 #: Reliability-diagram binnings: automatic (per value when the values are few, else
 #: equal-width), per distinct value, equal-width, equal-mass, CORP isotonic curve.
 SCHEMES: tuple[str, ...] = settings.DIAGRAM_SCHEMES

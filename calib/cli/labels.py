@@ -1,0 +1,164 @@
+"""``calib labels export|import``: the labels reviewers gave through a share link, read
+from or added to the server's data directory (``CALIB_DATA_DIR``, or ``--data-dir``).
+
+Both name the share by its link token (``--token``, or the whole link): the token is
+the only way to a share's labels, as on the page. ``export`` writes every label (the
+history, oldest first) as JSONL or CSV; it needs reviewing to be open on the link, or
+the owner secret (then it also works after the link was revoked or reviewing turned
+off). ``import`` is the owner's (``--owner-secret``): it reads a labels file
+(:func:`calib.labels.records.read_labels`), checks every label against the share's
+review plan (:func:`calib.hosting.labels.share_plans`) and appends the good ones in one
+transaction; bad lines and refused labels are listed on stderr, each with its reason.
+Secrets may come from the environment (``CALIB_SHARE_TOKEN``, ``CALIB_OWNER_SECRET``)
+so that they stay out of the shell history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from calib.cli.args import check_writable
+from calib.cli.output import EXIT_OK, EXIT_THRESHOLD
+from calib.errors import CalibError
+
+#: Most messages printed for one import (the rest are counted).
+MAX_PRINTED = 50
+
+
+def add_labels(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "labels",
+        help="export or import the labels reviewers gave through a share link",
+        description="calib labels export|import works on the server's data directory (CALIB_DATA_DIR). "
+        "export writes a share's labels (every one, oldest first) as JSONL or CSV; import adds "
+        "a labels file's labels to a share (owner only).",
+    )
+    act = p.add_subparsers(dest="labels_action", metavar="ACTION")
+    act.required = True
+    ex = act.add_parser("export", help="write a share's labels as JSONL or CSV")
+    _common(ex)
+    ex.add_argument(
+        "--format",
+        choices=("jsonl", "csv"),
+        default=None,
+        help="jsonl or csv (default: from --output's suffix, else jsonl)",
+    )
+    ex.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    ex.set_defaults(func=run_export)
+    im = act.add_parser("import", help="add a labels file's labels to a share (owner only)")
+    im.add_argument("file", metavar="FILE", help="a labels file (JSONL or CSV, as export writes)")
+    _common(im)
+    im.set_defaults(func=run_import)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--token", metavar="TOKEN", help="the share link or its token (default: CALIB_SHARE_TOKEN)"
+    )
+    p.add_argument(
+        "--owner-secret",
+        dest="owner_secret",
+        metavar="KEY",
+        help="the link's owner key (default: CALIB_OWNER_SECRET)",
+    )
+    p.add_argument(
+        "--data-dir",
+        dest="data_dir",
+        metavar="DIR",
+        help="the server's data directory (default: CALIB_DATA_DIR, else ./.calib-data)",
+    )
+
+
+def token_of(text: str | None) -> str:
+    """The token of ``--token``: the value itself, or the ``share`` parameter of a link."""
+    text = (text or os.environ.get("CALIB_SHARE_TOKEN") or "").strip()
+    if not text:
+        raise CalibError("--token: give the share link or its token (or set CALIB_SHARE_TOKEN)")
+    if "?" in text or "://" in text:
+        found = parse_qs(urlsplit(text).query).get("share")
+        if not found:
+            raise CalibError("--token: the link has no share=... parameter")
+        text = found[0]
+    return text
+
+
+def _store(args: argparse.Namespace):
+    from calib.hosting.store import Store
+
+    env = dict(os.environ)
+    if args.data_dir:
+        if not Path(args.data_dir).is_dir():
+            raise CalibError(f"--data-dir {args.data_dir}: no such folder")
+        env["CALIB_DATA_DIR"] = args.data_dir
+    elif not Path(env.get("CALIB_DATA_DIR") or ".calib-data").is_dir():
+        raise CalibError("no data directory: set CALIB_DATA_DIR or --data-dir to the server's")
+    return Store.from_env(env)
+
+
+def _secret(args: argparse.Namespace) -> str | None:
+    return (args.owner_secret or os.environ.get("CALIB_OWNER_SECRET") or "").strip() or None
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from calib.labels.records import labels_to_csv, labels_to_jsonl
+
+    fmt = args.format or ("csv" if (args.output or "").lower().endswith(".csv") else "jsonl")
+    if args.output:
+        check_writable(args.output, "--output")
+    token = token_of(args.token)
+    got = _store(args).labels(token, owner_secret=_secret(args))
+    if not got.ok:
+        raise CalibError(got.message)
+    data = labels_to_csv(got.labels) if fmt == "csv" else labels_to_jsonl(got.labels)
+    if args.output:
+        Path(args.output).write_bytes(data)
+        print(f"calib: wrote {len(got.labels):,} label(s) to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Exit 0 when every label was added, 1 when some lines or labels were left out
+    (listed on stderr), 2 when nothing could be imported (a refusal or an unreadable file)."""
+    from calib.hosting.labels import share_plans
+    from calib.labels.records import read_labels
+    from calib.limits import Limits
+
+    token = token_of(args.token)
+    secret = _secret(args)
+    if secret is None:
+        raise CalibError("--owner-secret: importing labels is the link owner's (or set CALIB_OWNER_SECRET)")
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CalibError(f"{path}: cannot read ({exc.strerror})") from None
+    limits = Limits.from_env()
+    labels, problems = read_labels(data, path.name, options=limits.load_options(None))
+    store = _store(args)
+    opened = store.open_share(token)
+    setting = store.review_setting(token)
+    if not opened.available or setting is None or not setting.enabled:
+        from calib.hosting.labels import NOT_REVIEWABLE_MESSAGE
+
+        raise CalibError(NOT_REVIEWABLE_MESSAGE)
+    out = store.import_labels(token, labels, share_plans(opened.share, setting, limits), owner_secret=secret)
+    if not out.ok:
+        raise CalibError(out.message)
+    left_out = [*problems, *out.rejected]
+    for msg in left_out[:MAX_PRINTED]:
+        print(f"calib: {msg}", file=sys.stderr)
+    if len(left_out) > MAX_PRINTED:
+        print(f"calib: ... {len(left_out) - MAX_PRINTED:,} more", file=sys.stderr)
+    print(
+        f"calib: imported {out.written:,} label(s) from {path.name}"
+        + (f"; {len(left_out):,} left out" if left_out else ""),
+        file=sys.stderr,
+    )
+    return EXIT_THRESHOLD if left_out else EXIT_OK

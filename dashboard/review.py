@@ -1,0 +1,506 @@
+"""The Review page's body (issue 12): reviewers of a share link label the review queue
+and the audit sample, one item at a time; the owner exports and imports the labels.
+
+Contract
+--------
+- **Where.** A session opened from a share link (``?share=TOKEN``) whose owner enabled
+  reviewing, or the session that made the link (the owner's, with its owner key). Anywhere
+  else, or with reviewing off, the page says so in one sentence (:data:`NOT_SHARED`,
+  :data:`NOT_ENABLED`).
+- **What.** The plan of each dataset (:func:`calib.hosting.labels.plans_for`: the queue
+  and the audit sample at the *owner's* threshold, so every reviewer sees the same items),
+  the labels from the store (:meth:`calib.hosting.labels.ReviewCatalog.labels`), read on
+  every run: the progress ("37 of 120 labelled", items with a label from anyone) agrees
+  between reviewers after a rerun.
+- **Who.** The logged-in (OIDC) e-mail; with a password only, a name the reviewer types
+  once, kept in the URL as ``?reviewer=NAME`` (:data:`REVIEWER_PARAM`). The URL, not a
+  cookie: Streamlit can read cookies (``st.context.cookies``) but not set them, and setting
+  one from the page needs a script, which the app's Content-Security-Policy refuses
+  (:mod:`calib.hosting.webguard`). A reload keeps the URL, so the name survives it; a new
+  tab opened from the bare link asks again. The name is not a proof: with a password
+  only, anyone with the link can type any name (the OIDC e-mail is verified).
+- **Safe text.** Item ids, groups, question text, notes and names are user data: shown
+  with ``st.text``, ``st.code`` and ``st.dataframe`` only, never markdown or HTML.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from calib.dataset import Dataset
+from calib.errors import CalibError
+from dashboard.context import Context
+from dashboard.entries import cache_key
+from dashboard.keys import LAST_SHARE_KEY, OWNER_KEY, SHARED_KEY
+from dashboard.layout import md_escape, no_data, page_question, safe_filename, show_error
+from dashboard.runtime import share_store
+
+if TYPE_CHECKING:
+    from calib.hosting.labels import ReviewSetting, ReviewState
+    from calib.labels.plan import ReviewItem, ReviewPlan
+    from calib.labels.records import Label
+
+NOT_SHARED = (
+    "Reviewing happens through a share link whose owner enabled it: share this view from the sidebar, "
+    "enable reviewing, and send the link to the reviewers."
+)
+NOT_ENABLED = (
+    "Reviewing is not enabled for this link: its owner can enable it in the Share panel of the sidebar."
+)
+#: The query parameter a password-only reviewer's name is kept in.
+REVIEWER_PARAM = "reviewer"
+RIGHT, WRONG, NEXT = "Right", "Wrong", "Next unlabelled"
+#: Keyboard shortcuts of the three buttons (Streamlit reserves C and R).
+SHORTCUTS = {RIGHT: "Y", WRONG: "N", NEXT: "J"}
+PROGRESS_TEXT = "{done:,} of {total:,} labelled"
+_POS_KEY = "calib_review_pos"  # (token, dataset, item key) the reviewer is at
+_NOTICE_KEY = "calib_review_notice"  # (ok, message) of the last label or import
+_NAME_KEY = "calib_reviewer_name"  # a password-only reviewer's name, once typed
+_IMPORT_ROUND_KEY = "calib_review_import_round"
+
+
+# ----------------------------------------------------------------- who and where
+def link_of(ctx: Context) -> tuple[str, str | None] | None:
+    """``(token, owner secret or None)`` of the link this session reviews, or ``None``:
+    the link it was opened from, else the last link it made (the owner's session)."""
+    token = st.session_state.get(SHARED_KEY)
+    if token:
+        return str(token), st.session_state.get(OWNER_KEY, {}).get(token)
+    last = st.session_state.get(LAST_SHARE_KEY) or {}
+    if last.get("token"):
+        return str(last["token"]), last.get("secret")
+    return None
+
+
+def reviewer_name(ctx: Context) -> str | None:
+    """Who labels: the OIDC e-mail, else the typed name (from the session or the URL);
+    ``None`` after showing the form that asks for it."""
+    from calib.hosting.labels import check_reviewer
+
+    if ctx.access.user:
+        return ctx.access.user
+    for raw in (st.session_state.get(_NAME_KEY), st.query_params.get(REVIEWER_PARAM)):
+        if not raw:
+            continue
+        try:
+            name = check_reviewer(str(raw))
+        except ValueError:
+            continue
+        st.session_state[_NAME_KEY] = name
+        if st.query_params.get(REVIEWER_PARAM) != name:
+            st.query_params[REVIEWER_PARAM] = name  # a reload keeps it
+        return name
+    with st.form("calib_reviewer_form"):
+        typed = st.text_input("Your name (kept with your labels)", max_chars=200, key="calib_reviewer_input")
+        go = st.form_submit_button("Start reviewing", type="primary")
+    if go:
+        try:
+            st.session_state[_NAME_KEY] = check_reviewer(typed)
+        except ValueError as exc:
+            show_error(exc)
+            return None
+        st.rerun()
+    st.caption(
+        "Logged-in reviewers are named by their e-mail; here the name you type is kept in this page's "
+        "address, so a reload keeps it."
+    )
+    return None
+
+
+def _forget_name() -> None:
+    st.session_state.pop(_NAME_KEY, None)
+    st.query_params.pop(REVIEWER_PARAM, None)
+
+
+# ----------------------------------------------------------------- the plans
+@st.cache_data(max_entries=32, show_spinner="Drawing the review queue and the audit sample…")
+def _plan_cached(key: str, threshold: float, size: int, seed: int, _ds: Dataset) -> ReviewPlan:
+    from calib.hosting.labels import plans_for
+    from calib.hosting.view import View
+
+    return plans_for([_ds], View(lo=threshold), _setting(size, seed))[_ds.name]
+
+
+def _setting(size: int, seed: int) -> ReviewSetting:
+    from calib.hosting.labels import ReviewSetting
+
+    return ReviewSetting(True, size, seed)
+
+
+def plans(ctx: Context, state: ReviewState) -> dict[str, ReviewPlan]:
+    """The review plan of each of the link's datasets that has rows (cached by content,
+    threshold, sample size and seed)."""
+    from calib.hosting.labels import review_threshold
+
+    out = {}
+    for ds in ctx.datasets:
+        if ds.rows is None or ds.name not in state.datasets:
+            continue
+        t = review_threshold(state.view, ds.table.scale)
+        out[ds.name] = _plan_cached(cache_key(ds), t, state.setting.sample_size, state.setting.seed, ds)
+    return out
+
+
+# ----------------------------------------------------------------- the page
+def review_page(ctx: Context) -> None:
+    """The whole Review page below its title."""
+    from calib.present.questions import QUESTIONS, REVIEW_OFF
+
+    link = link_of(ctx)
+    if link is None:
+        if ctx.datasets:
+            page_question(QUESTIONS["review"], REVIEW_OFF["not_shared"])
+            st.info(NOT_SHARED)
+        else:
+            no_data()  # as every page says before anything is loaded
+        return
+    token, secret = link
+    try:
+        state = share_store().review_state(token)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    if state is None or not state.setting.enabled:
+        page_question(QUESTIONS["review"], REVIEW_OFF["not_enabled"])
+        st.info(NOT_ENABLED)
+        return
+    all_plans = plans(ctx, state)
+    if not all_plans:
+        st.info("This link's data has no per-item rows (a count table): there are no items to label.")
+        return
+    names = list(all_plans)
+    question = st.container()  # first on the page, filled once the dataset is known
+    got = share_store().labels(token, owner_secret=secret, user=ctx.access.user)
+    if not got.ok:
+        st.info(got.message)
+        return
+    who = reviewer_name(ctx)
+    name = names[0] if len(names) == 1 or who is None else st.selectbox("Dataset", names,
+                                                                          key="calib_review_dataset")
+    plan = all_plans[name]
+    stored = state.stored_name(name)
+    history = [lab for lab in got.labels if lab.dataset == stored]
+    with question:
+        _question(plan, history)
+    if who is None:
+        return
+    _header(plan, who, typed=not ctx.access.user)
+    _notice()
+    if not plan.items:
+        st.info("Nothing to label at this threshold: no item is below it and none is accepted to sample.")
+    else:
+        _labelling(token, plan, stored, history, who, all_plans)
+    _so_far(ctx, ctx.by_name(name), plan, stored, history)
+    _export_import(ctx, token, secret, got.labels, all_plans)
+
+
+def _question(plan: ReviewPlan, history: list[Label]) -> None:
+    """The page's question and its answer: what is to be labelled and how much is."""
+    from calib.labels.records import current
+    from calib.present import format as fmt
+    from calib.present.questions import QUESTIONS, review_answer
+
+    labelled = {lab.item for lab in current(history)}
+    done = sum(1 for it in plan.items if it.item in labelled)
+    page_question(QUESTIONS["review"], review_answer(len(plan.queue), len(plan.audit), plan.accepted,
+                                                     fmt.sig(plan.threshold, 4), done))
+
+
+def _header(plan: ReviewPlan, who: str, typed: bool) -> None:
+    from calib.present import format as fmt
+
+    c1, c2 = st.columns([4, 1])
+    c1.text(f"Reviewing as {who}")
+    if typed:  # a logged-in reviewer is their e-mail
+        c2.button("Not you?", key="calib_review_forget", on_click=_forget_name)
+    st.caption(
+        f"The review queue ({len(plan.queue):,} items scored below the owner's threshold "
+        f"{fmt.sig(plan.threshold, 4)}, most doubtful first) and an audit sample of {len(plan.audit):,} of the "
+        f"{plan.accepted:,} items accepted unseen (seeded, stratified by stated value). Mark whether the judge's "
+        f"verdict is right: {SHORTCUTS[RIGHT]} for {RIGHT}, {SHORTCUTS[WRONG]} for {WRONG}, "
+        f"{SHORTCUTS[NEXT]} for the next unlabelled item. The sidebar's threshold does not change these lists."
+    )
+
+
+def _notice() -> None:
+    notice = st.session_state.pop(_NOTICE_KEY, None)
+    if notice:
+        ok, message = notice
+        (st.success if ok else st.warning)(md_escape(message))
+
+
+def _labelling(
+    token: str,
+    plan: ReviewPlan,
+    stored: str,
+    history: list[Label],
+    who: str,
+    all_plans: dict[str, ReviewPlan],
+) -> None:
+    """Progress, the current item with its buttons, and the list of every item."""
+    from calib.labels.records import current
+
+    now = current(history)
+    labelled = {lab.item for lab in now}
+    mine = {lab.item: lab.correct for lab in now if lab.reviewer == who}
+    keys = [it.item for it in plan.items]
+    done = sum(1 for k in keys if k in labelled)
+    st.progress(done / len(keys), text=PROGRESS_TEXT.format(done=done, total=len(keys)))
+    st.caption(
+        f"You labelled {sum(1 for k in keys if k in mine):,}; labels in all, with changes: {len(history):,}."
+    )
+    pos = _position(token, stored, keys, labelled, mine)
+    item = plan.items[pos]
+    _item_card(item, pos, len(keys), mine.get(item.item))
+    note_key = f"calib_review_note_{stored}_{item.item}"
+    st.text_input("Note (optional)", max_chars=500, key=note_key)
+    c1, c2, c3 = st.columns(3)
+    args = (token, stored, item, who, note_key, all_plans, keys)
+    c1.button(
+        RIGHT,
+        key="calib_review_right",
+        type="primary",
+        shortcut=SHORTCUTS[RIGHT],
+        on_click=_record,
+        args=(*args, True),
+        help="The judge's verdict on this item is right.",
+    )
+    c2.button(
+        WRONG,
+        key="calib_review_wrong",
+        shortcut=SHORTCUTS[WRONG],
+        on_click=_record,
+        args=(*args, False),
+        help="The judge's verdict on this item is wrong.",
+    )
+    c3.button(
+        NEXT,
+        key="calib_review_next",
+        shortcut=SHORTCUTS[NEXT],
+        on_click=_skip,
+        args=(token, stored, item.item, keys, labelled, mine),
+        help="Go to the next item nobody labelled yet.",
+    )
+    _item_table(plan, now)
+
+
+def _position(token: str, stored: str, keys: list[str], labelled: set[str], mine: dict[str, bool]) -> int:
+    """Where the reviewer is: the item kept in the session, else the first nobody labelled."""
+    held = st.session_state.get(_POS_KEY)
+    if held and held[0] == token and held[1] == stored and held[2] in keys:
+        return keys.index(held[2])
+    pos = _next_open(keys, -1, labelled, mine)
+    st.session_state[_POS_KEY] = (token, stored, keys[pos])
+    return pos
+
+
+def _next_open(keys: list[str], after: int, labelled: set[str], mine: dict[str, bool]) -> int:
+    """The next item after ``after`` (wrapping) that nobody labelled, else one this
+    reviewer did not, else the one after."""
+    n = len(keys)
+    order = [(after + k) % n for k in range(1, n + 1)]
+    for pos in order:
+        if keys[pos] not in labelled:
+            return pos
+    for pos in order:
+        if keys[pos] not in mine:
+            return pos
+    return order[0]
+
+
+def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None) -> None:
+    from calib.present import format as fmt
+
+    where = "review queue" if item.kind == "queue" else "audit sample"
+    with st.container(border=True):
+        # user text (id, group, question) only through st.text / st.code
+        st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
+        st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
+        if item.text:
+            st.code(item.text, language=None, wrap_lines=True)
+        else:
+            st.caption("The file has no question or answer text for this item.")
+        m1, m2, m3 = st.columns(3)
+        m1.metric("Judge's verdict (the file's outcome)", "right" if item.correct else "wrong")
+        m2.metric("Stated confidence", fmt.sig(item.stated, 4))
+        m3.metric("As a probability", fmt.pct(item.prob))
+        if mine is not None:
+            st.caption(
+                f"Your label: {'right' if mine else 'wrong'} (labelling again replaces it; the history is kept)."
+            )
+
+
+def _item_table(plan: ReviewPlan, now: tuple[Label, ...]) -> None:
+    import pandas as pd
+
+    by_item: dict[str, list[Label]] = {}
+    for lab in now:
+        by_item.setdefault(lab.item, []).append(lab)
+    rows = []
+    for it in plan.items:
+        labs = by_item.get(it.item, [])
+        rows.append(
+            {
+                "item": it.item,
+                "list": it.kind,
+                "group": it.group,
+                "stated": it.stated,
+                "judge": "right" if it.correct else "wrong",
+                "labels": len(labs),
+                "right": sum(lab.correct for lab in labs),
+                "text": it.text[:120],
+            }
+        )
+    with st.expander(f"Every item ({len(rows):,})"):
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def _record(
+    token: str,
+    stored: str,
+    item: ReviewItem,
+    who: str,
+    note_key: str,
+    all_plans: dict[str, ReviewPlan],
+    keys: list[str],
+    correct: bool,
+) -> None:
+    """A Right / Wrong click: append the label, then go to the next unlabelled item."""
+    from calib.labels.records import Label, current
+
+    note = str(st.session_state.get(note_key) or "")
+    label = Label(item=item.item, correct=correct, note=note, reviewer=who, kind=item.kind, dataset=stored)
+    try:
+        out = share_store().add_label(token, label, all_plans)
+    except CalibError as exc:
+        st.session_state[_NOTICE_KEY] = (False, str(exc))
+        return
+    if not out.ok:
+        st.session_state[_NOTICE_KEY] = (False, out.message)
+        return
+    st.session_state[_NOTICE_KEY] = (True, f"Saved: {'right' if correct else 'wrong'}.")
+    got = share_store().labels(token)
+    now = current(lab for lab in got.labels if lab.dataset == stored) if got.ok else ()
+    labelled = {lab.item for lab in now}
+    mine = {lab.item: lab.correct for lab in now if lab.reviewer == who}
+    st.session_state[_POS_KEY] = (
+        token,
+        stored,
+        keys[_next_open(keys, keys.index(item.item), labelled, mine)],
+    )
+
+
+def _skip(
+    token: str, stored: str, item: str, keys: list[str], labelled: set[str], mine: dict[str, bool]
+) -> None:
+    st.session_state[_POS_KEY] = (token, stored, keys[_next_open(keys, keys.index(item), labelled, mine)])
+
+
+# ----------------------------------------------------------------- labels so far
+def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, history: list[Label]) -> None:
+    """Agreement of the judge's verdicts with the reviewers (Cohen's kappa with its interval,
+    the confusion matrix, between reviewers) and the audit sample's estimate of the error
+    among the items accepted unseen (:mod:`calib.labels.agreement`, :mod:`calib.labels.estimate`)."""
+    from calib.labels.agreement import agreement
+    from calib.labels.estimate import accepted_error
+    from calib.present import format as fmt
+
+    st.subheader("Labels so far")
+    if not history or ds is None or ds.rows is None:
+        st.caption("No labels yet.")
+        return
+    v = ctx.view
+    try:
+        agree = agreement(ds.rows, history, reps=v.reps, seed=v.seed, level=v.level, dataset=stored)
+        err = accepted_error(ds.rows, history, plan.threshold, level=v.level, dataset=stored)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Cohen's kappa, judge vs reviewers", "—" if agree.kappa is None else f"{agree.kappa:.2f}")
+    m2.metric("Agreement, judge vs reviewers", fmt.pct(agree.agreement))
+    m3.metric("Error among accepted (audit sample)", fmt.pct(err.estimate))
+    st.text(agree.sentence())
+    st.text(err.sentence())
+    (rr, rw), (wr, ww) = agree.confusion
+    st.dataframe(
+        {
+            "judge's verdict (file)": ["right", "wrong"],
+            "reviewer: right": [rr, wr],
+            "reviewer: wrong": [rw, ww],
+        },
+        hide_index=True,
+    )
+
+
+# ----------------------------------------------------------------- export / import
+def _export_import(
+    ctx: Context, token: str, secret: str | None, labels: tuple[Label, ...], all_plans: dict[str, ReviewPlan]
+) -> None:
+    from calib.labels.records import labels_to_csv, labels_to_jsonl
+
+    st.subheader("Export and import")
+    c1, c2 = st.columns(2)
+    base = safe_filename("labels", "")
+    c1.download_button(
+        "Download the labels (JSONL)",
+        labels_to_jsonl(labels),
+        file_name=f"{base}.jsonl",
+        mime="application/jsonl",
+        key="calib_labels_jsonl",
+        disabled=not labels,
+    )
+    c2.download_button(
+        "Download the labels (CSV)",
+        labels_to_csv(labels),
+        file_name=f"{base}.csv",
+        mime="text/csv",
+        key="calib_labels_csv",
+        disabled=not labels,
+    )
+    st.caption(
+        "Every label, with its changes, oldest first: `calib audit FILE --labels labels.jsonl` uses them."
+    )
+    if ctx.access.read_only or not (secret or ctx.access.user):
+        st.caption(
+            "Importing a labels file is for the link's owner, in the session that made the link "
+            "(or with `calib labels import`)."
+        )
+        return
+    round_ = st.session_state.get(_IMPORT_ROUND_KEY, 0)
+    up = st.file_uploader(
+        "Import a labels file (JSONL or CSV, as exported)",
+        type=["jsonl", "csv", "json"],
+        key=f"calib_labels_upload_{round_}",
+    )
+    if up is not None:
+        _import(token, secret, ctx.access.user, up.name, up.getvalue(), all_plans)
+        st.session_state[_IMPORT_ROUND_KEY] = round_ + 1
+        st.rerun()
+
+
+def _import(
+    token: str, secret: str | None, user: str | None, name: str, data: bytes, all_plans: dict[str, ReviewPlan]
+) -> None:
+    from calib.labels.records import read_labels
+
+    try:
+        labels, problems = read_labels(data, name)
+        out = share_store().import_labels(token, labels, all_plans, owner_secret=secret, user=user)
+    except CalibError as exc:
+        st.session_state[_NOTICE_KEY] = (False, str(exc))
+        return
+    if not out.ok:
+        st.session_state[_NOTICE_KEY] = (False, out.message)
+        return
+    left = [*problems, *out.rejected]
+    text = f"Imported {out.written:,} label(s) from the file"
+    if left:
+        text += (
+            f"; {len(left):,} left out: "
+            + "; ".join(left[:5])
+            + (f"; and {len(left) - 5:,} more" if len(left) > 5 else "")
+        )
+    st.session_state[_NOTICE_KEY] = (not left, text + ("" if left else "."))
