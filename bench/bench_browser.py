@@ -36,7 +36,9 @@ Prints, for the goals of issue 3 and issue 5:
    (opened once before): time to its first drawn figure in a fresh browser context (goal
    2 s), beside the Data page's first paint on the same server and the first figure of a
    page that draws one tiny Plotly figure and nothing else (the Plotly floor: a fresh
-   context loads Streamlit's 4.7 MB Plotly chunk before any figure is drawn).
+   context loads Streamlit's 4.7 MB Plotly chunk before any figure is drawn). The
+   dashboard's pages preload that chunk (:mod:`calib.hosting.webguard`); the floor's
+   bare Streamlit app does not, so it fetches the chunk only once its figure arrives.
 
 Usage::
 

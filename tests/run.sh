@@ -2,7 +2,9 @@
 # Installs everything the tests need and runs the whole suite. The README's quick start and
 # .ci/run (CI: a fresh clone, as root, no virtualenv) call this file.
 #
-#   1. Debian's Chromium for the browser tests, if there is no `chromium` (apt-get);
+#   1. Debian's Chromium for the browser tests, if there is no `chromium`, and Debian's
+#      Java 17 (openjdk-17-jre-headless) for the local Spark session of
+#      tests/test_sql_spark.py, if there is no `java` (apt-get);
 #   2. a virtualenv, .venv (or $CALIB_VENV), created if missing: a stock Debian/Ubuntu Python
 #      refuses `pip install` outside one (PEP 668, "externally-managed-environment"); where
 #      `python3 -m venv` lacks ensurepip, Debian's python3-venv is installed first;
@@ -23,6 +25,12 @@ apt_install() {
 
 if ! command -v chromium >/dev/null 2>&1; then
   apt_install chromium
+fi
+# PySpark 4 starts a JVM and needs Java 17 or newer; the headless JRE is enough (no GUI libraries)
+if ! command -v java >/dev/null 2>&1; then
+  # slim Debian images drop /usr/share/man, and the JRE's postinst then fails to link java.1.gz
+  if [ "$(id -u)" != 0 ]; then sudo mkdir -p /usr/share/man/man1; else mkdir -p /usr/share/man/man1; fi
+  apt_install openjdk-17-jre-headless
 fi
 
 VENV="${CALIB_VENV:-.venv}"

@@ -2,9 +2,10 @@
 ``calib sql`` query, run for real in DuckDB, gives the audit of the rows.
 
 The reference is :mod:`calib.readers.stated.rules` (``_conf_value``, ``_outcome_value``)
-value by value, and the stated JSONL reader on the same rows. Spark, BigQuery and
-Snowflake are not run here (no engine installed; sqlglot is not installed either):
-their queries are checked for their quoting and their literals.
+value by value, and the stated JSONL reader on the same rows. The Spark query is run
+for real in tests/test_sql_spark.py (a local PySpark session); BigQuery and Snowflake
+are not run (no engine here; sqlglot is not installed either): their queries, and
+Spark's, are checked for their quoting and their literals.
 """
 
 from __future__ import annotations

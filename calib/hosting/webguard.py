@@ -17,6 +17,16 @@ What it does
   byte of the body is read, unless the page has registered that session in
   :data:`calib.hosting.access.UPLOAD_SESSIONS` (it does once the session is allowed in and
   not read-only: past the password or login, or on a server with neither).
+- The HTML page of every page but the Data page (Streamlit serves the same ``index.html``
+  at each page's address) gets :func:`page_preloads` in its head: ``<link
+  rel="modulepreload">`` of the chunk that draws Plotly figures and of its imports. A
+  fresh browser (a share link opened cold) then fetches and compiles those 4.7 MB of
+  JavaScript while the page connects and its script runs, instead of after the first
+  figure's message has arrived (bench/bench_browser.py ``--only share``; README, speed
+  table). The chunk still runs when the first figure needs it: running it earlier (at
+  the page's first idle moment, or when its script starts) gained about 0.2 s more on
+  the figure but held up the page's first text by about 0.4 s, and was not kept. The
+  Data page draws no figure and is served as Streamlit writes it.
 - The client address: :func:`install_proxy_policy` makes uvicorn's proxy-header
   handling follow ``CALIB_TRUSTED_PROXIES`` (:func:`calib.hosting.access.client_address`)
   instead of uvicorn's default, which believes ``X-Forwarded-For`` from any loopback
@@ -26,6 +36,7 @@ What it does
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -44,6 +55,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: ``/<base>/_stcore/upload_file/<session_id>/<file_id>`` (any base URL path).
 _UPLOAD_PATH = re.compile(r"/_stcore/upload_file/(?P<session>[^/]+)/[^/]+/?$")
 _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
+#: Streamlit's lazily loaded chunks a page with figures is told to fetch at once: the one
+#: that draws ``st.plotly_chart`` (about 4.7 MB of JavaScript in Streamlit 1.67).
+PRELOADED_CHUNKS = ("PlotlyChart",)
+#: A chunk's static imports (Vite writes them first: ``import{a as b}from"./x.js";``).
+_STATIC_IMPORT = re.compile(rb'(?:from|import)\s*"\./([\w.-]+\.js)"')
+#: How much of a chunk its static imports are read from (they open the file).
+_IMPORTS_HEAD = 16_384
 
 
 def inline_script_hashes(index_html: bytes) -> list[str]:
@@ -66,6 +84,70 @@ def streamlit_index_html() -> bytes:
         return b""
     path = Path(spec.origin).parent / "static" / "index.html"
     return path.read_bytes() if path.is_file() else b""
+
+
+def streamlit_static_js() -> Path | None:
+    """The folder of Streamlit's JavaScript bundles (``static/static/js``), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("streamlit")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "static" / "static" / "js"
+    return folder if folder.is_dir() else None
+
+
+def chunk_files(index_html: bytes, js_dir: Path | None, chunks: Iterable[str] = PRELOADED_CHUNKS) -> list[str]:
+    """The files of the Streamlit chunks named ``chunks`` (``NAME.<hash>.js`` in ``js_dir``),
+    each first, then their static imports, less what ``index_html`` already loads or
+    preloads; ``[]`` when a chunk is not found (another Streamlit build)."""
+    if js_dir is None:
+        return []
+    have = set(re.findall(r'(?:href|src)="\./static/js/([\w.-]+\.js)"', index_html.decode("utf-8", "replace")))
+    todo: list[str] = []
+    for name in chunks:
+        found = sorted(js_dir.glob(f"{name}.*.js"))
+        if len(found) != 1:
+            return []
+        todo.append(found[0].name)
+    out: list[str] = []
+    while todo:
+        name = todo.pop(0)
+        path = js_dir / name
+        if name in have or not path.is_file():
+            continue
+        have.add(name)
+        out.append(name)
+        with path.open("rb") as f:
+            todo.extend(m.decode() for m in _STATIC_IMPORT.findall(f.read(_IMPORTS_HEAD)))
+    return out
+
+
+def page_preloads(files: list[str]) -> bytes:
+    """The tags a page with figures gets in its head: a module preload of each of
+    ``files`` (fetched and compiled, not run), at low priority so that Streamlit's own
+    bundles, which start the page, are fetched first (at high priority the page's title
+    came up to 0.15 s later in some runs; at low, within the runs' noise either way).
+    Relative addresses, as Streamlit's own tags: they hold under a base URL path."""
+    return "".join(f'<link rel="modulepreload" fetchpriority="low" crossorigin href="./static/js/{name}">'
+                   for name in files).encode()
+
+
+def with_preloads(html: bytes, tags: bytes) -> bytes:
+    """``html`` with ``tags`` just before its ``</head>`` when it is Streamlit's page (it
+    mounts the app on ``<div id="root">``); any other HTML (a component's) unchanged."""
+    head = html.rfind(b"</head>")
+    if not tags or head < 0 or b'<div id="root">' not in html:
+        return html
+    return html[:head] + tags + html[head:]
+
+
+def gets_preloads(path: str) -> bool:
+    """Whether the page at ``path`` gets :func:`page_preloads`: every page but the Data
+    page, the app's root (``/``, or ``<base>/`` under a base URL path). The pages past
+    the Data page draw figures, but for Report and Review; they, and ``<base>`` without
+    its slash (which cannot be told from a page), pay the low-priority fetch only."""
+    return not path.endswith("/") and "/_stcore/" not in path and "/static/" not in path
 
 
 def content_security_policy(script_hashes: Iterable[str] = ()) -> str:
@@ -117,14 +199,19 @@ class GuardMiddleware:
         The sessions that may upload (default :data:`calib.hosting.access.UPLOAD_SESSIONS`).
     headers:
         The headers to add (default :func:`security_headers`).
+    preload:
+        The Streamlit chunk files the pages with figures preload (default
+        :func:`chunk_files` of the installed Streamlit; ``[]``: none).
     """
 
     def __init__(self, app: ASGIApp, *, sessions: SessionRegistry | None = None,
-                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+                 headers: list[tuple[bytes, bytes]] | None = None, preload: list[str] | None = None) -> None:
         self.app = app
         self.sessions = UPLOAD_SESSIONS if sessions is None else sessions
         self.headers = security_headers() if headers is None else headers
         self._names = {k for k, _ in self.headers}
+        files = chunk_files(streamlit_index_html(), streamlit_static_js()) if preload is None else preload
+        self.tags = page_preloads(files)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -137,14 +224,54 @@ class GuardMiddleware:
                 message["headers"] = kept + self.headers
             await send(message)
 
-        if scope.get("method") == "PUT" and not self._may_upload(str(scope.get("path", ""))):
+        path = str(scope.get("path", ""))
+        if scope.get("method") == "PUT" and not self._may_upload(path):
             await _refuse(send_with_headers)
+            return
+        if scope.get("method") == "GET" and self.tags and gets_preloads(path):
+            await self.app(scope, receive, _HtmlRewrite(send_with_headers, self.tags))
             return
         await self.app(scope, receive, send_with_headers)
 
     def _may_upload(self, path: str) -> bool:
         m = _UPLOAD_PATH.search(path)
         return m is None or self.sessions.contains(m.group("session"))
+
+
+class _HtmlRewrite:
+    """A ``send`` that puts ``tags`` in the head of a 200 ``text/html`` response. The page
+    is a few kB: it is held whole, un-gzipped if Streamlit compressed it, and sent plain
+    with its new length; every other response passes through as it comes."""
+
+    def __init__(self, send: Send, tags: bytes) -> None:
+        self.send, self.tags = send, tags
+        self.start: Message | None = None
+        self.body: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        kind = message.get("type")
+        if kind == "http.response.start" and message.get("status") == 200:
+            headers = {k.lower(): v.lower() for k, v in message.get("headers", [])}
+            encoding = headers.get(b"content-encoding", b"identity").strip()
+            if headers.get(b"content-type", b"").startswith(b"text/html") and encoding in (b"identity", b"gzip"):
+                self.start = message
+                return
+        elif kind == "http.response.body" and self.start is not None:
+            self.body.append(message.get("body", b""))
+            if not message.get("more_body"):
+                await self._send_page(self.start, b"".join(self.body))
+            return
+        await self.send(message)
+
+    async def _send_page(self, start: Message, body: bytes) -> None:
+        headers = list(start.get("headers", []))
+        if any(k.lower() == b"content-encoding" and v.strip().lower() == b"gzip" for k, v in headers):
+            body = gzip.decompress(body)
+        body = with_preloads(body, self.tags)
+        kept = [(k, v) for k, v in headers if k.lower() not in (b"content-length", b"content-encoding")]
+        start["headers"] = [*kept, (b"content-length", str(len(body)).encode())]
+        await self.send(start)
+        await self.send({"type": "http.response.body", "body": body})
 
 
 async def _refuse(send: Send) -> None:
