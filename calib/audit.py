@@ -29,11 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from calib import metrics as m
 from calib.bootstrap import Bootstrap, bootstrap
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
-from calib.numbers import plain
+from calib.numbers import finite_or_none, plain
 from calib.scale import Scale
 from calib.settings import BINS, REPS
 from calib.table import MAX_EXACT_CELLS, CountTable
@@ -43,6 +45,10 @@ from calib.wording import p_value, pct, value
 SCHEMA = "calib.audit/1"
 #: The tests the verdict's "miscalibrated" rests on.
 CALIBRATION_TESTS: tuple[str, ...] = ("calibration_in_the_large", "goodness_of_fit", "cox_lr")
+#: "No evidence of miscalibration" is hedged when the ECE interval reaches this far (5 points).
+HEDGE_ECE = 0.05
+#: Without an interval, a sample this small is hedged.
+SMALL_N = 200
 #: Per-value sentences: values holding at least this share of the answers (at most 3).
 VALUE_SHARE = 0.05
 #: How ``ece_ci`` is made (the JSON's ``ece_ci_method``).
@@ -329,6 +335,30 @@ def audit(
     return replace(pooled, groups=groups, load_report=load_report)
 
 
+def _top_share_interval(t: CountTable, level: float) -> tuple[float | None, float | None]:
+    """Wilson interval of the share of answers at the most used value, that value held
+    fixed: a resample's most used value is the largest of many counts, biased upward (80
+    answers at 80 distinct values: share 1.2%, percentile interval [3.8%, 7.5%]), so the
+    bootstrap's interval need not hold the estimate. With clusters, on the effective
+    count (Kish's design effect of "at that value", :func:`calib.clusters.design_effect`)."""
+    from calib.metrics import wilson_interval
+
+    tt = m.single(t)
+    if tt.total == 0:
+        return None, None
+    i = int(np.argmax(tt.n))
+    k, n = float(tt.n[i]), float(tt.total)
+    if tt.clusters is not None and 0 < k < n:
+        from calib import clusters
+
+        at = (np.arange(tt.cells) == i).astype(np.float64)
+        d = clusters.design_effect(tt.clusters, at, at, n * (k / n) * (1 - k / n), centre=True)
+        d = clusters.test_adjustment(d)
+        k, n = k / d, n / d
+    lo, hi = wilson_interval(k, n, level)
+    return finite_or_none(float(lo)), finite_or_none(float(hi))
+
+
 def _audit_one(
     t: CountTable, *, scheme: str, bins: int, reps: int, seed: int, level: float, below: float | None,
     name: str, group: str | None,
@@ -341,6 +371,8 @@ def _audit_one(
     boot: Bootstrap | None = bootstrap(t, plan=plan, reps=reps, seed=seed, level=level,
                                                  point=metrics) if reps else None
     ci = {k: (boot.ci(k) if boot else (None, None)) for k in m.BATCH_METRICS}
+    if boot:
+        ci["share_top"] = _top_share_interval(t, level)
     cox = m.cox(t, level, seed=seed)
     tests = {
         "calibration_in_the_large": m.calibration_in_the_large(t, seed=seed),
@@ -471,17 +503,44 @@ def _how_miscalibrated(a: Audit) -> list[str]:
     return how or ["some stated values are far from their hit rates"]
 
 
+def _test_names(a: Audit) -> dict[str, str]:
+    """The calibration tests as the verdict names them."""
+    return {"calibration_in_the_large": "calibration-in-the-large", "goodness_of_fit": "per-value goodness of fit"
+            if a.scheme == "values" else f"goodness of fit on {a.bins} {a.scheme} bins",
+            "cox_lr": "Cox recalibration test"}
+
+
 def _calibration(a: Audit) -> list[str]:
-    tests = a.tests
-    named = {"calibration_in_the_large": "calibration-in-the-large", "goodness_of_fit": "per-value goodness of fit"
-             if a.scheme == "values" else f"goodness of fit on {a.bins} {a.scheme} bins",
-             "cox_lr": "Cox recalibration test"}
+    tests, named = a.tests, _test_names(a)
     evidence = ", ".join(f"{named[k]} {_test_p(tests[k])}" for k in CALIBRATION_TESTS if tests[k].p_value is not None)
     if a.miscalibrated:
         return [f"Miscalibrated: {'; '.join(_how_miscalibrated(a))}. {_ece_text(a)} ({evidence})."]
     if a.miscalibrated is False:
-        return [f"No evidence of miscalibration at the {100 * a.level:g}% level: {_ece_text(a)} ({evidence})."]
+        return [f"No evidence of miscalibration at the {100 * a.level:g}% level: {_ece_text(a)} ({evidence}).",
+                *_hedges(a)]
     return []
+
+
+def _hedges(a: Audit) -> list[str]:
+    """Why "no evidence of miscalibration" is not "calibrated": a test that would count on
+    its own but not at the verdict's Bonferroni cut, and an ECE interval (or a sample) too
+    wide to rule out a real gap."""
+    alpha, k = 1 - a.level, len(CALIBRATION_TESTS)
+    named, out = _test_names(a), []
+    near = [f"{named[key]} {_test_p(a.tests[key])}" for key in CALIBRATION_TESTS
+            if a.tests[key].p_value is not None and a.tests[key].p_value < alpha]
+    if near:
+        out.append(f"The tests disagree: {' and '.join(near)} would count at the {100 * alpha:g}% level on its own, "
+                   f"but the verdict runs {k} tests and needs one below p={alpha / k:.4g} (Bonferroni), so that a "
+                   f"calibrated judge is called miscalibrated at most {100 * alpha:g}% of the time.")
+    hi = a.ci["ece"][1]
+    if hi is not None and hi >= HEDGE_ECE:
+        out.append(f"Not proof of calibration: with {a.n:,} answers the calibration error could still be as large "
+                   f"as {hi:.3f} (the ECE interval's upper end); more answers would narrow it.")
+    elif hi is None and a.n < SMALL_N:
+        out.append(f"Not proof of calibration: {a.n:,} answers are few, so only a large gap between stated and "
+                   "actual would show in the tests.")
+    return out
 
 
 def _against_constant(a: Audit) -> list[str]:
@@ -568,8 +627,8 @@ def _clusters_note(a: Audit) -> str:
             if eff is not None and deff is not None else "")
     out = (f"Rows are clustered: {c.get('count', 0):,} clusters ({c.get('how', '')}){size}. Every interval "
            "resamples whole clusters and each calibration test divides its statistic by its own design effect "
-           "(Rao-Scott); the per-value Wilson intervals and p-values, the Cox Wald intervals and the "
-           "Mann-Whitney test of ranking assume independent rows.")
+           "(Rao-Scott), the ranking test too; each stated value's hit-rate interval and test use that value's "
+           "own design effect, and the Cox intervals the cluster-robust sandwich variance.")
     if c.get("count", 0) < MIN_CLUSTERS:
         out += f" With fewer than {MIN_CLUSTERS} clusters the intervals and tests are rough."
     return out

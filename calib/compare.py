@@ -4,8 +4,9 @@
 
 Each row is computed from that dataset's count table with the metrics of
 :mod:`calib.metrics` (so the figures equal those of ``calib audit`` on each file);
-the calibration error carries a percentile bootstrap interval
-(:func:`calib.bootstrap.resample_counts`, seeded, each model with the same seed).
+the calibration error and the two Brier scores carry a percentile bootstrap interval
+(:func:`calib.bootstrap.resample_counts`, seeded, each model with the same seed; the
+Brier intervals equal the audit's ``brier_ci`` and ``brier_base_rate_ci``).
 The table itself, formatted, is :func:`calib.present.tables.comparison_table`.
 Which forecast wins on Brier is decided, as in ``calib audit``, by the paired test
 :func:`calib.metrics.brier_vs_constant` at ``1 - level``
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from calib import metrics
-from calib.bootstrap import ece_interval, resample_counts
+from calib.bootstrap import ece_interval, percentile_interval, resample_counts
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.metrics.cells import accuracy_batch
 from calib.numbers import finite_or_none
 from calib.settings import BINS, REPS
 from calib.table import CountTable
@@ -56,6 +58,9 @@ class ModelRow:
     brier, brier_constant:
         Brier score of the stated confidence and of the constant forecast (the
         model's own hit rate).
+    brier_ci, brier_constant_ci:
+        Their percentile bootstrap intervals (the same resamples as the ECE's), ``(None,
+        None)`` without resamples.
     brier_winner:
         ``"constant"`` or ``"stated"`` when the paired test of the two
         (:func:`calib.metrics.brier_vs_constant`) finds a difference at ``1 - level``,
@@ -88,13 +93,16 @@ class ModelRow:
     brier_p_value: float | None
     ece_scheme: str
     brier_winner: str | None = None
+    brier_ci: tuple[float | None, float | None] = (None, None)
+    brier_constant_ci: tuple[float | None, float | None] = (None, None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model, "n": self.n, "accuracy": self.accuracy, "mean_stated": self.mean_stated,
             "mean_confidence": self.mean_confidence, "scale": self.scale, "at_stated": self.at_stated,
             "share_at": self.share_at, "right_when_at": self.right_when_at, "ece": self.ece,
-            "ece_ci": [self.ece_lo, self.ece_hi], "brier": self.brier, "brier_constant": self.brier_constant,
+            "ece_ci": [self.ece_lo, self.ece_hi], "brier": self.brier, "brier_ci": list(self.brier_ci),
+            "brier_constant": self.brier_constant, "brier_constant_ci": list(self.brier_constant_ci),
             "constant_wins": self.constant_wins, "brier_winner": self.brier_winner,
             "brier_p_value": self.brier_p_value,
             "ece_scheme": self.ece_scheme,
@@ -140,6 +148,23 @@ def _ece_ci(table: CountTable, scheme: str, bins: int, reps: int, seed: int, lev
     return ece_interval(e, deb, exact_d, level)
 
 
+def _brier_cis(table: CountTable, reps: int, seed: int, level: float) -> tuple[tuple, tuple]:
+    """Percentile bootstrap intervals of the Brier score and of the constant forecast's
+    (``a (1 - a)``, ``a`` the resample's hit rate), from the resamples of :func:`_ece_ci`
+    (the coarse table's, moved onto the exact point estimates the same way)."""
+    if reps <= 0 or table.total == 0:
+        return (None, None), (None, None)
+    c = table.coarse()
+    n_b, k_b = resample_counts(c, reps, seed)
+    s = metrics.CellStats.resampled(c, n_b, k_b)
+    bs = metrics.brier_batch(s)
+    acc = accuracy_batch(s)
+    if c is not table:
+        exact, rough = metrics.brier(table), metrics.brier(c)
+        bs = bs + (exact - rough if exact is not None and rough is not None else 0.0)
+    return percentile_interval(bs, level), percentile_interval(acc * (1 - acc), level)
+
+
 def model_row(
     name: str, table: CountTable, *, at: float = 0.9, scheme: str = "auto", bins: int = BINS,
     reps: int = REPS, seed: int = 0, level: float = 0.95,
@@ -157,6 +182,7 @@ def model_row(
     e = metrics.ece(t, scheme, bins)
     lo, hi = _ece_ci(t, scheme, bins, reps, seed, level) if e is not None else (None, None)
     bs, base = metrics.brier(t), metrics.brier_base_rate(t)
+    bs_ci, base_ci = _brier_cis(t, reps, seed, level)
     test = metrics.brier_vs_constant(t)
     winner = metrics.brier_winner(test, 1 - level)
     return ModelRow(
@@ -167,6 +193,7 @@ def model_row(
         ece=e, ece_lo=lo, ece_hi=hi, brier=bs, brier_constant=base,
         constant_wins={"constant": True, "stated": False}.get(winner or ""),
         brier_p_value=finite_or_none(test.p_value), ece_scheme=scheme, brier_winner=winner,
+        brier_ci=bs_ci, brier_constant_ci=base_ci,
     )
 
 

@@ -22,6 +22,7 @@ import streamlit as st
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
+from calib.present import explain
 from calib.present import format as fmt
 from dashboard.context import Context
 from dashboard.layout import metric, show_error
@@ -71,12 +72,13 @@ def decision_inputs(v: views.View) -> None:
     st.session_state["w_target"] = 100 * views.target_error(v)
     c1.number_input("Target error rate among accepted (%)", min_value=0.0, max_value=100.0, step=0.5,
                     key="w_target", on_change=_on_target, args=("w_target",),
-                    help="alpha: at most this share of the items accepted unseen may be wrong.")
+                    help=explain.help_text("target"))
     options = sorted({*CONFIDENCES, v.confidence})
     st.session_state["w_confidence"] = v.confidence
     c2.selectbox("Confidence of the guarantee", options, key="w_confidence", on_change=_on_confidence,
                  args=("w_confidence",), format_func=lambda x: f"{100 * x:g}%",
-                 help="1 - delta: the probability, over the data, that the guarantee holds.")
+                 help="How sure the guarantee is: the chance, over the data, that the error among the items "
+                      "accepted unseen really is at most the target. Technical name: 1 - delta.")
 
 
 # ----------------------------------------------------------------- the card
@@ -99,11 +101,15 @@ def recommendation_card(d: Decision, ds: Dataset, *, button: bool) -> None:
         metric(c1, RECOMMENDED_LABEL, short_threshold(r.threshold) if r.holds else "none qualifies")
         metric(c2, "Accepted at it", f"{r.accepted:,} of {r.total:,}")
         metric(c3, "Error bound among accepted", fmt.pct(r.error_upper) if r.holds else fmt.MISSING,
-               f"observed {fmt.pct(r.error_rate)}; one-sided {100 * r.confidence:g}% Clopper-Pearson bound"
-               if r.holds else None)
+               f"{fmt.interval(0.0, r.error_upper, fmt.pct)} one-sided" if r.holds else None,
+               help=(f"Observed {fmt.pct(r.error_rate)}; one-sided {100 * r.confidence:g}% Clopper-Pearson bound.  \n"
+                     + explain.help_text("error_bound") + "  \n"
+                     + explain.what_this_means("error_bound", r.error_upper, confidence=r.confidence))
+               if r.holds else explain.help_text("error_bound"))
         metric(c4, CHEAPEST_LABEL, "no costs given" if ch is None else (
             "review everything" if ch.threshold is None else short_threshold(ch.threshold)),
-            None if ch is None else f"{fmt.num(ch.cost)} per item {fmt.ci_text(ch.cost_ci)}".strip())
+            None if ch is None else f"{fmt.estimate(ch.cost, *ch.cost_ci)} per item",
+            help=explain.help_text("cost"))
         st.text(f"Target: {card.target}, {card.guarantee}.")
         st.text(card.message)
         st.text(card.per_1000)
@@ -169,10 +175,13 @@ def owner_card(ctx: Context, ds: Dataset, v: views.View, d: Decision | None, thr
         metric(c1, OWNER_LABEL, short_threshold(at.threshold) + (" (calibrated)" if cmap is not None else ""))
         metric(c2, OWNER_ACCEPTED_LABEL, f"{at.accepted:,} of {at.total:,}")
         metric(c3, OWNER_BOUND_LABEL, fmt.pct(at.error_upper),
-               f"observed {fmt.pct(at.errors / at.accepted) if at.accepted else fmt.MISSING}; one-sided "
-               f"{100 * at.confidence:g}% Clopper-Pearson bound for this one threshold")
+               None if at.error_upper is None else f"{fmt.interval(0.0, at.error_upper, fmt.pct)} one-sided",
+               help=f"Observed {fmt.pct(at.errors / at.accepted) if at.accepted else fmt.MISSING}; one-sided "
+                    f"{100 * at.confidence:g}% Clopper-Pearson bound for this one threshold.  \n"
+                    + explain.help_text("error_bound"))
         metric(c4, OWNER_COST_LABEL, "no costs given" if at.cost is None else fmt.num(at.cost),
-               None if at.cost_ci[0] is None else f"{100 * v.level:g}% interval {fmt.ci_text(at.cost_ci)}")
+               None if at.cost_ci[0] is None else f"{100 * v.level:g}% {fmt.ci_text(at.cost_ci)}",
+               help=explain.help_text("cost"))
         st.text(at.per_1000())
         target = views.target_error(v)
         if at.error_upper is not None:
@@ -229,8 +238,6 @@ def shared_decision(ctx: Context, *, with_recommendation: bool = True) -> None:
 def overview_decision(ctx: Context) -> None:
     """The Overview's first block: on a share link the owner's decision
     (:func:`shared_decision`), else the focused model's recommendation card."""
-    from dashboard.layout import link
-
     ds = ctx.focus
     if ds is None:
         return
@@ -245,4 +252,3 @@ def overview_decision(ctx: Context) -> None:
         show_error(exc)
         return
     recommendation_card(d, ds, button=False)
-    link("routing", "Set the threshold on the Routing page", icon="🎚️")

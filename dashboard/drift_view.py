@@ -14,6 +14,7 @@ import streamlit as st
 
 from calib.dataset import Dataset
 from calib.hosting import view as views
+from calib.present import explain
 from calib.present import format as fmt
 from calib.present.figures import CONFIG
 from dashboard.entries import cache_key
@@ -88,7 +89,12 @@ def show_headline(d: Drift) -> None:
     for col, c in zip(cols, d.changes, strict=True):
         value = fmt.num(c.new) if c.name == "ece" else fmt.pct(c.new)
         old = fmt.num(c.old) if c.name == "ece" else fmt.pct(c.old)
-        metric(col, f"{LABELS[c.name].capitalize()} (new)", value, f"old {old}; {_ci(c)}")
+        lo, hi = c.ci
+        change = None if lo is None or hi is None else (
+            f"change {fmt.signed(c.diff)} {fmt.interval(lo, hi, fmt.signed)}" if c.name == "ece" else
+            f"change {fmt.points(c.diff)} {fmt.interval(lo, hi, fmt.points)}")
+        metric(col, f"{LABELS[c.name].capitalize()} (new)", value, change,
+               help=f"old {old}; {_ci(c)}.  \n{explain.help_text(c.name)}")
 
 
 def show_values(d: Drift) -> None:
@@ -100,9 +106,8 @@ def show_values(d: Drift) -> None:
         return
     st.plotly_chart(values_figure(d), config=CONFIG, key="fig_drift_values")
     st.dataframe(pd.DataFrame([{
-        "stated": v.value, "answers old": v.n_old, "answers new": v.n_new,
-        "right old (%)": None if v.old is None else 100 * v.old, "right new (%)": None if v.new is None else 100 * v.new,
-        "change (points)": None if v.diff is None else 100 * v.diff,
+        "stated": fmt.value(v.value), "answers old": fmt.count(v.n_old), "answers new": fmt.count(v.n_new),
+        "right old": fmt.pct(v.old), "right new": fmt.pct(v.new), "change": fmt.points(v.diff),
         "interval": fmt.ci_text(v.diff_ci, as_pct=True), "p": fmt.p_value(v.p) if v.tested else v.test,
         "moved": "moved" if v.moved else "",
     } for v in d.values]), hide_index=True, width="stretch")
@@ -134,9 +139,10 @@ def show_series(s: Series, how: str) -> None:
     st.caption(f"Runs ordered {how}.")
     st.plotly_chart(series_figure(s), config=CONFIG, key="fig_drift_series")
     st.dataframe(pd.DataFrame([{
-        "run": r.name, "answers": r.n, "accuracy (%)": None if r.accuracy is None else 100 * r.accuracy,
-        "ECE": r.ece, "accepted": r.accepted,
-        "error among accepted (%)": None if r.error_accepted is None else 100 * r.error_accepted,
-        "EWMA of accuracy": s.accuracy.ewma[i], "limit": s.accuracy.upper[i],
+        # text cells, "—" where a figure does not exist (a reference run has no EWMA), never "None"
+        "run": r.name, "answers": fmt.count(r.n), "accuracy": fmt.pct(r.accuracy),
+        "ECE": fmt.num(r.ece), "accepted": fmt.count(r.accepted),
+        "error among accepted": fmt.pct(r.error_accepted),
+        "EWMA of accuracy": fmt.num(s.accuracy.ewma[i]), "limit": fmt.num(s.accuracy.upper[i]),
     } for i, r in enumerate(s.runs)]), hide_index=True, width="stretch")
     st.text("\n".join(series_lines(s)[-4:]))

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Page name -> script path relative to the app root (for st.switch_page / st.page_link).
 PAGE_FILES: dict[str, str] = {
-    "data": "app.py",
+    "data": "pages/0_Data.py",
     "overview": "pages/1_Overview.py",
     "scale": "pages/2_Scale.py",
     "reliability": "pages/3_Reliability.py",
@@ -29,6 +29,7 @@ PAGE_FILES: dict[str, str] = {
     "routing": "pages/5_Routing.py",
     "report": "pages/6_Report.py",
     "drift": "pages/7_Drift.py",
+    "review": "pages/8_Review.py",
 }
 PAGE_TITLES: dict[str, str] = {
     "data": "Data",
@@ -39,6 +40,7 @@ PAGE_TITLES: dict[str, str] = {
     "routing": "Routing",
     "report": "Report",
     "drift": "Drift between runs",
+    "review": "Review",
 }
 
 METHOD_LABELS = {
@@ -91,15 +93,31 @@ def show_error(message: object) -> None:
     st.error(md_escape(str(message)), icon="⚠️")
 
 
-def metric(container: Any, label: str, value: str, interval: str | None = None, **kwargs: Any) -> None:
-    """``st.metric`` with its interval printed beside it, not hidden in a tooltip.
+def metric(container: Any, label: str, value: str, interval: str | None = None, *, help: str | None = None,
+           **kwargs: Any) -> None:
+    """``st.metric`` with its interval printed under the value (as the metric's delta, grey
+    and without an arrow: inside the metric, so it is read with it) and its plain-words
+    explanation (:mod:`calib.present.explain`) as the help.
 
-    ``label`` and ``interval`` are fixed strings and numbers written by the app (never
-    user text): the caption renders markdown.
+    ``label``, ``interval`` and ``help`` are fixed strings and numbers written by the app
+    (never user text): the help renders markdown. ``interval`` is written as
+    :data:`calib.present.explain.INTERVAL_PATTERN` reads it (``95% [0.120, 0.160]``).
     """
-    container.metric(label, value, help=interval, **kwargs)
     if interval:
-        container.caption(interval)
+        kwargs.update(delta=interval, delta_color="off", delta_arrow="off")
+    container.metric(label, value, help=help, **kwargs)
+
+
+def page_question(question: str, answer: str) -> None:
+    """A page's first lines: the question it answers and its answer for the loaded data.
+
+    Drawn inside ``st.container(key="page-question")`` (the element gets the CSS class
+    ``st-key-page-question``; the browser tests check it is on the first screen). The
+    answer may name a model (user text): it is escaped for markdown.
+    """
+    with st.container(key="page-question"):
+        st.subheader(question, anchor=False)
+        st.markdown(md_escape(answer))
 
 
 def link(page: str, label: str, icon: str | None = None) -> None:

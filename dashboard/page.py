@@ -17,6 +17,7 @@ from dashboard.keys import NOTES_KEY, PAGE_JUMPED_KEY, SHARED_KEY, VIEW_KEY
 from dashboard.layout import METHOD_LABELS, PAGE_FILES, PAGE_TITLES, SCORING_LABELS, link, md_escape
 from dashboard.sharing import restore_shared, share_panel
 from dashboard.state import bind, get_view, set_view, sync_url
+from dashboard.style import apply_style
 from dashboard.threshold import threshold_panel
 
 LOG = logging.getLogger("calib.ui")
@@ -25,6 +26,7 @@ LOG = logging.getLogger("calib.ui")
 def page_setup(page: str) -> Context:
     """Start a page: access, view from the URL, data, sidebar. See the package docstring."""
     st.set_page_config(page_title=f"calib · {PAGE_TITLES[page]}", layout="wide")
+    apply_style()  # the narrow-screen CSS
     acc = auth.access()
     if not acc.allowed:
         st.stop()

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.present import explain
 from calib.present import format as fmt
 from dashboard.context import Context
 from dashboard.decision_view import at_threshold
 from dashboard.layout import METHOD_LABELS, SCORING_LABELS
 from dashboard.results import audit_for, comparison_for, curve_for, decision_for, fit_for, judges_for
-from dashboard.summary import headline
+from dashboard.summary import decision_settings_text
 from dashboard.threshold import fmt_threshold, route_now
 
 if TYPE_CHECKING:  # pandas costs half a second to import: not on the cold start's path
@@ -60,20 +61,20 @@ def report_parts(ctx: Context) -> ReportParts:
 
 
 def _model(ctx: Context, d: Dataset, a: Audit) -> ModelResults:
-    """One model's part of the report; the focused model's adds recalibration, the
-    decision and routing."""
+    """One model's part of the report: its audit, then its recalibration (when a map is
+    chosen), its threshold decision and its routing."""
     from calib.present import figures
     from calib.present import html_report as hr
     from calib.present import report_blocks as rb
 
     color = ctx.colors.get(d.name, figures.PALETTE[0])
-    sections = _focus_sections(ctx, d, color) if d.name == (ctx.focus.name if ctx.focus else None) else []
+    sections = _judge_sections(ctx, d, color)  # every judge: a reviewer compares their decisions
     return hr.ModelResults.of(
-        d, a, headline=headline(a), figures=rb.model_figures(d.name, d.table, a, curve_for(d, ctx.view), color),
+        d, a, headline=tuple((h.label, h.value, h.interval) for h in explain.headline(a)), figures=rb.model_figures(d.name, d.table, a, curve_for(d, ctx.view), color),
         tables=rb.model_tables(a, d.table), sections=sections)
 
 
-def _focus_sections(ctx: Context, d: Dataset, color: str) -> list[Any]:
+def _judge_sections(ctx: Context, d: Dataset, color: str) -> list[Any]:
     """Recalibration (when a map is chosen), the threshold decision, routing."""
     from calib import routing
     from calib.present import report_blocks as rb
@@ -96,14 +97,16 @@ def _focus_sections(ctx: Context, d: Dataset, color: str) -> list[Any]:
         sections.append(rb.warning_section("Routing", str(exc)))
     else:
         sections.append(rb.routing_section(r, routing.sweep(b, level=r.level), threshold=fmt_threshold(r.lower, axis),
-                                           unit=axis.unit, note=note, name=d.name, color=color))
+                                           unit=axis.unit, note=note, name=d.name, color=color,
+                                           settings=decision_settings_text(v)))
     return sections
 
 
 def _decision_section(ctx: Context, d: Dataset, color: str) -> tuple[str, tuple[Any, ...]]:
-    """The threshold decision of the focused model, as the Routing page shows it: the
-    card with every interval, the cost curve, the risk-coverage curve with AURC, the
-    per-group thresholds and (several models) the judges at the same target; then the
+    """The threshold decision of one judge, as the Routing page shows it: the card with
+    every interval, the cost curve, the risk-coverage curve with AURC, the per-group
+    thresholds and (several models, in the focused judge's section) the judges at the
+    same target; then the
     review threshold in force with its own bound (:func:`calib.present.html_report.decision_section`)."""
     from calib import routing
     from calib.present import html_report as hr
@@ -112,7 +115,8 @@ def _decision_section(ctx: Context, d: Dataset, color: str) -> tuple[str, tuple[
     v = ctx.view
     try:
         dec = decision_for(ctx, d, v)
-        judges = judges_for(ctx, v) if len(ctx.datasets) > 1 else None
+        # the judges side by side once, in the focused judge's section
+        judges = judges_for(ctx, v) if len(ctx.datasets) > 1 and ctx.focus is not None and d.name == ctx.focus.name else None
         r, axis, b, _cmap, _note = route_now(ctx, d, v)
     except CalibError as exc:
         return "Threshold decision", (hr.Paragraph(str(exc), kind="warning"),)

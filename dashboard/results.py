@@ -68,19 +68,40 @@ def _fit_cached(key: str, eval_key: str, method: str, scoring: str, folds: int, 
                         level=level, ece_scheme=scheme, ece_bins=bins)
 
 
-def fit_for(ctx: Context, ds: Dataset) -> FitResult | None:
+def fit_for(ctx: Context, ds: Dataset, *, method: str | None = None, scoring: str | None = None) -> FitResult | None:
     """The view's recalibration fit for ``ds`` (``None`` for method "none" or a missing
-    second file). Raises :class:`CalibError` for data the method cannot use."""
+    second file); ``method`` and ``scoring`` replace the view's. Raises
+    :class:`CalibError` for data the method cannot use."""
     v = ctx.view
-    if v.method == "none":
+    method = v.method if method is None else method
+    scoring = v.scoring if scoring is None else scoring
+    if method == "none":
         return None
     ev = None
-    if v.scoring == "file":
+    if scoring == "file":
         ev = ctx.by_name(v.eval_model)
         if ev is None or ev.name == ds.name:
             return None
-    return _fit_cached(cache_key(ds), "" if ev is None else cache_key(ev), v.method, v.scoring, v.folds, v.seed,
+    return _fit_cached(cache_key(ds), "" if ev is None else cache_key(ev), method, scoring, v.folds, v.seed,
                        v.reps, v.level, ece_scheme(v), v.bins, ds, ev)
+
+
+def best_fit_for(ctx: Context, ds: Dataset) -> tuple[str | None, dict[str, FitResult]]:
+    """Every map fitted and scored on held-out data (:func:`calib.maps.held_out_scoring`
+    of the view's scoring), and the engine's choice among them
+    (:func:`calib.maps.best_method`); a method the data cannot use is left out."""
+    from calib import maps
+
+    scoring = maps.held_out_scoring(ctx.view.scoring)
+    fits: dict[str, FitResult] = {}
+    for method in maps.METHODS:
+        try:
+            f = fit_for(ctx, ds, method=method, scoring=scoring)
+        except CalibError:
+            continue
+        if f is not None:
+            fits[method] = f
+    return maps.best_method(fits), fits
 
 
 @st.cache_data(max_entries=64, show_spinner="Auditing (bootstrap intervals)…")

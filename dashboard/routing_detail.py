@@ -20,7 +20,7 @@ import streamlit as st
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
-from calib.present import figures
+from calib.present import explain, figures
 from calib.present import format as fmt
 from dashboard.context import Context
 from dashboard.decision_view import (
@@ -160,8 +160,11 @@ def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color
     st.plotly_chart(rc, config=figures.CONFIG, key="fig_route_rc")
     if d is not None:
         a = d.aurc
-        metric(st, "AURC", fmt.num(a.aurc, 4), f"{100 * v.level:g}% interval {fmt.ci_text(a.aurc_ci, 4)}; "
-               f"oracle {fmt.num(a.aurc_oracle, 4)}, excess {fmt.num(a.eaurc, 4)} {fmt.ci_text(a.eaurc_ci, 4)}")
+        ci = fmt.ci_text(a.aurc_ci, 4)
+        metric(st, "AURC", fmt.num(a.aurc, 4), f"{100 * v.level:g}% {ci}" if ci else None,
+               help=f"{explain.help_text('aurc')}  \n{explain.what_this_means('aurc', a.aurc)}  \n"
+                    f"Oracle {fmt.num(a.aurc_oracle, 4)} (the best any confidence could do on these outcomes), "
+                    f"excess {fmt.estimate(a.eaurc, *a.eaurc_ci, lambda x: fmt.num(x, 4))}.")
 
 
 def _numbers(r: Routing, b: Basis) -> None:
@@ -175,7 +178,7 @@ def _numbers(r: Routing, b: Basis) -> None:
             "": label,
             "value": fmt.pct(val) if pct else f"{val:,}",
             f"{100 * r.level:g}% interval": "" if iv is None or iv.lo is None else (
-                f"{100 * iv.lo:.1f}% to {100 * iv.hi:.1f}%" if pct else f"{iv.lo:,.0f} to {iv.hi:,.0f}"),
+                fmt.interval(iv.lo, iv.hi, fmt.pct if pct else fmt.count)),
         })
     st.table(pd.DataFrame(rows).set_index(""))
     if b.reps:
@@ -230,8 +233,9 @@ def _costs(v: views.View, r: Routing, d: Decision | None, ds: Dataset, axis: Thr
         _cost_inputs(v)
         if r.cost_total is not None:
             iv = r.ci.get("cost_total")
-            metric(st, "Total cost", f"{r.cost_total:,.2f}", None if iv is None or iv.lo is None else
-                   f"{100 * r.level:g}% interval {iv.lo:,.2f} to {iv.hi:,.2f}")
+            metric(st, "Total cost", fmt.money(r.cost_total), None if iv is None or iv.lo is None else
+                   f"{100 * r.level:g}% {fmt.interval(iv.lo, iv.hi, fmt.money)}",
+                   help=f"{explain.help_text('total_cost')}  \n{explain.what_this_means('total_cost', r.cost_total)}")
         else:
             st.caption("Give a cost per review and per missed error to see the total and the cost curve.")
         if d is not None:

@@ -7,21 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calib.hosting import view as views
-from calib.present import format as fmt
 from dashboard.layout import METHOD_LABELS, SCHEME_LABELS, SCORING_LABELS
 
 if TYPE_CHECKING:
     from calib.audit import Audit
 
-#: The Overview's headline figures: (label, metric name, as a percentage, digits).
-HEADLINE: tuple[tuple[str, str, bool, int], ...] = (
-    ("Accuracy", "accuracy", True, 1),
-    ("Mean stated confidence", "mean_confidence", True, 1),
-    ("ECE", "ece", False, 3),
-    ("Brier score", "brier", False, 4),
-    ("Brier of the constant", "brier_base_rate", False, 4),
-    ("AUROC", "auroc", False, 3),
-)
 #: How the Overview words the paired Brier test's decision (:func:`calib.metrics.brier_winner`).
 FORECAST_WORDS = {
     "constant": "the constant",
@@ -31,15 +21,12 @@ FORECAST_WORDS = {
 
 
 def headline(a: Audit) -> tuple[tuple[str, str, str], ...]:
-    """``(label, value, interval)`` of the headline figures of an audit, as the Overview
-    prints them (the HTML report prints the same strings)."""
-    out = []
-    for label, key, pct, digits in HEADLINE:
-        x = a.metrics.get(key)
-        ci = a.ci.get(key)
-        value = fmt.pct(x, digits) if pct else fmt.num(x, digits)
-        out.append((label, value, fmt.ci_text(ci, digits, as_pct=pct) if ci and ci[0] is not None else ""))
-    return tuple(out)
+    """``(label, value, interval)`` of the headline figures of an audit
+    (:func:`calib.present.explain.headline`: the Overview and the HTML report print the
+    same strings)."""
+    from calib.present import explain
+
+    return tuple((h.label, h.value, h.interval) for h in explain.headline(a))
 
 
 def better_forecast(a: Audit) -> str | None:

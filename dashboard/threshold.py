@@ -25,6 +25,7 @@ import streamlit as st
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
+from calib.present import explain
 from calib.present import format as fmt
 from calib.scale import Scale
 from dashboard.context import Context
@@ -211,29 +212,34 @@ def routing_metrics(r: Routing, compact: bool = False) -> None:
         iv = r.ci.get(name)
         if iv is None or iv.lo is None:
             return None
-        if pct:
-            return f"{100 * r.level:g}% interval {100 * iv.lo:.1f}% to {100 * iv.hi:.1f}%"
-        return f"{100 * r.level:g}% interval {iv.lo:,.0f} to {iv.hi:,.0f}"
+        return f"{100 * r.level:g}% {fmt.interval(iv.lo, iv.hi, fmt.pct if pct else fmt.count)}"
+
+    total = r.to_person + r.accepted + (r.middle if r.upper is not None else 0)
+
+    def help_(key: str, x: float | None) -> str:
+        return f"{explain.help_text(key)}  \n{explain.what_this_means(key, x, total=total)}"
 
     items = [
-        ("Sent to a person", f"{r.to_person:,}", ci("to_person")),
-        ("Accepted unseen", f"{r.accepted:,}", ci("accepted")),
-        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ci("accuracy_accepted", pct=True)),
-        ("Errors slipping through", f"{r.errors_slipping:,}", ci("errors_slipping")),
-        ("Errors caught", f"{r.errors_caught:,}", ci("errors_caught")),
+        ("Sent to a person", f"{r.to_person:,}", ci("to_person"), help_("to_person", r.to_person)),
+        ("Accepted unseen", f"{r.accepted:,}", ci("accepted"), help_("accepted", r.accepted)),
+        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ci("accuracy_accepted", pct=True),
+         help_("accuracy_accepted", r.accuracy_accepted)),
+        ("Errors slipping through", f"{r.errors_slipping:,}", ci("errors_slipping"),
+         help_("errors_slipping", r.errors_slipping)),
+        ("Errors caught", f"{r.errors_caught:,}", ci("errors_caught"), help_("errors_caught", r.errors_caught)),
     ]
     if r.upper is not None:
-        items.append(("Middle band", f"{r.middle:,}", None))
+        items.append(("Middle band", f"{r.middle:,}", None, help_("middle", r.middle)))
     if compact:
-        for label, value, help_ in items:
-            metric(st, label, value, help_)
+        for label, value, interval, text in items:
+            metric(st, label, value, interval, help=text)
         return
     # six in one row truncate their labels at laptop width: two rows of three then
     per_row = 3 if len(items) > 5 else len(items)
     for start in range(0, len(items), per_row):
         row = items[start:start + per_row]
-        for c, (label, value, help_) in zip(st.columns(per_row), row, strict=False):
-            metric(c, label, value, help_)
+        for c, (label, value, interval, text) in zip(st.columns(per_row), row, strict=False):
+            metric(c, label, value, interval, help=text)
 
 
 # ----------------------------------------------------------------- the fragment

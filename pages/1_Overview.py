@@ -1,4 +1,6 @@
-"""Overview: does the stated confidence mean anything? Headline figures and the plain verdict."""
+"""Overview: can I trust this judge's confidence, and what should I do? Three lines with a
+link to the decision, then the headline figures with their intervals, the verdict and the
+models side by side."""
 
 from __future__ import annotations
 
@@ -6,43 +8,58 @@ import streamlit as st
 
 from calib import compare
 from calib.errors import CalibError
-from calib.present import figures, tables
-from calib.present.format import p_value
+from calib.present import explain, figures, questions, tables
 from dashboard.decision_view import overview_decision
-from dashboard.layout import PAGE_TITLES, md_escape, metric, no_data, show_error
+from dashboard.layout import PAGE_TITLES, link, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
-from dashboard.results import audit_for, comparison_for, group_comparison
-from dashboard.summary import better_forecast, headline
+from dashboard.results import audit_for, comparison_for, decision_for, group_comparison
+from dashboard.summary import better_forecast
 
 ctx = page_setup("overview")
 st.title(PAGE_TITLES["overview"])
 if not ctx.datasets:
+    page_question(questions.QUESTIONS["overview"], "Nothing is loaded yet.")
     no_data()
     st.stop()
 
 v = ctx.view
 focus = ctx.focus
-overview_decision(ctx)  # the decision first (a share's reviewer: the owner's), then the evidence
 try:
     a = audit_for(focus, v)
 except CalibError as exc:
     show_error(exc)
     st.stop()
+try:
+    decision = decision_for(ctx, focus, v)
+except CalibError:
+    decision = None  # the decision block below says why
+trust, ranking, action = questions.overview_lines(a, decision)
+page_question(questions.QUESTIONS["overview"], f"{focus.name}: {trust}")
+st.markdown(md_escape(ranking))
+st.markdown(md_escape(action))
+link("routing", "Open the decision on the Routing page", icon="🎚️")
+overview_decision(ctx)  # then the decision card (a share's reviewer: the owner's), then the evidence
 
+lvl = f"{100 * v.level:g}%"
 st.text(f"model: {focus.name}  ({a.n:,} answers)")
+figs = explain.headline(a)
 cols = st.columns(3) + st.columns(3)
-for col, (label, value, interval) in zip(cols, headline(a), strict=True):
-    metric(col, label, value, f"{100 * v.level:g}% interval {interval}" if interval else None)
+for col, h in zip(cols, figs, strict=True):
+    metric(col, h.label, h.value, f"{lvl} {h.interval}" if h.interval else None, help=h.help)
+for sentence in explain.audit_meanings(a):
+    st.caption(md_escape(f"What this means: {sentence}"))
 
 winner = better_forecast(a)
 if winner is not None:
     bt = a.tests["brier_vs_constant"]
-    st.metric("Better forecast", winner,
-              help="Brier score of the stated confidence against the constant forecast that gives every answer "
-                   f"the model's own hit rate; paired test {p_value(bt.p_value, bt.log10_p, bound=bt.p_bound)}.")
+    from calib import metrics
+
+    words = explain.better_forecast(metrics.brier_winner(bt, 1 - a.level), a.metrics["accuracy"])
+    st.metric("Better forecast", winner, help=f"{words} {explain.test_meaning('brier_vs_constant', bt.p_value, a.level)}")
 
 if a.verdict:
     st.info(md_escape("\n".join(f"• {s}" for s in a.verdict)))
+st.caption(md_escape(explain.verdict_tests(a.level)))
 for note in a.notes:
     st.caption(md_escape(note))
 
@@ -60,9 +77,9 @@ if len(ctx.datasets) > 1:
         show_error(exc)
     else:
         st.dataframe(tables.comparison_table(cmp), hide_index=True)
-        st.caption(f"Calibration error: ECE with a {100 * v.level:g}% bootstrap interval ({v.reps:,} resamples). "
-                   "Brier vs constant: the constant forecast is the model's own hit rate.")
+        st.caption(f"Calibration error: ECE with a {lvl} bootstrap interval ({v.reps:,} resamples). "
+                   f"{explain.help_text('ece')} Brier vs constant: {explain.help_text('brier_base_rate')}")
         st.plotly_chart(figures.brier_vs_constant(cmp.rows, ctx.colors), config=figures.CONFIG, key="fig_brier")
 else:
-    row = compare.model_row(focus.name, focus.table, reps=0)
+    row = compare.model_row(focus.name, focus.table, reps=v.reps, seed=v.seed, level=v.level)  # bars' intervals
     st.plotly_chart(figures.brier_vs_constant([row], ctx.colors), config=figures.CONFIG, key="fig_brier")

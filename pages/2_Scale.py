@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from calib.errors import CalibError
-from calib.present import figures, tables
+from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
-from dashboard.layout import PAGE_TITLES, metric, no_data, show_error
+from dashboard.layout import PAGE_TITLES, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for
 from dashboard.sharing import decision_first
@@ -16,9 +16,9 @@ from dashboard.sharing import decision_first
 ctx = page_setup("scale")
 st.title(PAGE_TITLES["scale"])
 if not ctx.datasets:
+    page_question(questions.QUESTIONS["scale"], "Nothing is loaded yet.")
     no_data()
     st.stop()
-decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 st.caption(
     "A judge asked for a number from 0 to 100 rarely uses the whole range. The histogram shows which values "
@@ -34,21 +34,25 @@ except CalibError as exc:
     show_error(exc)
     st.stop()
 lvl = f"{100 * v.level:g}%"
+fa = audits[focus.name]
+page_question(questions.QUESTIONS["scale"], f"{focus.name}: {questions.scale_answer(fa)}")
+decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 
-def ci_help(c) -> str | None:
-    return None if not c or c[0] is None else f"{lvl} interval {fmt.ci_text(c, 1, as_pct=True)}"
+def ci_help(c) -> str | None:  # noqa: ANN001
+    return None if not c or c[0] is None else f"{lvl} {fmt.interval(c[0], c[1], fmt.pct)}"
 
 
 # the focused model's headline numbers (stable labels for browser tests)
-fa = audits[focus.name]
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Distinct values used", f"{fa.distinct_values:,}")
 c2.metric("Most common value", fmt.MISSING if fa.top_value is None else f"{fa.top_value:g}")
-metric(c3, "Share at the most common value", fmt.pct(fa.metrics["share_top"]), ci_help(fa.ci["share_top"]))
+metric(c3, "Share at the most common value", fmt.pct(fa.metrics["share_top"]), ci_help(fa.ci["share_top"]),
+       help=explain.help_text("share_top"))
 metric(c4, f"Share stated below {fa.below:g}", fmt.pct(fa.metrics["share_below"]),
-          ci_help(fa.ci["share_below"]))
+       ci_help(fa.ci["share_below"]), help=explain.help_text("share_below"))
 st.text(f"model: {focus.name}")
+st.caption(md_escape(explain.what_this_means("share_top", fa.metrics["share_top"])))
 
 if len(ctx.datasets) > 1:
     rows = [{
@@ -100,4 +104,4 @@ if opts is not None:
     lb = letter_bias(opts)
     st.plotly_chart(figures.letter_bias(lb, ctx.colors.get(focus.name, figures.PALETTE[0])),
                     config=figures.CONFIG, key="fig_letters")
-    st.dataframe(lb.to_frame(), hide_index=True)
+    st.dataframe(tables.letter_bias_frame(lb.to_frame()), hide_index=True)

@@ -7,9 +7,9 @@ import streamlit as st
 
 from calib.errors import CalibError
 from calib.hosting import view as views
-from calib.present import figures, tables
+from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
-from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, metric, no_data, show_error
+from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for, curve_for
 from dashboard.sharing import decision_first
@@ -17,9 +17,19 @@ from dashboard.state import bind, get_view
 
 ctx = page_setup("reliability")
 st.title(PAGE_TITLES["reliability"])
+QUESTION = questions.QUESTIONS["reliability"]
 if not ctx.datasets:
+    page_question(QUESTION, "Nothing is loaded yet.")
     no_data()
     st.stop()
+focus = ctx.focus
+try:
+    a = audit_for(focus, ctx.view)
+except CalibError as exc:
+    page_question(QUESTION, "The audit could not be computed (see below).")
+    show_error(exc)
+    st.stop()
+page_question(QUESTION, f"{focus.name}: {questions.reliability_answer(a)}")
 decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 st.caption(
@@ -55,11 +65,11 @@ except CalibError as exc:
 st.plotly_chart(figures.reliability(series, ctx.colors, consistency_for=[ctx.focus.name]),
                 config=figures.CONFIG, key="fig_reliability")
 
-focus = ctx.focus
+st.caption(md_escape(explain.BANDS["consistency"]))
 st.subheader("How far off")
 st.text(f"model: {focus.name}")
 try:
-    a = audit_for(focus, v)
+    a = audit_for(focus, v)  # the controls above may have changed the binning or the resamples
 except CalibError as exc:
     show_error(exc)
     st.stop()
@@ -68,14 +78,15 @@ lvl = f"{100 * v.level:g}%"
 
 def ci_help(key: str, digits: int = 3) -> str | None:
     c = a.ci.get(key)
-    return None if not c or c[0] is None else f"{lvl} interval {fmt.ci_text(c, digits)}"
+    return None if not c or c[0] is None else f"{lvl} {fmt.ci_text(c, digits)}"
 
 
 m1, m2, m3, m4 = st.columns(4)
-metric(m1, "ECE", fmt.num(a.metrics["ece"]), ci_help("ece"))
-metric(m2, "MCE", fmt.num(a.metrics["mce"]), ci_help("mce"))
-metric(m3, "Smooth ECE", fmt.num(a.metrics["smooth_ece"]), ci_help("smooth_ece"))
-metric(m4, "Debiased L2 error", fmt.num(a.metrics["ece_l2_debiased"]), ci_help("ece_l2_debiased"))
+for col, key in zip((m1, m2, m3, m4), ("ece", "mce", "smooth_ece", "ece_l2_debiased"), strict=True):
+    metric(col, explain.QUANTITIES[key].label, fmt.num(a.metrics[key]), ci_help(key),
+           help=f"{explain.help_text(key)}  \n{explain.what_this_means(key, a.metrics[key])}")
+for key in ("ece", "mce"):
+    st.caption(md_escape(explain.what_this_means(key, a.metrics[key])))
 st.caption(
     f"Binning: {SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")
@@ -85,35 +96,35 @@ st.caption(
     "Nakkiran 2023); debiased L2 (Kumar, Liang & Ma 2019)."
 )
 
-st.subheader("Brier score, decomposed")
-decomp = [
-    ("Brier score", "brier"),
-    ("Murphy reliability (lower is better)", "murphy_reliability"),
-    ("Murphy resolution (higher is better)", "murphy_resolution"),
-    ("Uncertainty", "murphy_uncertainty"),
-    ("CORP miscalibration MCB", "corp_mcb"),
-    ("CORP discrimination DSC", "corp_dsc"),
-    ("CORP uncertainty UNC", "corp_unc"),
-]
-rows = []
-for label, key in decomp:
-    c = a.ci.get(key)
-    rows.append({"": label, "value": a.metrics.get(key),
-                 f"{lvl} interval": fmt.ci_text(c, 4) if c and c[0] is not None else ""})
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="content",
-             column_config={"value": st.column_config.NumberColumn(format="%.4f")})
-st.caption("Brier = reliability − resolution + uncertainty (Murphy 1973); Brier = MCB − DSC + UNC (CORP, "
-           "Dimitriadis, Gneiting & Jordan 2021, isotonic with ties pooled).")
-
-st.subheader("Tests")
-st.dataframe(tables.tests_frame(a), hide_index=True,
-             column_config={"statistic": st.column_config.NumberColumn(format="%.3f")})
 decision = {True: "miscalibrated", False: "no evidence of miscalibration", None: "undefined"}[a.miscalibrated]
-cox = a.cox
-st.caption(
-    f"Verdict at the {lvl} level (Bonferroni over the first three tests): {decision}. "
-    + ("" if cox.slope is None else f"Cox slope {cox.slope:.2f}, intercept {cox.intercept:.2f}.")
-)
+st.markdown(md_escape(f"Verdict at the {lvl} level: {decision}."))
+st.caption(md_escape(explain.verdict_tests(a.level)))
+
+with st.expander("For experts: the Brier score decomposed, the tests, the Cox fit"):
+    st.subheader("Brier score, decomposed")
+    decomp = ("brier", "murphy_reliability", "murphy_resolution", "murphy_uncertainty", "corp_mcb", "corp_dsc",
+              "corp_unc")
+    rows = []
+    for key in decomp:
+        c = a.ci.get(key)
+        q = explain.QUANTITIES[key]
+        rows.append({"": f"{q.label} ({q.name})", "value": a.metrics.get(key),
+                     f"{lvl} interval": fmt.ci_text(c, 4) if c and c[0] is not None else "",
+                     "in plain words": f"{q.what} {q.good}"})
+    st.dataframe(pd.DataFrame(rows), hide_index=True,
+                 column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+    st.caption("Brier = reliability − resolution + uncertainty (Murphy 1973); Brier = MCB − DSC + UNC (CORP, "
+               "Dimitriadis, Gneiting & Jordan 2021, isotonic with ties pooled).")
+    for key in ("corp_mcb", "corp_dsc"):
+        st.caption(md_escape(explain.what_this_means(key, a.metrics.get(key))))
+
+    st.subheader("Tests")
+    tf = tables.tests_frame(a)
+    tf.insert(2, "in plain words", [explain.test_meaning(k, a.tests[k].p_value, a.level) for k, _, _ in tables.TESTS])
+    st.dataframe(tf, hide_index=True, column_config={"statistic": st.column_config.NumberColumn(format="%.3f")})
+    cox = a.cox
+    if cox.slope is not None:
+        st.caption(md_escape(f"{explain.meaning('cox_slope', cox.slope)} {explain.meaning('cox_intercept', cox.intercept)}"))
 
 st.subheader("Bins")
 st.dataframe(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from calib.errors import CalibError
-from calib.present import figures, html_report
+from calib.present import figures, html_report, questions
 from calib.present import text_report as report
-from dashboard.layout import PAGE_TITLES, no_data, safe_filename, show_error
+from dashboard.layout import PAGE_TITLES, no_data, page_question, safe_filename, show_error
 from dashboard.page import page_setup
 from dashboard.report import report_parts
 from dashboard.sharing import decision_first
@@ -15,16 +15,20 @@ from dashboard.summary import settings_text
 
 ctx = page_setup("report")
 st.title(PAGE_TITLES["report"])
+QUESTION = questions.QUESTIONS["report"]
 if not ctx.datasets:
+    page_question(QUESTION, "Nothing is loaded yet.")
     no_data()
     st.stop()
 
+page_question(QUESTION, questions.report_answer([d.name for d in ctx.datasets]))
 decision_first(ctx)  # a share's reviewer reads the owner's decision first
 v = ctx.view
 st.caption(
-    "The HTML report holds every view of this audit for the loaded models, with the settings chosen here "
-    "(binning, resamples, map, threshold). Its figures stay interactive and it opens offline: plotly.js is "
-    "inside the file (about 5 MB). The JSON holds the metrics in the command line's schema (calib audit --json)."
+    "The HTML report holds, for every loaded judge, its audit, what its figures mean, its threshold decision "
+    "with intervals and costs, and its routing, with the settings chosen here (binning, resamples, map, "
+    "threshold). Its figures stay interactive and it opens offline: plotly.js is inside the file, once. "
+    "The JSON holds the metrics in the schema of the command line's audit."
 )
 
 try:
@@ -55,7 +59,7 @@ with c2:
     focus_audit = next(a for a in parts.audits if a.name == ctx.focus.name)
     st.download_button("Download the metrics (JSON)", data=report.to_json(focus_audit), mime="application/json",
                        file_name=safe_filename(ctx.focus.name, "_metrics.json"), key="dl_json",
-                       help="The focused model's audit in the schema of calib audit --json.")
+                       help="The focused model's audit, exactly as the command line's audit writes it as JSON.")
     if len(parts.audits) > 1:
         st.download_button(
             "Download every model's metrics (JSON lines)",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calib.errors import CalibError
+from calib.present import questions
 from calib.settings import DRIFT_PAIRINGS
 from dashboard.drift_view import (
     drift_for,
@@ -16,14 +17,17 @@ from dashboard.drift_view import (
     show_values,
     show_verdict,
 )
-from dashboard.layout import PAGE_TITLES, no_data, show_error
+from dashboard.layout import PAGE_TITLES, no_data, page_question, show_error
 from dashboard.page import page_setup
 
 ctx = page_setup("drift")
 st.title(PAGE_TITLES["drift"])
+QUESTION = questions.QUESTIONS["drift"]
 if not ctx.datasets:
+    page_question(QUESTION, "Nothing is loaded yet.")
     no_data()
     st.stop()
+top = st.container()  # the question and its answer, filled once the runs are chosen
 
 st.caption(
     "Two runs of one judge (a new model version, a new prompt): the change in accuracy, stated confidence and "
@@ -33,6 +37,8 @@ st.caption(
 )
 names = [d.name for d in ctx.datasets]
 if len(names) < 2:
+    with top:
+        page_question(QUESTION, "One run is loaded: load a second run of the same judge to compare them.")
     st.info("Load two or more runs of the same judge on the Data page (one file per run) to compare them.")
     st.stop()
 
@@ -42,13 +48,19 @@ new_name = c2.selectbox("New run", names, index=len(names) - 1, key="drift_new")
 pairing = c3.radio("Pairing", DRIFT_PAIRINGS, horizontal=True, key="drift_pairing",
                    help="auto: paired by item id when at least half the ids are shared")
 if old_name == new_name:
+    with top:
+        page_question(QUESTION, "Pick two different runs below.")
     st.info("Pick two different runs.")
     st.stop()
 try:
     d = drift_for(ctx.by_name(old_name), ctx.by_name(new_name), ctx.view, pairing)
 except CalibError as exc:
+    with top:
+        page_question(QUESTION, "The runs could not be compared (see below).")
     show_error(exc)
     st.stop()
+with top:
+    page_question(QUESTION, f"{old_name} -> {new_name}: {questions.drift_answer(d)}")
 
 show_verdict(d)
 show_headline(d)

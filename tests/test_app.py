@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -491,8 +492,12 @@ def test_letter_bias_for_option_log_probs():
     at.query_params.update({"sample": "logprobs_strong_calibrated_synthetic.jsonl", "reps": "0"})
     at.switch_page("pages/2_Scale.py")
     ok(at.run())
-    frames = [d.value for d in at.dataframe if "letter" in d.value.columns]
+    # the columns are in words (issue 14), not the frame's snake_case names
+    frames = [d.value.rename(columns={"option letter": "letter", "times predicted": "predicted",
+                                      "times correct (gold)": "gold"})
+              for d in at.dataframe if "option letter" in d.value.columns]
     assert frames, "no per-letter table"
+    assert not any("_" in c for c in at.dataframe[-1].value.columns)
     df = frames[0]
     import json
 
@@ -613,7 +618,8 @@ def test_html_report_holds_every_model_and_the_verdict():
     assert "A stated 95 meant 79%" in doc  # the verdict's sentence for judge_b
     assert "Recalibration" in doc and "Routing at the review threshold" in doc
     rows = judge_rows()
-    assert f"<dd>{sum(1 for s, _ in rows if s < 90):,}</dd>" in doc  # sent to a person at 90
+    # sent to a person at 90, with its interval beside it (issue 14: the routing section's intervals)
+    assert re.search(rf"<dt>Sent to a person</dt><dd>{sum(1 for s, _ in rows if s < 90):,} <small>95% \[", doc)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: os.path.basename(p))

@@ -169,3 +169,29 @@ def test_fmt_p() -> None:
     assert fmt_p(m.P_FLOOR, -420.0) == "p<1e-300"
     assert fmt_p(None) == "p undefined"
     assert math.isfinite(audit(qwen(), reps=0).tests["spiegelhalter"].log10_p)
+
+
+def test_share_at_the_most_used_value_has_a_wilson_interval_that_holds_it():
+    # 80 answers at 80 distinct values: a resample's most used value is the largest of 80 counts
+    # (3 to 6 of 80), so the bootstrap's percentile interval did not hold 1/80
+    import numpy as np
+    from scipy import stats
+
+    from calib.audit import audit
+    from calib.rows import Judgments
+    from calib.scale import PROBABILITY
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(0)
+    p = np.sort(rng.uniform(0.3, 0.99, 80))
+    y = rng.random(80) < p
+    rows = Judgments(stated=p, prob=p, correct=y, line=np.arange(1, 81), item_id=np.array([""] * 80),
+                     group=None, scale=PROBABILITY)
+    a = audit(from_judgments(rows), reps=200)
+    z = stats.norm.ppf(0.975)
+    k, n = 1, 80
+    centre = (k + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * np.sqrt(k * (n - k) / n + z * z / 4)
+    assert a.metrics["share_top"] == pytest.approx(1 / 80)
+    assert a.ci["share_top"] == pytest.approx((centre - half, centre + half), rel=1e-12)
+    assert a.ci["share_top"][0] <= 1 / 80 <= a.ci["share_top"][1]

@@ -231,13 +231,21 @@ def axis_of(fig, trace):
 
 def test_histogram_ticks_sit_on_the_values_used():
     fig = figures.stated_histogram([("a", table_a())], figures.palette(["a"]))
-    assert list(fig.layout.xaxis.tickvals) == [0, 80, 90, 95, 100]  # and the scale's start
-    # values too close for their labels: the most used keep a tick, none overlap
+    # the axis spans the values used (80-100 on 0-100), not the whole scale; ticks on the values
+    lo, hi = fig.layout.xaxis.range
+    assert 70 < lo < 80 and 100 < hi < 103
+    assert list(fig.layout.xaxis.tickvals) == [80, 90, 95, 100]
+    # values too close for their labels on a 0-100 axis: on the axis fitted to 96-100 they all have room
     dense = from_counts(np.array([96.0, 97, 98, 99, 100]), np.array([10, 50, 10, 20, 300]), np.array([5, 40, 5, 10, 200]))
-    ticks = list(figures.stated_histogram([("d", dense)], figures.palette(["d"])).layout.xaxis.tickvals)
-    assert 100 in ticks and all(b - a >= 3.5 for a, b in zip(ticks, ticks[1:], strict=False))
-    # and no value was dropped that had room for its label
-    assert all(any(abs(v - t) < 3.5 for t in ticks) for v in (96, 97, 98, 99, 100)) and ticks[0] == 0
+    dfig = figures.stated_histogram([("d", dense)], figures.palette(["d"]))
+    ticks = list(dfig.layout.xaxis.tickvals)
+    span = dfig.layout.xaxis.range[1] - dfig.layout.xaxis.range[0]
+    assert ticks == [96, 97, 98, 99, 100] and all(b - a >= figures.TICK_GAP * span for a, b in zip(ticks, ticks[1:], strict=False))
+    # crowded on the visible axis: the most used keep a tick, none overlap
+    crowd = from_counts(np.array([60.0, 96, 97, 98, 99, 100]), np.array([5, 10, 50, 10, 20, 300]),
+                        np.array([2, 5, 40, 5, 10, 200]))
+    cticks = list(figures.stated_histogram([("c", crowd)], figures.palette(["c"])).layout.xaxis.tickvals)
+    assert 100 in cticks and 60 in cticks and all(b - a >= 1.4 for a, b in zip(cticks, cticks[1:], strict=False))
 
 
 def test_judges_on_different_scales_get_one_axis_each():
@@ -248,9 +256,12 @@ def test_judges_on_different_scales_get_one_axis_each():
     # the two 0-100 judges share the first panel, the 1-10 judge has its own
     assert axes["a"] is axes["b"] and axes["k"] is not axes["a"]
     assert "0-100" in axes["a"].title.text and "1-10" in axes["k"].title.text
-    assert list(axes["a"].range) == pytest.approx([-2, 102]) and list(axes["k"].range) == pytest.approx([0.82, 10.18])
-    assert list(axes["k"].tickvals) == [1, 7, 8, 9, 10]
-    assert set(axes["a"].tickvals) == {0, 80, 85, 90, 95, 100}
+    # each axis fits the values its judges used (a: 80-100, b: 85-100; k: 7-10), with room for the bars
+    a_lo, a_hi = axes["a"].range
+    k_lo, k_hi = axes["k"].range
+    assert 75 < a_lo < 80 and 100 < a_hi < 103 and 6 < k_lo < 7 and 10 < k_hi < 10.5
+    assert list(axes["k"].tickvals) == [7, 8, 9, 10]
+    assert set(axes["a"].tickvals) == {80, 85, 90, 95, 100}
     # bars of the 1-10 judge are a fraction of a unit of its own scale wide (not of 0-100)
     (k,) = traces(fig, "k")
     assert 0 < k.width <= 9 / 25 and list(k.x) == [7, 8, 9, 10]
@@ -261,8 +272,12 @@ def test_per_value_on_different_scales_uses_the_probability_axis():
     rows_a, rows_k = metrics.per_value(ta), metrics.per_value(tk)
     fig = figures.per_value([("a", ta, rows_a), ("k", tk, rows_k)], figures.palette(["a", "k"]))
     (a,), (k,) = traces(fig, "a"), traces(fig, "k")
-    np.testing.assert_allclose(a.x, [80, 90, 95, 100])
-    np.testing.assert_allclose(k.x, 100 * (np.array([7, 8, 9, 10]) - 1) / 9)  # a stated 8 is 77.8%
+    # the true positions (in the hover) and the drawn ones, dodged apart where both sit (100%)
+    np.testing.assert_allclose(np.asarray(a.customdata)[:, 5], [80, 90, 95, 100])
+    np.testing.assert_allclose(np.asarray(k.customdata)[:, 5], 100 * (np.array([7, 8, 9, 10]) - 1) / 9)
+    shift_a = np.asarray(a.x) - np.asarray(a.customdata)[:, 5]
+    shift_k = np.asarray(k.x) - np.asarray(k.customdata)[:, 5]
+    assert np.ptp(shift_a) == 0 and np.ptp(shift_k) == 0 and shift_a[0] == -shift_k[0] < 0
     np.testing.assert_array_equal(np.asarray(k.customdata)[:, 4], [7, 8, 9, 10])  # the hover's stated value
     assert "1-10" in k.hovertemplate and "probability" in fig.layout.xaxis.title.text
     ref = the_reference(fig)

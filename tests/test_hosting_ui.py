@@ -138,7 +138,7 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     got = {m.label: m.value for m in viewer.metric}
     assert {k: got[k] for k in routing_numbers(95)} == routing_numbers(95)
     assert "calib_share" not in [b.key for b in viewer.sidebar.button]
-    viewer.switch_page("app.py")
+    viewer.switch_page("pages/0_Data.py")
     ok(viewer.run())
     assert all(u.disabled for u in viewer.file_uploader)
     assert viewer.text_input(key="name_0").value == "mine"

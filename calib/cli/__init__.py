@@ -28,9 +28,10 @@ apply; :mod:`~calib.cli.route`: route) and :mod:`~calib.cli.main` (the parser, t
 
 from calib.cli.args import add_load_options, load_options
 from calib.cli.audit import write_plot
-from calib.cli.fit import APPLY_FIELD, apply_records, check_map_scale, map_formula
+from calib.cli.fit import APPLY_FIELD, apply_records, check_map_scale
 from calib.cli.main import build_parser, main
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_THRESHOLD
+from calib.present.tables import map_formula
 from calib.settings import METHODS
 
 __all__ = ["APPLY_FIELD", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_OK", "EXIT_THRESHOLD", "METHODS", "add_load_options",

@@ -22,6 +22,7 @@ from calib.cli.args import (
 from calib.cli.output import EXIT_OK, columns, emit_json, load_lines
 from calib.errors import CalibError
 from calib.present.format import interval, num, pct, signed, value
+from calib.present.tables import map_formula
 from calib.settings import HIST_SCHEMES, METHODS, SCORINGS
 
 if TYPE_CHECKING:
@@ -105,28 +106,6 @@ _SCORING_TEXT = {
     "kfold": "scored by {folds}-fold cross-fitting, each row by a map fitted without it",
     "file": "scored on {eval}",
 }
-
-
-def map_formula(cmap: CalibrationMap) -> str:
-    """The map in one line: its formula and parameters."""
-    prm, m = cmap.params, cmap.method
-    f = f"f(s) = stated probability with the continuity correction c = {cmap.correction:g}"
-    if cmap.steps is not None and cmap.scale.hi - cmap.scale.lo < 2:
-        f += f" in steps of {1 / cmap.steps:g}"  # on 0-1, the resolution of the fitting data
-    if m == "platt":
-        return f"q = sigmoid({prm['slope']:.4g} logit f(s) + {prm['intercept']:.4g}); {f}"
-    if m == "temperature":
-        return f"q = sigmoid(logit f(s) / T), T = {prm['T']:.4g}; {f}"
-    if m == "beta":
-        return f"q = sigmoid({prm['a']:.4g} ln f(s) - {prm['b']:.4g} ln(1 - f(s)) + {prm['c']:.4g}); {f}"
-    if m == "isotonic":
-        return f"isotonic (PAV) fit through {len(prm['x'])} points, linear between them, flat beyond the ends"
-    if m == "histogram":
-        return f"histogram binning: the fitting data's hit rate in each of {len(prm['prob'])} bins"
-    if m == "softmax_temperature":
-        return (f"q = max_k softmax(l / T)_k over each item's option scores l, T = {prm['T']:.4g} "
-                "(Guo et al. 2017)")
-    return f"q = {prm['p']:.4f} for every stated value (the base rate)"
 
 
 def fit_text(result: FitResult, ds: Dataset, ev: Dataset | None, out: str | None) -> list[str]:

@@ -22,7 +22,7 @@ from calib.cli.args import (
 from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
-from calib.present.format import count, interval, num, pct
+from calib.present.format import count, interval, money, pct
 from calib.settings import DEFAULT_TARGET, ROUTE_BOUNDS
 
 if TYPE_CHECKING:
@@ -330,7 +330,7 @@ def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: Ca
         ["Right answers reviewed", f"{r.reviewed_needlessly:,}", ""],
     ]
     if r.cost_total is not None:
-        rows.append(["Total cost", f"{r.cost_total:,.2f}", ci("cost_total", lambda x: num(x, 2))])
+        rows.append(["Total cost", money(r.cost_total), ci("cost_total", money)])
     head = f"{level} interval ({args.reps:,} resamples)" if args.reps else ""
     lines += [""] + columns(["", "count", head], rows)
     if choice is not None:

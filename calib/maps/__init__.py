@@ -103,6 +103,9 @@ Modules
     Before/after/base-rate scores with paired bootstrap intervals.
 :mod:`~calib.maps.fitting`
     :func:`fit`, the honest fit, and its :class:`FitResult`.
+:mod:`~calib.maps.choice`
+    :func:`best_method`: the map with the best held-out Brier score (the Recalibration
+    page's advice before a choice).
 
 The choices (:data:`METHODS`, :data:`MAP_METHODS`, :data:`SCORINGS`) are defined once in
 :mod:`calib.settings`; they and every public name are re-exported here.
@@ -117,6 +120,7 @@ from calib.maps.calibration_map import (
     read_map,
     write_map,
 )
+from calib.maps.choice import HELD_OUT, best_method, held_out_scoring
 from calib.maps.fitters import (
     HIST_BINS,
     T_MAX,
@@ -143,8 +147,11 @@ from calib.maps.splits import (
 from calib.settings import MAP_METHODS, METHODS, SCORINGS
 
 __all__ = [
+    "HELD_OUT",
     "MAP_METHODS",
     "METHODS",
+    "best_method",
+    "held_out_scoring",
     "SCORINGS",
     "base_rate_map",
     "CalibrationMap",

@@ -91,8 +91,9 @@ def cost_curve_figure(
                                      line={"color": col, "dash": "dash"}))
     title = "Expected cost at each threshold"
     if ch:
+        # the cheapest threshold on a second line: one long line is cut at a phone's width
         where = "review everything" if ch["threshold"] is None else f"{ch['threshold']:g}"
-        title += f" (cheapest: {where}, {num(ch['cost'])} per item {ci_text(ch.get('cost_ci'))})".replace(" )", ")")
+        title += f"<br><sup>cheapest: {where}, {num(ch['cost'])} per item {ci_text(ch.get('cost_ci'))}</sup>".replace(" <", "<")
     return _layout(fig, title=title, x=unit or "threshold (accept at or above)", y="expected cost per item")
 
 
@@ -116,7 +117,9 @@ def risk_coverage_figure(
         ))
     if aurc is not None:
         a = _as_dict(aurc)
-        title = (f"Risk–coverage: AURC {num(a.get('aurc'), 4)} {ci_text(a.get('aurc_ci'), 4)}, "
-                 f"excess over the oracle {num(a.get('eaurc'), 4)} {ci_text(a.get('eaurc_ci'), 4)}")
-        fig.update_layout(title={"text": title.replace(" ,", ",").rstrip()})
+        # two short lines: one long line is cut at a phone's width
+        sub = (f"AURC {num(a.get('aurc'), 3)} {ci_text(a.get('aurc_ci'), 3)}; "
+               f"excess over the oracle {num(a.get('eaurc'), 3)} {ci_text(a.get('eaurc_ci'), 3)}")
+        fig.update_layout(title={"text": f"Risk–coverage<br><sup>{sub.replace(' ;', ';').rstrip()}</sup>"},
+                          margin={"t": 75})
     return fig

@@ -130,57 +130,92 @@ def series_lines(s: Series) -> list[str]:
 
 
 def values_figure(d: Drift) -> go.Figure:
-    """Old vs new hit rate per stated value with each run's Wilson interval; moved values marked."""
+    """Old vs new hit rate per stated value with each run's Wilson interval; moved values marked.
+
+    The two runs stand side by side at each value (:func:`calib.present.axes.dodge`), the
+    axes fit the values used and the intervals (the dashed line, a value that meant what
+    it said, still crossing them); the hover gives the value, n, the hit rate and its interval.
+    """
+    from calib.present.axes import diagonal_ranges, dodge
+    from calib.present.figures import PALETTE, REFERENCE_COLOR, THRESHOLD_COLOR, _layout
+
     fig = go.Figure()
     xs = [v.value for v in d.values]
-    span = d.scale[1] - d.scale[0]
-    for run, color, dx in (("old", "#7f7f7f", -0.006 * span), ("new", "#1f77b4", 0.006 * span)):
+    lo_s, hi_s = d.scale
+    span = (hi_s - lo_s) or 1.0
+    offsets = dodge([xs, xs], span=span)
+    pct_x: list[float] = [100 * (x - lo_s) / span for x in xs]
+    pct_y: list[float] = []
+    for (run, color), dx in zip((("old", REFERENCE_COLOR), ("new", PALETTE[0])), offsets, strict=True):
         ys = [getattr(v, run) for v in d.values]
         cis = [getattr(v, f"{run}_ci") for v in d.values]
+        ns = [getattr(v, f"n_{run}") for v in d.values]
         up = [None if y is None or c[1] is None else 100 * (c[1] - y) for y, c in zip(ys, cis, strict=True)]
         dn = [None if y is None or c[0] is None else 100 * (y - c[0]) for y, c in zip(ys, cis, strict=True)]
+        pct_y += [100 * e for c in cis for e in c if e is not None] + [100 * y for y in ys if y is not None]
         fig.add_trace(go.Scatter(
             x=[x + dx for x in xs], y=[None if y is None else 100 * y for y in ys], mode="markers",
             name=esc(f"{run}: {d.old_name if run == 'old' else d.new_name}"), marker={"color": color, "size": 9},
-            error_y={"type": "data", "array": up, "arrayminus": dn, "visible": True},
-            hovertemplate="stated %{x}<br>right %{y:.1f}%<extra>" + run + "</extra>"))
+            error_y={"type": "data", "array": up, "arrayminus": dn, "visible": True, "color": color},
+            customdata=[[x, n, "" if c[0] is None else f"{100 * c[0]:.1f}%",
+                         "" if c[1] is None else f"{100 * c[1]:.1f}%"] for x, n, c in zip(xs, ns, cis, strict=True)],
+            hovertemplate=("stated %{customdata[0]:.4g}<br>n = %{customdata[1]:,}<br>right %{y:.1f}%, "
+                           "interval [%{customdata[2]}, %{customdata[3]}]<extra>" + run + "</extra>")))
     moved = [v for v in d.values if v.moved]
     if moved:
-        fig.add_trace(go.Scatter(x=[v.value for v in moved], y=[100 * v.new for v in moved], mode="markers",
-                                 name="moved (Holm)", marker={"symbol": "circle-open", "size": 20, "color": "#d62728",
-                                                              "line": {"width": 2}}, hoverinfo="skip"))
-    if xs:
-        lo, hi = d.scale
-        ends = [min(xs), max(xs)]
-        fig.add_trace(go.Scatter(x=ends, y=[100 * (v - lo) / (hi - lo) for v in ends], mode="lines",
-                                 name="stated = right", line={"dash": "dash", "color": "#999"}, hoverinfo="skip"))
-    fig.update_layout(title="Hit rate per stated value, old and new run", xaxis_title="stated value",
-                      yaxis_title="right (%)", height=420, margin={"l": 50, "r": 20, "t": 50, "b": 40})
-    return fig
+        fig.add_trace(go.Scatter(x=[v.value + offsets[1] for v in moved], y=[100 * v.new for v in moved],
+                                 mode="markers",
+                                 name="moved (Holm)", marker={"symbol": "circle-open", "size": 20,
+                                                              "color": THRESHOLD_COLOR, "line": {"width": 2}},
+                                 hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[lo_s, hi_s], y=[0, 100], mode="lines", name="stated = right",
+                             line={"dash": "dash", "color": REFERENCE_COLOR, "width": 1}, hoverinfo="skip"))
+    (px_lo, px_hi), y_range = diagonal_ranges(pct_x, pct_y)
+    fig.update_xaxes(range=[lo_s + px_lo * span / 100, lo_s + px_hi * span / 100])
+    if 0 < len(xs) <= 12:
+        fig.update_xaxes(tickmode="array", tickvals=xs)  # ticks on the values, the runs either side
+    fig.update_yaxes(range=list(y_range))
+    return _layout(fig, title="Hit rate per value<br><sup>old run vs new run</sup>",
+                   x=f"stated confidence ({lo_s:g}-{hi_s:g})", y="share right (%)", height=460)
 
 
 def series_figure(s: Series) -> go.Figure:
     """Top: accuracy, ECE and error among accepted per run; bottom: the EWMA chart of
-    accuracy with its limits, the first alarm marked."""
+    accuracy with its limits, the first alarm marked. Okabe-Ito colours; the hover gives
+    the run, its n and the figure."""
+    from calib.present.figures import PALETTE, THRESHOLD_COLOR, _layout
+
     names = [esc(r.name) for r in s.runs]
     x = list(range(1, len(s.runs) + 1))
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("Per run", "EWMA chart of accuracy (standardised)"))
-    for key, label in (("accuracy", "accuracy"), ("error_accepted", "error among accepted")):
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
+                        subplot_titles=("Per run", "EWMA of accuracy"))
+    ns = [f"n = {r.n:,}" for r in s.runs]
+    for (key, label), color in zip((("accuracy", "accuracy"), ("error_accepted", "error among accepted")),
+                                   PALETTE, strict=False):
         ys = [None if getattr(r, key) is None else 100 * getattr(r, key) for r in s.runs]
-        fig.add_trace(go.Scatter(x=x, y=ys, mode="lines+markers", name=f"{label} (%)", customdata=names,
-                                 hovertemplate="%{customdata}<br>%{y:.1f}%<extra>" + label + "</extra>"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=x, y=ys, mode="lines+markers", name=f"{label} (%)", customdata=names, text=ns,
+                                 line={"color": color}, marker={"color": color},
+                                 hovertemplate="%{customdata} (%{text})<br>%{y:.1f}%<extra>"
+                                               + label + "</extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=x, y=[None if r.ece is None else 100 * r.ece for r in s.runs], mode="lines+markers",
-                             name="ECE (x100)", customdata=names,
-                             hovertemplate="%{customdata}<br>%{y:.2f}<extra>ECE x100</extra>"), row=1, col=1)
+                             name="ECE (x100)", customdata=names, text=ns, line={"color": PALETTE[2]},
+                             marker={"color": PALETTE[2]},
+                             hovertemplate="%{customdata} (%{text})<br>%{y:.2f}"
+                                           "<extra>ECE x100</extra>"), row=1, col=1)
     a = s.accuracy
-    fig.add_trace(go.Scatter(x=x, y=list(a.ewma), mode="lines+markers", name="EWMA of accuracy", customdata=names,
+    fig.add_trace(go.Scatter(x=x, y=list(a.ewma), mode="lines+markers", name="EWMA of accuracy", customdata=names, text=ns,
+                             line={"color": PALETTE[3]}, marker={"color": PALETTE[3]},
                              hovertemplate="%{customdata}<br>%{y:.2f}<extra>EWMA</extra>"), row=2, col=1)
     for lim, nm in ((a.upper, "upper limit"), (a.lower, "lower limit")):
-        fig.add_trace(go.Scatter(x=x, y=list(lim), mode="lines", name=nm, line={"dash": "dash", "color": "#d62728"},
-                                 hoverinfo="skip"), row=2, col=1)
+        if lim is None:
+            continue
+        fig.add_trace(go.Scatter(x=x, y=list(lim), mode="lines", name=nm,
+                                 line={"dash": "dash", "color": THRESHOLD_COLOR}, hoverinfo="skip"), row=2, col=1)
     if s.alarm is not None:
-        fig.add_vline(x=s.alarm + 1, line={"color": "#d62728", "width": 1})
-    fig.update_xaxes(title_text="run (time order)", row=2, col=1, tickmode="array", tickvals=x)
-    fig.update_layout(height=620, margin={"l": 50, "r": 20, "t": 50, "b": 40})
+        fig.add_vline(x=s.alarm + 1, line={"color": THRESHOLD_COLOR, "width": 1})
+    fig = _layout(fig, title="", x="", y="percent", height=640)
+    fig.update_xaxes(tickmode="array", tickvals=x)
+    fig.update_xaxes(title_text="run (time order)", row=2, col=1)
+    fig.update_yaxes(title_text="percent", row=1, col=1)
+    fig.update_yaxes(title_text="standardised EWMA", row=2, col=1)
     return fig

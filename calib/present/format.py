@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 
 from calib.wording import MISSING, missing, p_value, pct, value
 
-__all__ = ["MISSING", "ci_text", "count", "esc", "interval", "num", "p_value", "pct", "points", "sig",
-           "signed", "value"]
+__all__ = ["MISSING", "ci_text", "count", "esc", "estimate", "interval", "money", "num", "p_value", "pct",
+           "points", "sig", "signed", "term", "value"]
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -43,6 +43,25 @@ def count(n: float | None) -> str:
     if isinstance(n, int):
         return f"{n:,}"
     return MISSING if missing(n) else f"{n:,.0f}"
+
+
+def money(x: float | None, digits: int = 2) -> str:
+    """A cost with thousands separators: ``1958`` -> ``1,958.00``."""
+    return MISSING if missing(x) else f"{x:,.{digits}f}"
+
+
+def term(coef: float, digits: int = 4) -> str:
+    """A coefficient added to a formula, with its own sign: ``-0.8824`` -> ``- 0.8824``,
+    ``0.5`` -> ``+ 0.5000`` (never ``+ -0.8824``)."""
+    return f"{'-' if coef < 0 else '+'} {abs(coef):.{digits}f}"
+
+
+def estimate(x: float | None, lo: float | None, hi: float | None,
+             fmt: Callable[[float | None], str] = num) -> str:
+    """A figure with its interval, both ends written like the figure:
+    ``1,958.00 [1,724.98, 2,204.05]``; the figure alone without an interval."""
+    ci = interval(lo, hi, fmt)
+    return f"{fmt(x)} {ci}" if ci and not missing(x) else fmt(x)
 
 
 def interval(lo: float | None, hi: float | None, fmt: Callable[[float | None], str] = num) -> str:

@@ -3,20 +3,29 @@
 The page is assembled from :class:`Block` s (headings, paragraphs, key figures,
 tables, Plotly figures). Every piece of text, including model names, ids and file
 names, goes through :func:`calib.present.format.esc`; no user text is ever inserted as markup.
-Figures are written with Plotly's own ``to_html``: the first one embeds plotly.js
-(``include_plotlyjs=True``, about 3.5 MB) so the file needs no network, the others
-reuse it. No ``<script src>``, stylesheet link or font is fetched from anywhere.
+Size budget: plotly.js is inside the file once, for all its figures, gzip-compressed and
+base64-encoded (4.8 MB of JavaScript become 1.9 MB; the browser unpacks it with
+``DecompressionStream``, in every browser since 2023), and each figure is its JSON spec
+(``<script type="application/json">``, inert) drawn once plotly.js is unpacked. A trace
+of more than :data:`MAX_POINTS` points is decimated (evenly spaced points, both ends kept)
+before it is written. A report of three judges with every section is about 2.1 MB. No
+``<script src>``, stylesheet link or font is fetched from anywhere.
 
-This module builds strings; it does not import plotly (figures arrive as objects
-built by :mod:`calib.present.figures`) and does not compute any metric.
+This module builds strings; it does not build figures (they arrive as objects built by
+:mod:`calib.present.figures`) and does not compute any metric.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from calib.present.format import esc, sig
@@ -82,6 +91,91 @@ class Figure:
 
 Block = Heading | Paragraph | KeyFigures | Table | Figure
 
+#: Most points a figure's trace keeps in the report (more are decimated evenly).
+MAX_POINTS = 2000
+#: A trace's per-point arrays, decimated together.
+_POINT_ATTRS = ("x", "y", "customdata", "text", "hovertext")
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_bundle() -> tuple[str, str]:
+    """``(first line of its licence header, gzip + base64 of plotly.min.js)``: the one
+    copy of plotly.js a report carries (compressed once per process; ``mtime=0`` keeps
+    the same input the same document)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("plotly")
+    assert spec is not None and spec.submodule_search_locations
+    js = (Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js").read_bytes()
+    version = next((line.strip("* ").strip() for line in js.decode("utf-8", "replace").splitlines()[:3]
+                    if "plotly.js v" in line), "plotly.js")
+    packed = base64.b64encode(gzip.compress(js, compresslevel=9, mtime=0)).decode("ascii")
+    return version, packed
+
+
+def _decimated(fig: Any) -> Any:
+    """``fig`` with every trace of more than :data:`MAX_POINTS` points thinned to evenly
+    spaced points (both ends kept; a copy: the caller's figure is not changed)."""
+    def size(tr: Any) -> int:
+        x = getattr(tr, "x", None)
+        return 0 if x is None else len(x)
+
+    if all(size(tr) <= MAX_POINTS for tr in fig.data):
+        return fig
+    fig = type(fig)(fig)
+    for tr in fig.data:
+        n = size(tr)
+        if n <= MAX_POINTS:
+            continue
+        keep = np.unique(np.linspace(0, n - 1, MAX_POINTS).round().astype(int))
+        changes: dict[str, Any] = {}
+        for attr in _POINT_ATTRS:
+            v = getattr(tr, attr, None)
+            if v is not None and not isinstance(v, str) and len(v) == n:
+                changes[attr] = np.asarray(v, dtype=object if attr in ("text", "hovertext") else None)[keep]
+        for bar in ("error_x", "error_y"):
+            eb = getattr(tr, bar, None)
+            for attr in ("array", "arrayminus"):
+                v = None if eb is None else getattr(eb, attr, None)
+                if v is not None and len(v) == n:
+                    changes[f"{bar}.{attr}"] = np.asarray(v)[keep]
+        tr.update({k: v for k, v in changes.items() if "." not in k})
+        for k, v in changes.items():
+            if "." in k:
+                bar, attr = k.split(".")
+                getattr(tr, bar).update({attr: v})
+    return fig
+
+
+def _figure_html(fig: Any, div_id: str, config: dict[str, object]) -> str:
+    """A figure as an empty div and its JSON spec, inert until plotly.js is unpacked
+    (``<`` written as its JSON unicode escape: no text in the spec can close the script element)."""
+    spec = json.loads(_decimated(fig).to_json())
+    spec["config"] = {"responsive": True, **(config or {})}
+    text = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+    return (f'<div id="{div_id}" class="calib-plot"></div>'
+            f'<script type="application/json" class="calib-spec" data-target="{div_id}">{text}</script>')
+
+
+def _loader() -> str:
+    """The one script that unpacks plotly.js and draws every figure."""
+    version, packed = plotly_bundle()
+    return (
+        "<script>/* " + version + " (MIT licence), gzip + base64 */\n(function(){"
+        "function draw(){document.querySelectorAll('script.calib-spec').forEach(function(s){"
+        "var spec=JSON.parse(s.textContent);Plotly.newPlot(document.getElementById(s.dataset.target),"
+        "spec.data,spec.layout||{},spec.config||{});});}"
+        "if(window.Plotly){draw();return;}"
+        "if(!('DecompressionStream' in window)){document.querySelectorAll('.calib-plot').forEach(function(d){"
+        "d.textContent='This browser cannot unpack the figures (it needs DecompressionStream, 2023 or later).';});"
+        "return;}"
+        "var b=atob('" + packed + "'),u=new Uint8Array(b.length);for(var i=0;i<b.length;i++)u[i]=b.charCodeAt(i);"
+        "new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip'))).text()"
+        ".then(function(src){(0,eval)(src);draw();});"
+        "})();</script>"
+    )
+
 
 def _cell(value: object) -> str:
     if value is None or isinstance(value, float):
@@ -135,7 +229,7 @@ def render(title: str, blocks: Sequence[Block], *, subtitle: str = "") -> str:
     ]
     if subtitle:
         parts.append(f'<p class="meta">{esc(subtitle)}</p>')
-    first_figure = True
+    any_figure = False
     for i, b in enumerate(blocks):
         if isinstance(b, Heading):
             lv = min(max(b.level, 2), 4)
@@ -152,17 +246,12 @@ def render(title: str, blocks: Sequence[Block], *, subtitle: str = "") -> str:
         elif isinstance(b, Table):
             parts.append(table_html(b.frame, b.caption))
         elif isinstance(b, Figure):
-            div = b.figure.to_html(
-                full_html=False,
-                include_plotlyjs=first_figure,  # embedded once, reused by the others
-                include_mathjax=False,
-                div_id=f"calib-fig-{i}",
-                config=b.config or None,
-            )
-            first_figure = False
-            parts.append(f'<div class="fig">{div}</div>')
+            parts.append(f'<div class="fig">{_figure_html(b.figure, f"calib-fig-{i}", b.config)}</div>')
+            any_figure = True
         else:  # pragma: no cover - typing guards this
             raise TypeError(f"not a report block: {type(b).__name__}")
+    if any_figure:  # plotly.js once, after every figure's div
+        parts.append(_loader())
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -186,6 +275,8 @@ class ModelResults:
     tables: tuple[tuple[str, pd.DataFrame], ...] = ()
     sections: tuple[tuple[str, tuple[Block, ...]], ...] = ()
     load_summary: str = ""
+    meanings: tuple[str, ...] = ()
+    small_print: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -195,11 +286,16 @@ class ModelResults:
     ) -> ModelResults:
         """One model's results from its dataset and audit: the verdict's first sentence as
         the verdict, the others as sentences, the audit's notes as warnings and the load
-        summary (``source: summary``); the rest as given."""
+        summary (``source: summary``), what the headline figures mean and which tests the
+        verdict uses (:mod:`calib.present.explain`, the sentences the pages and ``calib
+        audit`` print); the rest as given."""
+        from calib.present import explain
+
         return cls(
             name=ds.name, headline=tuple(headline), verdict=a.verdict[0] if a.verdict else "",
             sentences=tuple(a.verdict[1:]), warnings=tuple(a.notes), figures=tuple(figures), tables=tuple(tables),
             sections=tuple(sections), load_summary=f"{ds.report.source}: {ds.report.summary()}",
+            meanings=explain.audit_meanings(a), small_print=(explain.verdict_tests(a.level),),
         )
 
 
@@ -230,6 +326,10 @@ def audit_report(
             blocks.append(Paragraph(m.verdict, kind="verdict"))
         blocks.extend(Paragraph(w, kind="warning") for w in m.warnings)
         blocks.extend(Paragraph(s) for s in m.sentences)
+        if m.meanings:
+            blocks.append(Heading("What the figures mean", level=3))
+            blocks.extend(Paragraph(s) for s in m.meanings)
+        blocks.extend(Paragraph(s, kind="meta") for s in m.small_print)
         blocks.extend(Figure(f, cfg) for f in m.figures)
         for caption, frame in m.tables:
             blocks.append(Heading(caption, level=3))

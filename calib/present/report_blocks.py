@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from calib.present import figures
 from calib.present import format as fmt
 from calib.present import html_report as hr
-from calib.present.tables import per_value_frame
+from calib.present.tables import map_formula, map_table_frame, per_value_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +77,6 @@ def recalibration_section(
     """The map fitted and how it scored on held-out data (``labels``: the words for the
     method and the scoring, e.g. the dashboard's)."""
     import numpy as np
-    import pandas as pd
 
     blocks: list[hr.Block] = []
     if fit.useless:
@@ -92,26 +91,43 @@ def recalibration_section(
             name, color, scale_lo=table.scale.lo, scale_hi=table.scale.hi, curve_x=grid,
             curve_y=fit.map.apply(grid), table=fit.table, method_label=labels.get(fit.method, fit.method),
             useless=fit.useless)))
-        blocks.append(hr.Table(pd.DataFrame(list(fit.table))))
+        blocks.append(hr.Paragraph("The map: " + map_formula(fit.map)))
+        blocks.append(hr.Table(map_table_frame(fit)))
     return "Recalibration", tuple(blocks)
 
 
 def routing_section(
     r: Routing, sweep: Sweep, *, threshold: str, unit: str, note: str | None, name: str, color: str,
+    settings: str = "",
 ) -> Section:
     """What the review threshold does (``threshold``: the threshold as written, ``unit``
-    the axis' unit) and the risk-coverage curve with the threshold marked."""
-    items = (
+    the axis' unit), each figure with its bootstrap interval and its plain words
+    (:mod:`calib.present.explain`), the total cost when costs are given, the target and
+    costs behind it (``settings``), and the risk-coverage curve with the threshold marked."""
+    from calib.present import explain
+
+    def ci(field: str, f: Any) -> str:
+        iv = r.ci.get(field)
+        return "" if iv is None or iv.lo is None else f"{100 * r.level:g}% {fmt.interval(iv.lo, iv.hi, f)}"
+
+    total = r.to_person + r.accepted + (r.middle if r.upper is not None else 0)
+    items = [
         ("Review threshold", threshold + unit, ""),
-        ("Sent to a person", fmt.count(r.to_person), ""),
-        ("Accepted unseen", fmt.count(r.accepted), ""),
-        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ""),
-        ("Errors slipping through", fmt.count(r.errors_slipping), ""),
-        ("Errors caught", fmt.count(r.errors_caught), ""),
-    )
-    blocks: list[hr.Block] = [hr.KeyFigures(items)]
+        ("Sent to a person", fmt.count(r.to_person), ci("to_person", fmt.count)),
+        ("Accepted unseen", fmt.count(r.accepted), ci("accepted", fmt.count)),
+        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ci("accuracy_accepted", fmt.pct)),
+        ("Errors slipping through", fmt.count(r.errors_slipping), ci("errors_slipping", fmt.count)),
+        ("Errors caught", fmt.count(r.errors_caught), ci("errors_caught", fmt.count)),
+    ]
+    if r.cost_total is not None:
+        items.append(("Total cost", fmt.money(r.cost_total), ci("cost_total", fmt.money)))
+    blocks: list[hr.Block] = [hr.KeyFigures(tuple(items))]
+    if settings:
+        blocks.append(hr.Paragraph(f"Settings: {settings}.", kind="meta"))
     if note:
         blocks.append(hr.Paragraph(note, kind="meta"))
+    blocks += [hr.Paragraph(explain.meaning(k, x, total=total)) for k, x in (
+        ("to_person", r.to_person), ("errors_slipping", r.errors_slipping))]
     blocks.append(hr.Figure(figures.risk_coverage(name, color, sweep, coverage=r.coverage, risk=r.risk,
                                                   unit=unit)))
     return "Routing at the review threshold", tuple(blocks)

@@ -117,14 +117,31 @@ def draw(points: Any, corp: Any, *, name: str, level: float, reps: int, scale: A
         xs = _points(top, points)
         _corp(top, corp, level, reps)
         top.plot([0, 100], [0, 100], color=REFERENCE_COLOR, lw=1, ls="--", label="perfect calibration")
-        top.set(xlim=(-2, 102), ylim=(-2, 102), ylabel="share right (%)")
+        # the page's ranges (calib.present.axes): the data's extent, the diagonal still crossing
+        x_range, y_range = _ranges(points, corp)
+        top.set(xlim=x_range, ylim=y_range, ylabel="share right (%)")
         top.set_title(f"Reliability diagram: {plain_text(name)}", loc="left", fontsize=10)
-        top.legend(loc="upper left", fontsize=7, frameon=False)
+        top.legend(loc="best", fontsize=7, frameon=False)  # where it hides the least (the diagonal too)
         _counts(bottom, points, xs, scale)
         n = points.n
         bottom.set(ylabel="answers", xlabel=f"stated confidence (% of the {scale.name} scale)")
         bottom.text(0.0, 1.02, f"n = {int(n.sum()):,}", transform=bottom.transAxes, fontsize=7)
     return StaticFigure(fig)
+
+
+def _ranges(points: Any, corp: Any) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The axes of :func:`calib.present.figures.reliability` for the same curves (percent)."""
+    from calib import curves
+    from calib.present.axes import diagonal_ranges
+
+    if isinstance(points, curves.ValuePoints):
+        xs, ys = [*(100 * points.prob)], [*(100 * points.lo), *(100 * points.hi), *(100 * points.hit_rate)]
+    else:
+        xs, ys = [*(100 * points.mean_prob)], [*(100 * points.ci_lo), *(100 * points.ci_hi), *(100 * points.hit_rate)]
+    if corp is not None and corp.n.size:
+        xs += [*(100 * corp.prob)]
+        ys += [*(100 * corp.fitted), *(100 * corp.confidence_lo), *(100 * corp.confidence_hi)]
+    return diagonal_ranges(xs, ys)
 
 
 def _points(ax: Any, points: Any) -> Any:
@@ -159,7 +176,11 @@ def _counts(ax: Any, points: Any, xs: Any, scale: Any) -> None:
         ax.bar(left, points.n, width=right - left, align="edge", color=POINTS_COLOR, alpha=0.8,
                edgecolor="white", lw=0.5)
     else:  # per value, or mass bins (whose edges are their smallest and largest value)
-        ax.bar(xs, points.n, width=1.6 if len(xs) > 30 else 2.5, color=POINTS_COLOR, alpha=0.8)
+        # as wide as the page's bars: a share of the closest gap, never more than 4% of the axis
+        lo, hi = ax.get_xlim()
+        gaps = np.diff(np.unique(np.asarray(xs, dtype=float)))
+        width = min(0.6 * float(gaps.min()) if gaps.size else hi - lo, 0.04 * (hi - lo))
+        ax.bar(xs, points.n, width=width, color=POINTS_COLOR, alpha=0.8)
 
 
 def _corp(ax: Any, corp: Any, level: float, reps: int) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from calib.present.format import MISSING, ci_text, num, pct
+from calib.present.format import MISSING, ci_text, num, pct, term
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: the text report needs none
     import pandas as pd
@@ -21,7 +21,10 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: the text report 
     from calib.audit import Audit
     from calib.compare import Comparison, ModelRow
     from calib.decision import JudgeComparison
+    from calib.loadreport import LoadReport
+    from calib.maps import CalibrationMap, FitResult
     from calib.metrics import ValueRow
+    from calib.scale import Scale
 
 #: Columns of :func:`per_value_frame` that hold percentages (one decimal reads well).
 PER_VALUE_PERCENT_COLUMNS: tuple[str, ...] = (
@@ -144,3 +147,127 @@ def tests_frame(a: Audit) -> pd.DataFrame:
         rows.append({"test": test_label(key, a.scheme), "checks": checks, "statistic": t.statistic,
                      "p-value": p_value(t.p_value, t.log10_p, bound=t.p_bound), "note": t.note})
     return pd.DataFrame(rows, columns=["test", "checks", "statistic", "p-value", "note"])
+
+
+def map_formula(cmap: CalibrationMap) -> str:
+    """The map in one line: its formula with its parameters written in (each added term with
+    its own sign: ``sigmoid(0.7564 logit f(s) - 0.8824)``, never ``+ -``)."""
+    prm, m = cmap.params, cmap.method
+    f = f"f(s) = stated probability with the continuity correction c = {cmap.correction:g}"
+    if cmap.steps is not None and cmap.scale.hi - cmap.scale.lo < 2:
+        f += f" in steps of {1 / cmap.steps:g}"  # on 0-1, the resolution of the fitting data
+    if m == "platt":
+        return f"q = sigmoid({prm['slope']:.4f} logit f(s) {term(prm['intercept'])}); {f}"
+    if m == "temperature":
+        return f"q = sigmoid(logit f(s) / T), T = {prm['T']:.4f}; {f}"
+    if m == "beta":
+        return (f"q = sigmoid({prm['a']:.4f} ln f(s) {term(-prm['b'])} ln(1 - f(s)) {term(prm['c'])}); {f}")
+    if m == "isotonic":
+        return f"isotonic (PAV) fit through {len(prm['x'])} points, linear between them, flat beyond the ends"
+    if m == "histogram":
+        return f"histogram binning: the fitting data's hit rate in each of {len(prm['prob'])} bins"
+    if m == "softmax_temperature":
+        return (f"q = max_k softmax(l / T)_k over each item's option scores l, T = {prm['T']:.4f} "
+                "(Guo et al. 2017)")
+    return f"q = {prm['p']:.4f} for every stated value (the base rate)"
+
+
+#: Columns of :func:`map_table_frame`, in words.
+MAP_COLUMNS: dict[str, str] = {
+    "stated": "stated", "prob": "calibrated probability", "n_fit": "answers (fit)",
+    "hit_rate_fit": "hit rate (fit)", "n_eval": "answers (scored)", "hit_rate_eval": "hit rate (scored)",
+}
+
+
+def map_table_frame(fit: FitResult) -> pd.DataFrame:
+    """What the map sends each stated value to, with the hit rates it was fitted and scored
+    on, as text: percentages with one decimal, counts with separators, and
+    :data:`calib.present.format.MISSING` (never ``None``) for a value absent from one side."""
+    import pandas as pd
+
+    def cell(key: str, x: object) -> str:
+        if x is None:
+            return MISSING
+        if key in ("n_fit", "n_eval"):
+            return f"{int(x):,}"  # type: ignore[call-overload]
+        if key == "stated":
+            from calib.wording import value
+
+            return value(float(x))  # type: ignore[arg-type]
+        return pct(float(x))  # type: ignore[arg-type]
+
+    rows = [{MAP_COLUMNS[k]: cell(k, r.get(k)) for k in MAP_COLUMNS} for r in fit.table]
+    return pd.DataFrame(rows, columns=list(MAP_COLUMNS.values()))
+
+
+#: The letter-bias table's columns (:meth:`calib.options.LetterBias.to_frame`) in words.
+LETTER_COLUMNS: dict[str, str] = {
+    "letter": "option letter", "predicted": "times predicted", "gold": "times correct (gold)",
+    "predicted_share": "share predicted (%)", "gold_share": "share correct (%)",
+    "bias": "predicted minus gold share (points)", "mean_confidence": "mean confidence when predicted (%)",
+    "accuracy_when_predicted": "right when predicted (%)",
+}
+#: Letter-bias columns that are proportions (shown in percent).
+LETTER_PERCENT = ("predicted_share", "gold_share", "bias", "mean_confidence", "accuracy_when_predicted")
+
+
+def letter_bias_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The letter-bias table with its columns in words, proportions in percent (one decimal)."""
+    df = df.copy()
+    for c in LETTER_PERCENT:
+        if c in df.columns:
+            df[c] = (100 * df[c]).round(1)
+    return df.rename(columns={c: LETTER_COLUMNS.get(c, c.replace("_", " ")) for c in df.columns})
+
+
+def maps_frame(fits: dict[str, FitResult], best: str | None, labels: dict[str, str]) -> pd.DataFrame:
+    """Every map's held-out scores side by side (the Recalibration page before a choice):
+    Brier and ECE of the stated confidence and after the map, each with its interval, the
+    paired change, and which map the engine picks (:func:`calib.maps.best_method`)."""
+    import pandas as pd
+
+    from calib.present.format import estimate, signed
+
+    rows = []
+    for method, f in fits.items():
+        ch = f.change.brier
+        rows.append({
+            "map": labels.get(method, method),
+            "Brier, stated": estimate(f.before.brier.value, f.before.brier.lo, f.before.brier.hi, _n4),
+            "Brier after the map": estimate(f.after.brier.value, f.after.brier.lo, f.after.brier.hi, _n4),
+            "change": estimate(ch.value, ch.lo, ch.hi, lambda x: signed(x, 4)),
+            "ECE after the map": estimate(f.after.ece.value, f.after.ece.lo, f.after.ece.hi),
+            "best": "best" if method == best else "",
+            "note": f"useless: {f.reason}" if f.useless else "",
+        })
+    return pd.DataFrame(rows, columns=["map", "Brier, stated", "Brier after the map", "change", "ECE after the map",
+                                       "best", "note"])
+
+
+def _n4(x: float | None) -> str:
+    return num(x, 4)
+
+
+def scale_words(text: str) -> str:
+    """The engine's scale wording in the dashboard's words, not the CLI's flag: ``given:
+    --rescale 0,200`` (kept in the JSON) reads "set by you: 0 to 200", and a warning's
+    ``--rescale 1,10`` reads "the scale 1 to 10"."""
+    import re
+
+    text = re.sub(r"given: --rescale ([^,\s]+),([^\s;:?)]+)", r"set by you: \1 to \2", text)
+    return re.sub(r"--rescale ([^,\s]+),([^\s;:?)]+)", r"the scale \1 to \2", text)
+
+
+def load_lines(report: LoadReport, scale: Scale) -> list[str]:
+    """A load report for people, each fact once: what was read and kept, the scale and
+    how it was found, the fields detected (role <- field), then the reader's other notes
+    (those repeating a field or the scale are left out: they are in the lines above)."""
+    lines = [report.summary()]
+    lines.append(f"scale: {scale.name} [{scale.lo:g}, {scale.hi:g}]"
+                 + (f" ({scale_words(scale.how)})" if scale.how else ""))
+    used = {k: v for k, v in report.fields.items() if v}
+    if used:
+        lines.append("fields: " + ", ".join(f"{k} <- {v}" for k, v in used.items()))
+    repeats = tuple(f"{k}: " for k in report.fields) + ("scale: ",)
+    lines += [n for n in report.notes if not n.startswith(repeats)]
+    return lines

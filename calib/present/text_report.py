@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from calib.audit import Audit
+from calib.present.explain import audit_meanings, verdict_tests
 from calib.present.format import interval, num, p_value, pct, points, sig, value
 from calib.present.tables import TESTS, test_label
 
@@ -27,6 +28,13 @@ def to_json(a: Audit, *, indent: int | None = 2) -> str:
     """The audit's JSON object (:meth:`Audit.to_dict`), strict: no NaN or Infinity."""
     # ASCII: a lone surrogate read from the input is escaped, never an encoding error
     return json.dumps(a.to_dict(), indent=indent, allow_nan=False, ensure_ascii=True)
+
+
+def _wrap(text: str, width: int = 100, indent: str = "  ") -> list[str]:
+    """A long sentence as indented lines of at most ``width`` characters."""
+    import textwrap
+
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def _line(label: str, value: str, ci: str = "") -> str:
@@ -160,10 +168,11 @@ def render_text(a: Audit, decision: Decision | None = None) -> str:
         lines.append(f"Clusters: {c['count']:,} ({c['how']}){eff}: intervals resample clusters.")
     lines += ["", "Verdict"]
     lines += [f"  - {s}" for s in a.verdict]
+    lines += ["", "What the figures mean"] + [f"  - {s}" for s in audit_meanings(a)]
     if decision is not None:
         lines += ["", "Threshold decision"] + decision_block(decision, a)
     lines += ["", "Figures"] + figures(a)
-    lines += ["", "Tests (two-sided; the verdict uses the first four)"] + tests_block(a)
+    lines += ["", "Tests (two-sided)"] + tests_block(a) + _wrap(verdict_tests(a.level))
     lines += ["", "What each stated value meant" if a.per_value else f"Bins ({a.scheme})"] + per_value_block(a)
     if a.groups:
         lines += ["", f"By group ({len(a.groups)})"] + groups_block(a)

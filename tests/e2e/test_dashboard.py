@@ -284,6 +284,10 @@ def test_every_page_shows_the_engines_numbers(server, page):
     while len(kept := [v for k, v in metric_pairs(page) if k == "Rows kept"]) < 3 and time.monotonic() < deadline:
         page.wait_for_timeout(100)
     assert kept == ["1,000"] * 3
+    # the entry page is listed by its name ("Data", not the script's "app"), first, then pages/ in order
+    nav = [t.strip() for t in page.locator("[data-testid=stSidebarNav] a").all_inner_texts()]
+    assert nav == ["Data", "Overview", "Scale", "Reliability", "Recalibration", "Routing", "Report", "Drift",
+                   "Review"]
 
     go(page, "Overview")
     a = rows[JUDGES[0]]
@@ -498,8 +502,9 @@ def test_judges_on_two_scales_get_an_axis_each_on_the_scale_page(server, page, t
     go(page, "Scale")
     title1, ticks1 = axis_texts(page, 0, "x")
     title2, ticks2 = axis_texts(page, 0, "x2")
-    assert (title1, ticks1) == ("stated confidence (0-100)", ["0", "80", "90", "95", "100"])
-    assert (title2, ticks2) == ("stated confidence (1-10)", ["1", "7", "8", "9", "10"])
+    # each axis spans the values its judge used (the title names the scale), ticks on them
+    assert (title1, ticks1) == ("stated confidence (0-100)", ["80", "90", "95", "100"])
+    assert (title2, ticks2) == ("stated confidence (1-10)", ["7", "8", "9", "10"])
     # what each value meant: both judges on the probability axis, where y = x is the same line
     title, _ = axis_texts(page, 1, "x")
     assert title == "stated confidence as a probability (%)"

@@ -1,0 +1,37 @@
+"""The dashboard's pages and their order: every ``pages/N_Name.py``, the Data page
+(``pages/0_Data.py``) first and the default (served at ``/``), each titled by its name.
+
+Streamlit names the entry script's page after its file, so a ``pages/`` folder behind
+``app.py`` lists the Data page as "app". ``app.py`` hands the pages to ``st.navigation``
+instead (Streamlit then ignores its own reading of ``pages/``): the same files, the same
+URL paths (``/Overview``, ``/Routing``... from the file names), the entry page called
+"Data". The folder is read by glob, so a new page is one new file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
+#: The entry page, relative to the app root (what st.switch_page / st.page_link take).
+ENTRY = "pages/0_Data.py"
+
+
+def page_files() -> list[Path]:
+    """The page scripts in their order (``N_`` prefix), the entry page first."""
+    def order(p: Path) -> tuple[int, str]:
+        head = p.stem.split("_", 1)[0]
+        return (int(head) if head.isdigit() else 10**6, p.name)
+
+    return sorted((p for p in PAGES_DIR.glob("*.py") if not p.name.startswith(("_", "."))), key=order)
+
+
+def run() -> None:
+    """Register the pages and run the one the URL names (the entry page by default)."""
+    pages = [
+        st.Page(str(p), title=p.stem.split("_", 1)[-1].replace("_", " "), default=p.name == Path(ENTRY).name)
+        for p in page_files()
+    ]
+    st.navigation(pages).run()
