@@ -332,7 +332,8 @@ class Routing:
         return out
 
 
-def _check_threshold(x: float, name: str) -> float:
+def check_threshold(x: float, name: str = "review") -> float:
+    """A finite threshold as a float, else :class:`CalibError` naming it (``"review"``, ``"upper"``)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -368,9 +369,9 @@ def route(
     once; each is moved by exact minus coarse point figure (0 when the table is its
     own coarse table) before the percentile intervals are taken.
     """
-    lower = _check_threshold(lower, "lower")
+    lower = check_threshold(lower, "lower")
     if upper is not None:
-        upper = _check_threshold(upper, "upper")
+        upper = check_threshold(upper, "upper")
         if upper < lower:
             raise CalibError(f"the upper threshold ({upper:g}) must not be below the lower one ({lower:g})")
     cr, cm = _cost(cost_review, "review"), _cost(cost_miss, "missed error")
@@ -614,7 +615,7 @@ def review_queue(
     Stated values are compared after :func:`calib.scale.snap`, as the count table
     (and so :func:`route`) counts them: a softmax's 0.39999999999999997 is 0.4.
     """
-    lower = _check_threshold(lower, "lower")
+    lower = check_threshold(lower, "lower")
     if calibration is not None:
         prob = calibration.apply_rows(rows).prob
         score = prob

@@ -49,8 +49,9 @@ from scipy import special
 
 from calib.errors import CalibError
 from calib.labels.outcomes import human_correct, votes
-from calib.labels.plan import check_threshold, strata
+from calib.labels.plan import strata
 from calib.labels.records import Label
+from calib.routing import check_threshold
 from calib.rows import Judgments
 
 

@@ -24,7 +24,6 @@ stratum when the sample allows it (largest remainders, capped at each stratum's 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.labels.records import item_keys
+from calib.routing import check_threshold
 from calib.rows import Judgments
 from calib.scale import snap
 
@@ -160,17 +160,6 @@ class ReviewPlan:
             "queue": [i.to_dict() for i in self.queue],
             "audit": [i.to_dict() for i in self.audit],
         }
-
-
-def check_threshold(threshold: float) -> float:
-    """A finite threshold as a float, else :class:`CalibError`."""
-    try:
-        t = float(threshold)
-    except (TypeError, ValueError):
-        raise CalibError(f"the review threshold must be a number, got {threshold!r}") from None
-    if not math.isfinite(t):
-        raise CalibError(f"the review threshold must be a finite number, got {threshold!r}")
-    return t
 
 
 def scores(rows: Judgments) -> np.ndarray:
