@@ -34,7 +34,7 @@ from calib.errors import CalibError
 from dashboard.context import Context
 from dashboard.entries import cache_key
 from dashboard.keys import LAST_SHARE_KEY, OWNER_KEY, SHARED_KEY
-from dashboard.layout import md_escape, no_data, page_question, safe_filename, show_error
+from dashboard.layout import md_escape, metric, no_data, page_question, safe_filename, show_error
 from dashboard.runtime import share_store
 
 if TYPE_CHECKING:
@@ -433,6 +433,45 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
         },
         hide_index=True,
     )
+    _on_human_outcomes(ctx, ds, history, stored)
+
+
+def _on_human_outcomes(ctx: Context, ds: Dataset, history: list[Label], stored: str) -> None:
+    """The audit and the threshold decision again, each labelled item's outcome the
+    reviewers' verdict (:func:`calib.labels.outcomes.with_human_outcomes`), as
+    ``calib audit --labels`` computes them."""
+    from calib.audit import audit
+    from calib.decision import recommend
+    from calib.hosting.view import target_error
+    from calib.labels.outcomes import with_human_outcomes
+    from calib.present import explain
+    from calib.present import format as fmt
+    from calib.table import from_judgments
+
+    st.subheader("The audit on the reviewers' outcomes")
+    v = ctx.view
+    try:
+        rows, summary = with_human_outcomes(ds.rows, history, dataset=stored)
+        a = audit(from_judgments(rows), reps=v.reps, seed=v.seed, level=v.level)
+        rec = recommend(rows, target=target_error(v), confidence=v.confidence, seed=v.seed)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    st.caption(summary.sentence())
+    lvl = f"{100 * v.level:g}%"
+
+    def ci(pair: tuple[float | None, float | None], f) -> str | None:  # noqa: ANN001
+        text = fmt.interval(pair[0], pair[1], f)
+        return f"{lvl} {text}" if text else None
+
+    m1, m2, m3 = st.columns(3)
+    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(a.metrics["accuracy"]), ci(a.ci["accuracy"], fmt.pct),
+           help=explain.help_text("accuracy"))
+    metric(m2, "ECE (reviewers' outcomes)", fmt.num(a.metrics["ece"]), ci(a.ci["ece"], fmt.num),
+           help=explain.help_text("ece"))
+    metric(m3, "Recommended threshold (reviewers' outcomes)",
+           "none qualifies" if rec.threshold is None else fmt.value(rec.threshold))
+    st.text(rec.message)
 
 
 # ----------------------------------------------------------------- export / import

@@ -175,6 +175,12 @@ def test_reviewing_off_then_on_labels_and_progress_from_the_store(tmp_path):
             ("Carol", second["id"], "2026-03-04T05:06:07Z"),
         ]
     assert owner.get("progress")[0].proto.text == PROGRESS_TEXT.format(done=2, total=total)
+    # the audit again on the reviewers' outcomes: Carol's "right" replaces the file's outcome of
+    # the second item, Ann's "wrong" agrees with the file's; accuracy counted by hand
+    assert "The audit on the reviewers' outcomes" in [h.value for h in owner.subheader]
+    right = sum(bool(r["correct"]) for r in ROWS) - bool(second["correct"]) + 1
+    human = {m.label: m.value for m in owner.metric}
+    assert human["Accuracy (reviewers' outcomes)"] == f"{100 * right / len(ROWS):.1f}%"
 
 
 def test_the_owner_enables_reviewing_from_another_session_with_the_owner_key(tmp_path):
