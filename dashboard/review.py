@@ -458,16 +458,10 @@ def _on_human_outcomes(ctx: Context, ds: Dataset, history: list[Label], stored: 
         show_error(exc)
         return
     st.caption(summary.sentence())
-    lvl = f"{100 * v.level:g}%"
-
-    def ci(pair: tuple[float | None, float | None], f) -> str | None:  # noqa: ANN001
-        text = fmt.interval(pair[0], pair[1], f)
-        return f"{lvl} {text}" if text else None
-
     m1, m2, m3 = st.columns(3)
-    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(a.metrics["accuracy"]), ci(a.ci["accuracy"], fmt.pct),
+    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(a.metrics["accuracy"]), fmt.level_interval(v.level, *a.ci["accuracy"], fmt.pct),
            help=explain.help_text("accuracy"))
-    metric(m2, "ECE (reviewers' outcomes)", fmt.num(a.metrics["ece"]), ci(a.ci["ece"], fmt.num),
+    metric(m2, "ECE (reviewers' outcomes)", fmt.num(a.metrics["ece"]), fmt.level_interval(v.level, *a.ci["ece"]),
            help=explain.help_text("ece"))
     metric(m3, "Recommended threshold (reviewers' outcomes)",
            "none qualifies" if rec.threshold is None else fmt.value(rec.threshold))

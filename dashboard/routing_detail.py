@@ -233,8 +233,8 @@ def _costs(v: views.View, r: Routing, d: Decision | None, ds: Dataset, axis: Thr
         _cost_inputs(v)
         if r.cost_total is not None:
             iv = r.ci.get("cost_total")
-            metric(st, "Total cost", fmt.money(r.cost_total), None if iv is None or iv.lo is None else
-                   f"{100 * r.level:g}% {fmt.interval(iv.lo, iv.hi, fmt.money)}",
+            metric(st, "Total cost", fmt.money(r.cost_total),
+                   None if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, fmt.money),
                    help=f"{explain.help_text('total_cost')}  \n{explain.what_this_means('total_cost', r.cost_total)}")
         else:
             st.caption("Give a cost per review and per missed error to see the total and the cost curve.")

@@ -210,9 +210,7 @@ def routing_metrics(r: Routing, compact: bool = False) -> None:
     """The routing numbers under their stable labels (browser tests look them up by label)."""
     def ci(name: str, pct: bool = False) -> str | None:
         iv = r.ci.get(name)
-        if iv is None or iv.lo is None:
-            return None
-        return f"{100 * r.level:g}% {fmt.interval(iv.lo, iv.hi, fmt.pct if pct else fmt.count)}"
+        return None if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, fmt.pct if pct else fmt.count)
 
     total = r.to_person + r.accepted + (r.middle if r.upper is not None else 0)
 

@@ -33,14 +33,13 @@ try:
 except CalibError as exc:
     show_error(exc)
     st.stop()
-lvl = f"{100 * v.level:g}%"
 fa = audits[focus.name]
 page_question(questions.QUESTIONS["scale"], f"{focus.name}: {questions.scale_answer(fa)}")
 decision_first(ctx)  # a share's reviewer reads the owner's decision first
 
 
 def ci_help(c) -> str | None:  # noqa: ANN001
-    return None if not c or c[0] is None else f"{lvl} {fmt.interval(c[0], c[1], fmt.pct)}"
+    return fmt.level_interval(v.level, *c, fmt.pct) if c else None
 
 
 # the focused model's headline numbers (stable labels for browser tests)

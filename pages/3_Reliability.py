@@ -78,7 +78,7 @@ lvl = f"{100 * v.level:g}%"
 
 def ci_help(key: str, digits: int = 3) -> str | None:
     c = a.ci.get(key)
-    return None if not c or c[0] is None else f"{lvl} {fmt.ci_text(c, digits)}"
+    return fmt.level_interval(v.level, *c, lambda x: fmt.num(x, digits)) if c else None
 
 
 m1, m2, m3, m4 = st.columns(4)

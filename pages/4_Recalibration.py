@@ -104,12 +104,10 @@ if fit.useless:
     st.warning(md_escape(f"The map is useless: {fit.reason}. It returns the base rate for every answer."))
 
 ci = lambda e: fmt.ci_text((e.lo, e.hi), 4)  # noqa: E731
-lvl = f"{100 * fit.level:g}%"
 
 
 def ival(e) -> str | None:  # noqa: ANN001
-    text = ci(e)
-    return f"{lvl} {text}" if text else None
+    return fmt.level_interval(fit.level, e.lo, e.hi, lambda x: fmt.num(x, 4))
 
 
 c1, c2, c3, c4 = st.columns(4)

@@ -144,3 +144,15 @@ def test_decision_figures_mark_the_engines_points(tmp_path):
     assert fig.layout.title.text.startswith(f"Risk–coverage<br><sup>AURC {d.aurc.aurc:.3f} [")
     rec = next(t for t in fig.data if t.name == RECOMMENDED_NAME)
     assert (rec.x[0], rec.y[0]) == (pytest.approx(60.0), pytest.approx(1.0))
+
+
+def test_level_interval_is_the_headline_metrics_interval():
+    import re
+
+    from calib.present import explain
+    from calib.present import format as fmt
+
+    assert fmt.level_interval(0.95, 0.12, 0.16) == "95% [0.120, 0.160]"
+    assert fmt.level_interval(0.9, 0.125, 0.5, fmt.pct) == "90% [12.5%, 50.0%]"
+    assert fmt.level_interval(0.95, None, 0.16) == "" and fmt.level_interval(0.95, 0.1, None) == ""
+    assert re.search(explain.INTERVAL_PATTERN, fmt.level_interval(0.95, 1234.0, 1500.0, fmt.money))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from calib.wording import MISSING, missing, p_value, pct, value
 
-__all__ = ["MISSING", "ci_text", "count", "esc", "estimate", "interval", "money", "num", "p_value", "pct",
+__all__ = ["MISSING", "ci_text", "count", "esc", "estimate", "interval", "level_interval", "money", "num", "p_value", "pct",
            "points", "sig", "signed", "term", "value"]
 
 
@@ -67,6 +67,14 @@ def estimate(x: float | None, lo: float | None, hi: float | None,
 def interval(lo: float | None, hi: float | None, fmt: Callable[[float | None], str] = num) -> str:
     """``[lo, hi]`` written with ``fmt``; empty when either end is missing."""
     return "" if missing(lo) or missing(hi) else f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def level_interval(level: float, lo: float | None, hi: float | None,
+                   fmt: Callable[[float | None], str] = num) -> str:
+    """An interval with its level, as headline metrics show it: ``95% [0.120, 0.160]``
+    (:data:`calib.present.explain.INTERVAL_PATTERN`); empty when either end is missing."""
+    text = interval(lo, hi, fmt)
+    return f"{100 * level:g}% {text}" if text else ""
 
 
 def ci_text(ci: Sequence[float | None] | None, digits: int = 3, *, as_pct: bool = False) -> str:

@@ -108,7 +108,7 @@ def routing_section(
 
     def ci(field: str, f: Any) -> str:
         iv = r.ci.get(field)
-        return "" if iv is None or iv.lo is None else f"{100 * r.level:g}% {fmt.interval(iv.lo, iv.hi, f)}"
+        return "" if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, f)
 
     total = r.to_person + r.accepted + (r.middle if r.upper is not None else 0)
     items = [
