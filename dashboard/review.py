@@ -25,7 +25,7 @@ Contract
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -399,12 +399,39 @@ def _skip(
 
 
 # ----------------------------------------------------------------- labels so far
+@st.cache_data(max_entries=32, show_spinner="Counting the labels…")
+def _from_labels(key: str, labels_key: str, stored: str, threshold: float, reps: int, seed: int, level: float,
+                 target: float, confidence: float, _ds: Dataset, _history: tuple[Label, ...]) -> tuple[Any, ...]:
+    """Everything the page computes from the labels (kappa and its bootstrap, the audit
+    sample's estimate, the audit and the recommendation on the reviewers' outcomes), once
+    per (data, labels, settings): a rerun (each click) with no new label reuses them."""
+    from calib.audit import audit
+    from calib.decision import recommend
+    from calib.labels.agreement import agreement
+    from calib.labels.estimate import accepted_error
+    from calib.labels.outcomes import with_human_outcomes
+    from calib.table import from_judgments
+
+    history = list(_history)
+    agree = agreement(_ds.rows, history, reps=reps, seed=seed, level=level, dataset=stored)
+    err = accepted_error(_ds.rows, history, threshold, level=level, dataset=stored)
+    rows, summary = with_human_outcomes(_ds.rows, history, dataset=stored)
+    a = audit(from_judgments(rows), reps=reps, seed=seed, level=level)
+    rec = recommend(rows, target=target, confidence=confidence, seed=seed)
+    return agree, err, summary, a, rec
+
+
 def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, history: list[Label]) -> None:
     """Agreement of the judge's verdicts with the reviewers (Cohen's kappa with its interval,
     the confusion matrix, between reviewers) and the audit sample's estimate of the error
-    among the items accepted unseen (:mod:`calib.labels.agreement`, :mod:`calib.labels.estimate`)."""
-    from calib.labels.agreement import agreement
-    from calib.labels.estimate import accepted_error
+    among the items accepted unseen (:mod:`calib.labels.agreement`, :mod:`calib.labels.estimate`),
+    then the audit and the threshold decision again on the reviewers' outcomes
+    (:func:`calib.labels.outcomes.with_human_outcomes`), as ``calib audit --labels`` computes them."""
+    import hashlib
+
+    from calib.hosting.view import target_error
+    from calib.labels.records import labels_to_jsonl
+    from calib.present import explain
     from calib.present import format as fmt
 
     st.subheader("Labels so far")
@@ -412,16 +439,20 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
         st.caption("No labels yet.")
         return
     v = ctx.view
+    labels_key = hashlib.sha256(labels_to_jsonl(history)).hexdigest()
     try:
-        agree = agreement(ds.rows, history, reps=v.reps, seed=v.seed, level=v.level, dataset=stored)
-        err = accepted_error(ds.rows, history, plan.threshold, level=v.level, dataset=stored)
+        agree, err, summary, a, rec = _from_labels(
+            cache_key(ds), labels_key, stored, plan.threshold, v.reps, v.seed, v.level, target_error(v),
+            v.confidence, ds, tuple(history))
     except CalibError as exc:
         show_error(exc)
         return
     m1, m2, m3 = st.columns(3)
-    m1.metric("Cohen's kappa, judge vs reviewers", "—" if agree.kappa is None else f"{agree.kappa:.2f}")
+    metric(m1, "Cohen's kappa, judge vs reviewers", fmt.num(agree.kappa, 2),
+           fmt.level_interval(v.level, *agree.kappa_ci, lambda x: fmt.num(x, 2)))
     m2.metric("Agreement, judge vs reviewers", fmt.pct(agree.agreement))
-    m3.metric("Error among accepted (audit sample)", fmt.pct(err.estimate))
+    metric(m3, "Error among accepted (audit sample)", fmt.pct(err.estimate),
+           fmt.level_interval(err.level, err.lower, err.upper, fmt.pct))
     st.text(agree.sentence())
     st.text(err.sentence())
     (rr, rw), (wr, ww) = agree.confusion
@@ -433,34 +464,11 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
         },
         hide_index=True,
     )
-    _on_human_outcomes(ctx, ds, history, stored)
-
-
-def _on_human_outcomes(ctx: Context, ds: Dataset, history: list[Label], stored: str) -> None:
-    """The audit and the threshold decision again, each labelled item's outcome the
-    reviewers' verdict (:func:`calib.labels.outcomes.with_human_outcomes`), as
-    ``calib audit --labels`` computes them."""
-    from calib.audit import audit
-    from calib.decision import recommend
-    from calib.hosting.view import target_error
-    from calib.labels.outcomes import with_human_outcomes
-    from calib.present import explain
-    from calib.present import format as fmt
-    from calib.table import from_judgments
-
     st.subheader("The audit on the reviewers' outcomes")
-    v = ctx.view
-    try:
-        rows, summary = with_human_outcomes(ds.rows, history, dataset=stored)
-        a = audit(from_judgments(rows), reps=v.reps, seed=v.seed, level=v.level)
-        rec = recommend(rows, target=target_error(v), confidence=v.confidence, seed=v.seed)
-    except CalibError as exc:
-        show_error(exc)
-        return
     st.caption(summary.sentence())
     m1, m2, m3 = st.columns(3)
-    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(a.metrics["accuracy"]), fmt.level_interval(v.level, *a.ci["accuracy"], fmt.pct),
-           help=explain.help_text("accuracy"))
+    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(a.metrics["accuracy"]),
+           fmt.level_interval(v.level, *a.ci["accuracy"], fmt.pct), help=explain.help_text("accuracy"))
     metric(m2, "ECE (reviewers' outcomes)", fmt.num(a.metrics["ece"]), fmt.level_interval(v.level, *a.ci["ece"]),
            help=explain.help_text("ece"))
     metric(m3, "Recommended threshold (reviewers' outcomes)",
