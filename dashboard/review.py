@@ -491,6 +491,7 @@ def _export_import(
         file_name=f"{base}.jsonl",
         mime="application/jsonl",
         key="calib_labels_jsonl",
+        on_click="ignore",
         disabled=not labels,
     )
     c2.download_button(
@@ -499,6 +500,7 @@ def _export_import(
         file_name=f"{base}.csv",
         mime="text/csv",
         key="calib_labels_csv",
+        on_click="ignore",
         disabled=not labels,
     )
     st.caption(

@@ -305,5 +305,5 @@ def _queue(ds: Dataset, r: Routing, cmap: CalibrationMap | None) -> None:
     st.download_button(
         f"Download the review queue (CSV, {r.to_person:,} items)",
         data=lambda: review_queue_csv(rows_, lower, cmap), mime="text/csv",
-        file_name=safe_filename(ds.name, "_review_queue.csv"), key="dl_queue",
+        file_name=safe_filename(ds.name, "_review_queue.csv"), key="dl_queue", on_click="ignore",
     )

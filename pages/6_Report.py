@@ -50,21 +50,24 @@ def build_html() -> bytes:
     ).encode("utf-8")
 
 
+# on_click="ignore": a download changes nothing on the page, and the rerun a click would start
+# replaces the deferred HTML file while it is fetched (a second click then fails for 5 s)
 c1, c2 = st.columns(2)
 with c1:
     st.download_button("Download the report (HTML)", data=build_html, mime="text/html",
-                       file_name="calib_audit.html", key="dl_html", type="primary")
+                       file_name="calib_audit.html", key="dl_html", type="primary",
+                       on_click="ignore")
 with c2:
     # exactly what `calib audit FILE --json` prints for each file
     focus_audit = next(a for a in parts.audits if a.name == ctx.focus.name)
     st.download_button("Download the metrics (JSON)", data=report.to_json(focus_audit), mime="application/json",
-                       file_name=safe_filename(ctx.focus.name, "_metrics.json"), key="dl_json",
+                       file_name=safe_filename(ctx.focus.name, "_metrics.json"), key="dl_json", on_click="ignore",
                        help="The focused model's audit, exactly as the command line's audit writes it as JSON.")
     if len(parts.audits) > 1:
         st.download_button(
             "Download every model's metrics (JSON lines)",
             data="".join(report.to_json(a, indent=None) + "\n" for a in parts.audits),
-            mime="application/x-ndjson", file_name="calib_metrics.jsonl", key="dl_jsonl",
+            mime="application/x-ndjson", file_name="calib_metrics.jsonl", key="dl_jsonl", on_click="ignore",
         )
 
 with st.expander("What is in the report"):
