@@ -165,4 +165,5 @@ if cmap.note and cmap.note not in fit.notes:
 st.download_button(
     "Download the map (JSON, for calib apply)", data=cmap.to_json(), mime="application/json",
     file_name=safe_filename(ds.name, f"_{cmap.method}_map.json"), key="dl_map",
+    on_click="ignore",  # a download changes nothing on the page: no rerun
 )
