@@ -39,6 +39,9 @@ Prints, for the goals of issue 3 and issue 5:
    context loads Streamlit's 4.7 MB Plotly chunk before any figure is drawn). The
    dashboard's pages preload that chunk (:mod:`calib.hosting.webguard`); the floor's
    bare Streamlit app does not, so it fetches the chunk only once its figure arrives.
+   Then the same link in a browser that has opened it before (one context, a new tab
+   each time: Streamlit's hashed assets come from its cache), as a reviewer's second
+   visit.
 
 Usage::
 
@@ -399,6 +402,30 @@ def _seconds_to(browser, url: str, selector: str, timeout_s: float = 120) -> flo
         ctx.close()
 
 
+def _seconds_returning(browser, url: str, selector: str, repeats: int,  # type: ignore[no-untyped-def]
+                       timeout_s: float = 120) -> list[float]:
+    """Seconds from opening ``url`` to ``selector`` visible in a browser that has opened
+    it before: one context (its HTTP cache holds Streamlit's hashed assets, sent
+    ``immutable``, and their compiled code), a new tab each time."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        first = ctx.new_page()
+        first.goto(url)
+        first.locator(selector).first.wait_for(timeout=timeout_s * 1000)
+        first.close()
+        out = []
+        for _ in range(repeats):
+            page = ctx.new_page()
+            t0 = time.monotonic()
+            page.goto(url)
+            page.locator(selector).first.wait_for(timeout=timeout_s * 1000)
+            out.append(time.monotonic() - t0)
+            page.close()
+        return out
+    finally:
+        ctx.close()
+
+
 #: The first drawn Plotly figure; the Data page's uploader (the floor).
 FIRST_FIGURE = "[data-testid=stMain] .js-plotly-plot .main-svg"
 UPLOADER = "[data-testid=stFileUploader]"
@@ -463,6 +490,9 @@ def bench_share(browser, server: Server, repeats: int, tmp: Path | None = None) 
     floor = [_seconds_to(browser, server.url + "/", UPLOADER) for _ in range(repeats)]
     print(f"share link, three judges, warm server: first figure {summary(got, 's', 1.0)} "
           f"(goal 2 s); floor, the Data page's first paint: {summary(floor, 's', 1.0)}", flush=True)
+    back = _seconds_returning(browser, url, FIRST_FIGURE, repeats)
+    print(f"the same link in a browser that opened it before (cached assets): first figure "
+          f"{summary(back, 's', 1.0)}", flush=True)
     if tmp is not None:
         plotly_floor = _plotly_floor_s(browser, tmp / "plotly-floor", repeats)
         print(f"floor, a one-figure Plotly page's first figure, fresh context: {summary(plotly_floor, 's', 1.0)}",
