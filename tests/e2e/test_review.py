@@ -120,7 +120,9 @@ def label(page, how: str, done: list[tuple[str, str, bool]], who: str, note: str
     _, _, item = item_shown(page)
     correct = how in ("Right", "y")
     if note:
-        page.get_by_label("Note (optional)").press_sequentially(note)
+        # the visible box: each item's note box has its own key, and the last items' stay in
+        # the page, hidden (zero size, marked stale), until the run that replaced them ends
+        page.get_by_label("Note (optional)").filter(visible=True).press_sequentially(note)
     if how in ("Right", "Wrong"):
         page.get_by_role("button", name=how).click()
     else:
