@@ -13,13 +13,16 @@ import json
 import re
 import signal
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from calib.hosting.shares import DatasetSpec
 from calib.hosting.store import Store
+from calib.labels.records import read_labels
 from tests.e2e.conftest import screenshot, start_server
 from tests.e2e.hosting import SLOW, assert_unavailable, go_to, share, sidebar, upload, wait_text
+from tests.e2e.screens import settle
 
 PASSWORD = "review test password"
 OUTSIDE = "203.0.113.7"  # TEST-NET-3: any request to it is a leak
@@ -140,6 +143,13 @@ def label(page, how: str, done: list[tuple[str, str, bool]], who: str, note: str
     done.append((who, item, correct))
 
 
+def downloaded(page, button: str) -> bytes:
+    """The bytes a click on the download button named ``button`` gives."""
+    with page.expect_download(timeout=SLOW) as dl:
+        page.get_by_role("button", name=button).click()
+    return Path(dl.value.path()).read_bytes()
+
+
 def catalog_labels(data_dir, share_id: str) -> list[tuple[str, str, bool]]:
     with sqlite3.connect(data_dir / "catalog.sqlite3") as con:
         rows = con.execute(
@@ -237,6 +247,16 @@ def test_two_reviewers_label_one_link_and_nothing_is_lost_or_leaks(review_server
             assert progress(p) == f"{labelled} of {total} labelled"
         label(ann, "Wrong", done, "Ann")  # and labelling goes on
         assert catalog_labels(srv.data_dir, share_id) == done
+        # the page's exports hold every label, in order, and read back as they were
+        settle(ann)  # the run after the last label has drawn its export buttons
+        jsonl, csv_ = (downloaded(ann, f"Download the labels ({kind})") for kind in ("JSONL", "CSV"))
+        from_jsonl = [json.loads(line) for line in jsonl.decode("utf-8").splitlines()]
+        assert [(d["reviewer"], d["item"], d["correct"]) for d in from_jsonl] == done
+        assert [d["note"] for d in from_jsonl] == [""] * 6 + ["yes no, Y N j", ""]
+        for data, name in ((jsonl, "labels.jsonl"), (csv_, "labels.csv")):
+            back, problems = read_labels(data, name)
+            assert problems == ()
+            assert [lab.to_dict() for lab in back] == from_jsonl
 
         # a third person holds another share's link (reviewing on too)
         store = Store.open(srv.data_dir)
