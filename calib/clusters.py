@@ -143,14 +143,23 @@ def build(
     Clusters are ordered by label (``np.unique``). A row whose cell is ``-1`` is left out.
     """
     cell = np.asarray(cell, dtype=np.int64)
+    use = cell >= 0
+    y = np.asarray(correct, dtype=np.int64)[use]
+    return from_pairs(np.asarray(cluster)[use], cell[use], np.ones(y.size, dtype=np.int64), y, cells, how)
+
+
+def from_pairs(
+    cluster: np.ndarray, cell: np.ndarray, n: np.ndarray, k: np.ndarray, cells: int, how: str,
+) -> Clusters:
+    """Per-cluster counts from (cluster label, cell, rows, right answers) entries, as a
+    GROUP BY over (cluster, cell) returns them (entries of one pair are summed).
+    Clusters are ordered by label (``np.unique``), as :func:`build` orders them."""
     _, g = np.unique(np.asarray(cluster).astype(str), return_inverse=True)
     g = g.reshape(-1)
-    use = cell >= 0
     shape = (int(g.max()) + 1 if g.size else 0, int(cells))
-    y = np.asarray(correct, dtype=np.int64)[use]
-    n = sparse.csr_matrix((np.ones(int(use.sum()), dtype=np.int64), (g[use], cell[use])), shape=shape)
-    k = sparse.csr_matrix((y, (g[use], cell[use])), shape=shape)
-    return _nonempty(n, k, how)
+    idx = (g, np.asarray(cell, dtype=np.int64))
+    return _nonempty(sparse.csr_matrix((np.asarray(n, dtype=np.int64), idx), shape=shape),
+                     sparse.csr_matrix((np.asarray(k, dtype=np.int64), idx), shape=shape), how)
 
 
 # ---------------------------------------------------------------- bootstrap

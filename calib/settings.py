@@ -64,3 +64,7 @@ WAREHOUSE_MEMORY = "512MB"
 #: Confidences read_scale sees at most when a glob is read (the distinct values, each
 #: repeated in proportion to its count; every count is exact, only the bulk rule samples).
 WAREHOUSE_SCALE_ROWS = 2_000_000
+#: Most (cluster, cell) pairs, clusters without a value counted one per row, a glob read
+#: with ``--cluster-key`` may bring back from DuckDB (checked by the query's LIMIT, before
+#: they reach Python): the per-cluster counts of :mod:`calib.clusters` are held in memory.
+WAREHOUSE_MAX_CLUSTER_PAIRS = 2_000_000

@@ -224,3 +224,105 @@ def test_out_of_core_strict_and_cell_cap(tmp_path: Path, monkeypatch: pytest.Mon
     _write_jsonl(tmp_path / "s1.jsonl", _objects(10, 500))
     with pytest.raises(CalibError, match="strict"):
         load(str(tmp_path / "s*.jsonl"), options=LoadOptions(strict=True))
+
+
+# ---------------------------------------------------------------- clusters (--cluster-key)
+def _clustered_objects(seed: int, items: int, epochs: int) -> list[object]:
+    """Each item judged ``epochs`` times (a JSONL of epochs), its label in ``item`` of
+    every kind a log may hold: text, whole numbers, booleans (two items share ``true``),
+    and rows without one (absent, null, "", an object, an array), plus the bad values of
+    :func:`_objects` on some rows."""
+    rng = random.Random(seed)
+    kinds: list[object] = []
+    for i in range(items):
+        r = rng.random()
+        kinds.append(f"q{i}" if r < 0.7 else i if r < 0.85 else True if r < 0.87 else
+                     rng.choice([None, "", {"x": 1}, [1], "absent"]))
+    out: list[object] = []
+    bad = _objects(seed, items * epochs)
+    for e in range(epochs):
+        for i in range(items):
+            obj = bad[e * items + i]
+            if isinstance(obj, str):
+                out.append(obj)
+                continue
+            obj = dict(obj)  # type: ignore[arg-type]
+            obj.pop("id", None)
+            if kinds[i] != "absent":
+                obj["item"] = kinds[i]
+            # an item's skill: its rows agree more than independent rows would
+            obj["correct"] = obj.get("correct") if rng.random() < 0.3 else (i % 3 != 0)
+            out.append(obj)
+    return out
+
+
+def _same_clustered(ref_path: Path, glob: str, options: LoadOptions) -> None:
+    ref, got = load(ref_path, options=options), load(glob, options=options)
+    assert ref.table.clusters is not None and got.table.clusters is not None
+    for k in COUNTS:
+        assert getattr(got.report, k) == getattr(ref.report, k), k
+    assert got.report.fields["cluster"] == ref.report.fields["cluster"] == options.cluster_key
+    # the same clusters: the note (counts, rows without a value) and the per-cluster counts
+    note = next(x for x in ref.report.notes if x.startswith("clusters: "))
+    assert note in got.report.notes
+    for part in ("n", "k"):
+        a, b = getattr(ref.table.clusters, part), getattr(got.table.clusters, part)
+        assert sorted(map(tuple, a.toarray().tolist())) == sorted(map(tuple, b.toarray().tolist())), part
+    a_ref = audit(ref.table, reps=200, seed=7, name="j", load_report=ref.report).to_dict()
+    a_got = audit(got.table, reps=200, seed=7, name="j", load_report=got.report).to_dict()
+    a_ref.pop("load_report"), a_got.pop("load_report")
+    assert a_ref["clusters"]["count"] == ref.table.clusters.count
+    same_json(a_got, a_ref)
+
+
+@pytest.mark.parametrize("group", [None, "subject"], ids=["pooled", "by-group"])
+def test_jsonl_glob_with_clusters_equals_the_python_reader(tmp_path: Path, group: str | None) -> None:
+    objects = _clustered_objects(11, 300, 4)
+    _write_jsonl(tmp_path / "all.jsonl", objects)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i, part in enumerate((objects[:500], objects[500:900], objects[900:])):
+        _write_jsonl(logs / (f"epochs{i}.jsonl" + (".gz" if i == 2 else "")), part)
+    opts = LoadOptions(group_key=group, cluster_key="item")
+    ref = load(tmp_path / "all.jsonl", options=opts)
+    assert "row(s) without a value are each their own cluster" in " ".join(ref.report.notes)
+    _same_clustered(tmp_path / "all.jsonl", str(logs / "epochs*"), opts)
+    # the intervals widen as they do for the file: clusters are resampled, not rows
+    def width(options: LoadOptions) -> float:
+        lo, hi = audit(load(str(logs / "epochs*"), options=options).table, reps=400, seed=1).to_dict()["accuracy_ci"]
+        return hi - lo
+
+    assert width(opts) > 1.3 * width(LoadOptions(group_key=group))
+
+
+def test_parquet_glob_with_clusters_text_and_integer_columns(tmp_path: Path) -> None:
+    rng = random.Random(12)
+    rows = [{"item": f"q{i % 250}", "num": i % 250, "flag": (i % 250) < 3, "confidence": rng.choice([60, 80, 95]),
+             "correct": rng.random() < 0.3 + 0.002 * (i % 250)} for i in range(1000)]
+    df = pd.DataFrame(rows)
+    df.loc[df.index % 97 == 0, "item"] = None  # rows without a label: their own clusters
+    _as_jsonl(df, tmp_path / "ref.jsonl")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    df.iloc[:400].to_parquet(logs / "a.parquet")
+    df.iloc[400:].to_parquet(logs / "b.parquet")
+    for key in ("item", "num", "flag"):
+        _same_clustered(tmp_path / "ref.jsonl", str(logs), LoadOptions(cluster_key=key))
+
+
+def test_glob_cluster_key_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    df = pd.DataFrame({"item": [f"q{i}" for i in range(40)], "confidence": [80] * 40, "correct": [True] * 40})
+    df.to_parquet(tmp_path / "a.parquet")
+    with pytest.raises(CalibError, match=r"--cluster-key nope: the files have no column 'nope'; columns: item, "):
+        load(str(tmp_path / "*.parquet"), options=LoadOptions(cluster_key="nope"))
+    _write_jsonl(tmp_path / "x1.jsonl", [{"confidence": 80, "correct": True}] * 5)
+    with pytest.raises(CalibError, match=r"--cluster-key item: no row has the field 'item'"):
+        load(str(tmp_path / "x*.jsonl"), options=LoadOptions(cluster_key="item"))
+    monkeypatch.setattr(warehouse, "WAREHOUSE_MAX_CLUSTER_PAIRS", 30)
+    with pytest.raises(CalibError, match=r"more than 30 \(cluster, confidence\) pairs; refused"):
+        load(str(tmp_path / "*.parquet"), options=LoadOptions(cluster_key="item"))
+    # "none", or no key: independent rows, and the note says how to name the clusters
+    for key in (None, "none"):
+        ds = load(str(tmp_path / "*.parquet"), options=LoadOptions(cluster_key=key))
+        assert ds.table.clusters is None
+        assert any("--cluster-key to resample items" in n for n in ds.report.notes)

@@ -23,8 +23,15 @@ decides it, in one place each:
 than ``options.max_cells`` distinct (group, value) cells are refused (round continuous
 probabilities first); ``options.max_rows`` does not apply: this path is for big inputs.
 
-Not read here (said in the report's notes): ids and question text (so no clusters of
-repeated ids: intervals treat rows as independent), examples of bad lines, an outcome
+Clusters: with ``--cluster-key K`` (``options.cluster_key``) the GROUP BY also keeps
+field ``K``, and the (cluster, cell) counts come back (at most
+:data:`calib.settings.WAREHOUSE_MAX_CLUSTER_PAIRS`) as the table's
+:class:`~calib.clusters.Clusters`, as :func:`calib.clusters.infer` makes them from a
+single JSONL file: the field's value as text (``True``/``False`` for booleans), a row
+without it (absent, null, ``""``, an object or an array) its own cluster. Without the
+key, rows are independent: a glob reads no ids, so repeated ids are not looked for.
+
+Not read here (said in the report's notes): ids and question text, examples of bad lines, an outcome
 derived from a prediction and a gold answer (name ``--outcome-key``), and the
 per-line checks pyarrow and Python disagree on (``not UTF-8``, ``duplicate key``,
 ``truncated line``, ``line too long``).
@@ -56,7 +63,7 @@ from calib.readers.stated.fields import (
 )
 from calib.readers.stated.rules import MISSING_GROUP, R_AMBIGUOUS, R_OUTSIDE
 from calib.scale import AMBIGUOUS, FORM_NUMBER, FORM_PERCENT, OUTSIDE, read_scale, snap
-from calib.settings import WAREHOUSE_MEMORY, WAREHOUSE_SCALE_ROWS
+from calib.settings import WAREHOUSE_MAX_CLUSTER_PAIRS, WAREHOUSE_MEMORY, WAREHOUSE_SCALE_ROWS
 from calib.sql import dialect, rules
 from calib.table import from_counts
 
@@ -169,6 +176,38 @@ def _column_value(path: tuple[str, ...], types: dict[str, str]) -> tuple[str, st
     return col, k
 
 
+def _cluster_value(kind: str, path: tuple[str, ...], types: dict[str, str]) -> str:
+    """The cluster label of a row as text, NULL when it has none, as
+    :func:`calib.clusters.infer` reads it (Python's ``str`` of the value: ``True`` for a
+    JSON true; no label for null, ``""``, an object or an array)."""
+    if kind == "jsonl":
+        jp = _json_path(path)
+        kind_of = f"json_type(json_extract(j, {jp}))"
+        text = (f"CASE {kind_of} WHEN 'BOOLEAN' THEN CASE WHEN json_extract_string(j, {jp}) = 'true' "
+                f"THEN 'True' ELSE 'False' END WHEN 'OBJECT' THEN NULL WHEN 'ARRAY' THEN NULL "
+                f"ELSE json_extract_string(j, {jp}) END")
+    else:
+        col, k = _column_value(path, types)
+        text = ("NULL" if col == "NULL" or k == "'O'" else
+                f"CASE WHEN {col} THEN 'True' ELSE 'False' END" if k == "'B'" else f"CAST({col} AS VARCHAR)")
+    return f"NULLIF({text}, '')"
+
+
+def _cluster_path(options: LoadOptions, kind: str, types: dict[str, str], name: str) -> tuple[str, ...] | None:
+    """The dotted path of ``--cluster-key``, or ``None`` (no key, or ``none``); a column
+    absent from Parquet or CSV files is refused here, before the query runs."""
+    from calib.clusters import NONE
+
+    key = options.cluster_key
+    if key is None or key.strip().lower() == NONE:
+        return None
+    path = tuple(key.split("."))
+    if kind != "jsonl" and path[0] not in types:
+        raise CalibError(f"{name}: --cluster-key {key}: the files have no column {path[0]!r}; "
+                         f"columns: {', '.join(types)}")
+    return path
+
+
 def _fields(con: Any, kind: str, src: str, name: str, options: LoadOptions) -> tuple[_Fields, list[str], dict]:
     """The fields, found by the stated reader's rules on the first lines or rows."""
     types: dict[str, str] = {}
@@ -187,11 +226,13 @@ def _fields(con: Any, kind: str, src: str, name: str, options: LoadOptions) -> t
     return fields, notes, types
 
 
-def _query(kind: str, src: str, fields: _Fields, types: dict[str, str]) -> str:
-    """The GROUP BY over (reason, group, value, percent). The rows never leave DuckDB and
-    are grouped first by their raw values (native columns: fast), so that the rules
-    (:func:`calib.sql.rules`) run once per distinct (confidence, outcome, group)."""
+def _query(kind: str, src: str, fields: _Fields, types: dict[str, str],
+           cluster: tuple[str, ...] | None = None) -> str:
+    """The GROUP BY over (reason, group, value, percent[, cluster]). The rows never leave
+    DuckDB and are grouped first by their raw values (native columns: fast), so that the
+    rules (:func:`calib.sql.rules`) run once per distinct (confidence, outcome, group)."""
     assert fields.outcome is not None
+    cl = "NULL" if cluster is None else _cluster_value(kind, cluster, types)
     keys = [fields.confidence, fields.outcome, *([fields.group] if fields.group else [])]
     if kind == "jsonl":
         (ct, ck), (ot, ok), *grp = (_json_value(k.path) for k in keys)
@@ -200,23 +241,23 @@ def _query(kind: str, src: str, fields: _Fields, types: dict[str, str]) -> str:
                        f"WHEN j IS NULL THEN '{R_JSON}' WHEN json_type(j) <> 'OBJECT' THEN '{R_NOT_OBJECT}' END")
         inner = f"(SELECT *, CASE WHEN json_valid(line) THEN CAST(line AS JSON) END AS j FROM {src})"
         raw = (f"SELECT {line_reason} AS lr, {ct} AS ct, {ck} AS ck, {ot} AS ot, {ok} AS ok, {g} AS g, "
-               f"COUNT(*) AS n FROM {inner} GROUP BY ALL")
+               f"{cl} AS cl, COUNT(*) AS n FROM {inner} GROUP BY ALL")
         typed = "SELECT * FROM raw"
     else:
         (c0, ck), (o0, ok), *grp = (_column_value(k.path, types) for k in keys)
         g0 = grp[0][0] if grp else "NULL"
-        raw = f"SELECT {c0} AS c0, {o0} AS o0, {g0} AS g0, COUNT(*) AS n FROM {src} GROUP BY ALL"
+        raw = f"SELECT {c0} AS c0, {o0} AS o0, {g0} AS g0, {cl} AS cl, COUNT(*) AS n FROM {src} GROUP BY ALL"
         typed = (f"SELECT NULL AS lr, CAST(c0 AS VARCHAR) AS ct, CASE WHEN c0 IS NULL THEN 'N' ELSE {ck} END AS ck, "
                  f"CAST(o0 AS VARCHAR) AS ot, CASE WHEN o0 IS NULL THEN 'N' ELSE {ok} END AS ok, "
-                 "CAST(g0 AS VARCHAR) AS g, n FROM raw")
+                 "CAST(g0 AS VARCHAR) AS g, cl, n FROM raw")
     r = rules(dialect("duckdb"), "ct", "ck", "ot", "ok")
     return (
         f"WITH raw AS ({raw}),\nt AS ({typed}),\n"
         f"judged AS (SELECT COALESCE(lr, {r.reason()}) AS reason, COALESCE(g, '{MISSING_GROUP}') AS g, "
-        f"{r.conf_value} AS v, {r.conf_percent} AS pct, {r.correct} AS y, n FROM t)\n"
+        f"{r.conf_value} AS v, {r.conf_percent} AS pct, {r.correct} AS y, cl, n FROM t)\n"
         "SELECT reason, CASE WHEN reason IS NULL THEN g END AS g, CASE WHEN reason IS NULL THEN v END AS v, "
         "CASE WHEN reason IS NULL THEN pct END AS pct, SUM(n) AS n, "
-        "SUM(CASE WHEN reason IS NULL AND y THEN n ELSE 0 END) AS k\n"
+        "SUM(CASE WHEN reason IS NULL AND y THEN n ELSE 0 END) AS k, CASE WHEN reason IS NULL THEN cl END AS cl\n"
         "FROM judged GROUP BY ALL"
     )
 
@@ -238,20 +279,39 @@ def load_glob(pattern: str, *, name: str | None = None, options: LoadOptions | N
         con = _connect(temp)
         try:
             fields, notes, types = _fields(con, kind, src, pattern, options)
-            # at most max_cells + 1 cells come back: continuous values need ROUND first
-            cells = con.execute(_query(kind, src, fields, types) + f" LIMIT {options.max_cells + 2}").fetchall()
+            cluster = _cluster_path(options, kind, types, pattern)
+            # at most max_cells + 1 cells come back (continuous values need ROUND first); with
+            # clusters, one row per (cluster, cell): at most the pair cap + 1
+            cap = options.max_cells if cluster is None else WAREHOUSE_MAX_CLUSTER_PAIRS
+            cells = con.execute(_query(kind, src, fields, types, cluster) + f" LIMIT {cap + 2}").fetchall()
         except CalibError:
             raise
         except Exception as exc:  # duckdb raises many types for unreadable files or absent columns
             raise CalibError(f"{pattern}: cannot read with DuckDB: {str(exc).splitlines()[0]}") from None
         finally:
             con.close()
-    return _dataset(ds_name, pattern, kind, len(files), fields, notes, cells, options)
+    if cluster is not None and len(cells) > WAREHOUSE_MAX_CLUSTER_PAIRS:
+        raise CalibError(f"{pattern}: --cluster-key {options.cluster_key}: more than "
+                         f"{WAREHOUSE_MAX_CLUSTER_PAIRS:,} (cluster, confidence) pairs; refused (read fewer "
+                         "files at once, or --cluster-key none to treat rows as independent)")
+    pairs = [c for c in cells if c[0] is None] if cluster is not None else None
+    return _dataset(ds_name, pattern, kind, len(files), fields, notes, _cells(cells), options, pairs)
+
+
+def _cells(rows: list[tuple]) -> list[tuple]:
+    """(reason, group, value, percent, n, k) per cell: the query's rows summed over clusters."""
+    sums: dict[tuple, list[int]] = {}
+    for reason, g, v, pct, n, k, _cl in rows:
+        acc = sums.setdefault((reason, g, v, pct), [0, 0])
+        acc[0] += int(n)
+        acc[1] += int(k)
+    return [(*key, n, k) for key, (n, k) in sums.items()]
 
 
 def _dataset(name: str, pattern: str, kind: str, n_files: int, fields: _Fields, notes: list[str],
-             cells: list[tuple], options: LoadOptions) -> Dataset:
-    """The cells DuckDB returned as a count table and a load report."""
+             cells: list[tuple], options: LoadOptions, pairs: list[tuple] | None = None) -> Dataset:
+    """The cells DuckDB returned as a count table and a load report (with ``pairs``, the
+    good rows per (cluster, cell), the table's clusters)."""
     counts: Counter[str] = Counter()
     good = [c for c in cells if c[0] is None]
     for reason, _g, _v, _p, n, _k in cells:
@@ -281,17 +341,75 @@ def _dataset(name: str, pattern: str, kind: str, n_files: int, fields: _Fields, 
         raise CalibError(f"{pattern}: no usable row: every value is outside the scale or ambiguous")
     table = from_counts(snap(stated[keep], reading.scale), n[keep], k[keep], scale=reading.scale,
                         group=None if fields.group is None else g[keep].astype(str))
+    cluster_note, fields_seen = None, _field_names(fields)
+    if pairs is not None:
+        key = str(options.cluster_key)
+        good_cell = {(c[1], c[2], c[3]): i for i, c in enumerate(good)}
+        table, cluster_note = _with_clusters(table, pairs, good_cell, stated, keep, reading.scale, key, pattern)
+        fields_seen["cluster"] = key
     notes = [*notes, *reading.notes, *(f"warning: {w}" for w in reading.warnings),
              f"read in DuckDB from {n_files:,} {kind} file(s): {table.total:,} judgments in {table.cells:,} cells",
-             "ids and question text are not read from a glob: rows are treated as independent",
+             cluster_note or "ids and question text are not read from a glob: rows are treated as independent "
+             "(name the item's field with --cluster-key to resample items)",
              f"scale: {reading.scale.how or reading.scale.name}"]
     report = LoadReport(
         source=pattern, format="stated", lines_read=table.total + int(sum(counts.values())) + blank, blank=blank, kept=table.total, dropped=int(sum(counts.values())),
-        dropped_by_reason=dict(sorted(counts.items())), fields=_field_names(fields),
+        dropped_by_reason=dict(sorted(counts.items())), fields=fields_seen,
         scale=reading.scale.to_dict(), notes=tuple(notes), forms=dict(reading.forms),
         warnings=tuple(reading.warnings),
     )
     return Dataset(name, table, report, None)
+
+
+def _with_clusters(table: Any, pairs: list[tuple], good_cell: dict[tuple, int], stated: np.ndarray,
+                   keep: np.ndarray, scale: Any, key: str, pattern: str) -> tuple[Any, str]:
+    """``table`` with its :class:`~calib.clusters.Clusters` from the (cluster, cell) rows,
+    and the note :func:`calib.clusters.infer` writes. Each pair's table cell is found from
+    its query cell's stated value, snapped and put on the scale's ends as
+    :func:`calib.table.from_counts` does; a row without a label is its own cluster."""
+    from dataclasses import replace
+
+    from calib import clusters
+    from calib.scale import onto_ends
+
+    values, _ = onto_ends(snap(stated, scale), scale)
+    names = table.groups
+    where = {(names[int(gc)], float(v)): i for i, (gc, v) in enumerate(zip(table.group, table.value, strict=True))}
+    labels: list[str] = []
+    cell: list[int] = []
+    n_of: list[int] = []
+    k_of: list[int] = []
+    missing = 0
+    for _r, g, v, pct, n, k, cl in pairs:
+        q = good_cell[(g, v, pct)]
+        if not keep[q]:
+            continue  # outside the scale or ambiguous: dropped with its cell
+        c = where[(str(g) if names != ("",) else "", float(values[q]))]
+        n, k = int(n), int(k)
+        if cl is None:  # no label: each row its own cluster, k of them right
+            labels.extend(f"\x00row {missing + j}" for j in range(n))
+            cell.extend([c] * n)
+            n_of.extend([1] * n)
+            k_of.extend([1] * k + [0] * (n - k))
+            missing += n
+        else:
+            labels.append(str(cl))
+            cell.append(c)
+            n_of.append(n)
+            k_of.append(k)
+    if missing == table.total:
+        raise CalibError(f"{pattern}: --cluster-key {key}: no row has the field {key!r}")
+    if len(labels) > WAREHOUSE_MAX_CLUSTER_PAIRS:
+        raise CalibError(f"{pattern}: --cluster-key {key}: more than {WAREHOUSE_MAX_CLUSTER_PAIRS:,} clusters "
+                         f"and (cluster, confidence) pairs ({missing:,} rows without the field are one "
+                         "cluster each); refused")
+    how = f"field {key!r}"
+    cl_counts = clusters.from_pairs(np.asarray(labels, dtype=object), np.asarray(cell), np.asarray(n_of),
+                                    np.asarray(k_of), table.cells, how)
+    note = f"clusters: {how}: {cl_counts.count:,} clusters of {table.total:,} rows; intervals resample clusters"
+    if missing:
+        note += f"; {missing:,} row(s) without a value are each their own cluster"
+    return replace(table, clusters=cl_counts), note
 
 
 def _field_names(f: _Fields) -> dict[str, str | None]:
