@@ -7,7 +7,11 @@ on a judge-like spread, outcomes right with probability value/120, three subject
 - the floors: DuckDB's own ``SELECT count(*)`` over the same files (a process that
   imports duckdb and scans them; for Parquet the row counts come from the metadata), and
   DuckDB's ``GROUP BY confidence, correct`` (the used columns read and grouped);
-- ``calib audit`` on the glob, pooled and ``--group-key subject``, 2,000 resamples.
+- ``calib audit`` on the glob, pooled and ``--group-key subject``, 2,000 resamples;
+- a clustered glob (``--cluster-rows`` rows of ``--items`` items, 4M of 400k by default:
+  each item judged 10 times): DuckDB's ``GROUP BY item, confidence, correct`` beside
+  ``calib audit --cluster-key item`` without resamples (the read and the point
+  estimates) and with 2,000 (resampling the items).
 
 Prints the median wall time and the peak resident memory (the child's ``ru_maxrss``)
 of each; the budget is peak memory under 1 GB. Asserts nothing.
@@ -56,6 +60,28 @@ def generate(folder: Path, rows: int, files: int) -> float:
     return time.perf_counter() - t0
 
 
+def generate_clustered(folder: Path, rows: int, items: int) -> None:
+    """``rows`` judgments of ``items`` items (each judged ``rows / items`` times) as 4
+    Parquet files: an item's right answers depend on the item (its rows are a cluster)."""
+    import duckdb
+
+    folder.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '1GB'")
+    per = -(-rows // 4)
+    for f in range(4):
+        lo, hi = f * per, min(rows, (f + 1) * per)
+        con.execute(f"""
+            COPY (
+              SELECT 'q' || (i % {items}) AS item,
+                     [60, 70, 80, 90, 95][CAST(1 + hash(i * 7) % 5 AS BIGINT)] AS confidence,
+                     CAST(hash(i * 13) % 100 AS BIGINT) < 50 + (i % {items}) % 40 AS correct
+              FROM range({lo}, {hi}) t(i)
+            ) TO '{folder / f"part-{f}.parquet"}' (FORMAT PARQUET)
+        """)
+    con.close()
+
+
 def generate_jsonl(folder: Path, parquet: Path, rows: int) -> None:
     """The first ``rows`` rows of the Parquet folder as gzipped JSONL (4 files)."""
     import duckdb
@@ -91,6 +117,9 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--jsonl-rows", type=int, default=5_000_000, help="rows of the gzipped JSONL glob (0: none)")
+    ap.add_argument("--cluster-rows", type=int, default=4_000_000,
+                    help="rows of the clustered Parquet glob read with --cluster-key item (0: none)")
+    ap.add_argument("--items", type=int, default=400_000, help="items (clusters) of the clustered glob")
     ap.add_argument("--dir", type=Path, default=None, help="keep the folder here (reused when it exists)")
     args = ap.parse_args()
     folder = args.dir or Path(tempfile.mkdtemp(prefix="calib-warehouse-"))
@@ -126,10 +155,26 @@ def main() -> None:
             (f"calib audit JSONL.gz GLOB --json ({args.jsonl_rows / 1e6:g}M)",
              [sys.executable, "-m", "calib", "audit", jpattern, "--json"]),
         ]
-    print(f"{'command':<46} {'median s':>9} {'peak RSS MB':>12}   (rows: {args.rows:,}, repeats: {args.repeat})")
+    if args.cluster_rows:
+        cfolder = folder / "clustered"
+        if not any(cfolder.glob("*.parquet")):
+            generate_clustered(cfolder, args.cluster_rows, args.items)
+        cpattern = str(cfolder / "*.parquet")
+        tag = f"({args.cluster_rows / 1e6:g}M rows, {args.items / 1e3:g}k items)"
+        cases += [
+            (f"floor: duckdb GROUP BY item, conf, correct {tag}", [sys.executable, "-c",
+             "import duckdb; print(duckdb.sql(\"SELECT item, confidence, correct, count(*) FROM "
+             f"read_parquet('{cpattern}') GROUP BY ALL\").fetchnumpy()['item'][:1])"]),
+            ("calib audit GLOB --cluster-key item --reps 0 --json",
+             [sys.executable, "-m", "calib", "audit", cpattern, "--cluster-key", "item", "--reps", "0", "--json"]),
+            ("calib audit GLOB --cluster-key item --json",
+             [sys.executable, "-m", "calib", "audit", cpattern, "--cluster-key", "item", "--json"]),
+        ]
+    w = max(len(label) for label, _ in cases)
+    print(f"{'command':<{w}} {'median s':>9} {'peak RSS MB':>12}   (rows: {args.rows:,}, repeats: {args.repeat})")
     for label, cmd in cases:
         wall, peak = measured(cmd, args.repeat)
-        print(f"{label:<46} {wall:9.1f} {peak:12.0f}")
+        print(f"{label:<{w}} {wall:9.1f} {peak:12.0f}")
 
 
 if __name__ == "__main__":

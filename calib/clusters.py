@@ -155,7 +155,14 @@ def from_pairs(
     GROUP BY over (cluster, cell) returns them (entries of one pair are summed).
     Clusters are ordered by label (``np.unique``), as :func:`build` orders them."""
     _, g = np.unique(np.asarray(cluster).astype(str), return_inverse=True)
-    g = g.reshape(-1)
+    return from_codes(g.reshape(-1), cell, n, k, cells, how)
+
+
+def from_codes(
+    cluster: np.ndarray, cell: np.ndarray, n: np.ndarray, k: np.ndarray, cells: int, how: str,
+) -> Clusters:
+    """:func:`from_pairs` with clusters already numbered ``0..G-1`` (``cluster`` int)."""
+    g = np.asarray(cluster, dtype=np.int64)
     shape = (int(g.max()) + 1 if g.size else 0, int(cells))
     idx = (g, np.asarray(cell, dtype=np.int64))
     return _nonempty(sparse.csr_matrix((np.asarray(n, dtype=np.int64), idx), shape=shape),

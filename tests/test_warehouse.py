@@ -326,3 +326,13 @@ def test_glob_cluster_key_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         ds = load(str(tmp_path / "*.parquet"), options=LoadOptions(cluster_key=key))
         assert ds.table.clusters is None
         assert any("--cluster-key to resample items" in n for n in ds.report.notes)
+
+
+def test_duckdb_draws_no_progress_bar(tmp_path: Path) -> None:
+    """A query past two seconds would draw DuckDB's progress bar on the terminal, in the
+    middle of the report or of the JSON the command prints."""
+    con = warehouse._connect(str(tmp_path))
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+    finally:
+        con.close()

@@ -43,6 +43,7 @@ import glob as globlib
 import os
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,9 @@ def _connect(temp: str) -> Any:
         raise CalibError(f"CALIB_DUCKDB_MEMORY: {limit!r} is not a memory size (e.g. 512MB, 2GB)") from None
     con.execute(f"SET temp_directory = '{temp.replace(chr(39), chr(39) * 2)}'")
     con.execute("SET preserve_insertion_order = false")  # lets the GROUP BY stream
+    # a query past two seconds draws a progress bar on the terminal, in the middle of the
+    # report (or of the JSON) the command prints
+    con.execute("SET enable_progress_bar = false")
     return con
 
 
@@ -283,33 +287,68 @@ def load_glob(pattern: str, *, name: str | None = None, options: LoadOptions | N
             # at most max_cells + 1 cells come back (continuous values need ROUND first); with
             # clusters, one row per (cluster, cell): at most the pair cap + 1
             cap = options.max_cells if cluster is None else WAREHOUSE_MAX_CLUSTER_PAIRS
-            cells = con.execute(_query(kind, src, fields, types, cluster) + f" LIMIT {cap + 2}").fetchall()
+            query = _query(kind, src, fields, types, cluster) + f" LIMIT {cap + 2}"
+            if cluster is not None:  # numbered in DuckDB: no label or text reaches Python
+                query = ("SELECT reason, g, v, pct, n, k, cl IS NULL AS none, dense_rank() OVER (ORDER BY cl) "
+                         f"AS cid, dense_rank() OVER (ORDER BY reason, g, v, pct) AS qid FROM ({query})")
+            result = con.execute(query)
+            # cells: a few tuples; (cluster, cell) rows: up to millions, as numpy columns
+            cells = [row[:6] for row in result.fetchall()] if cluster is None else None
+            columns = result.fetchnumpy() if cluster is not None else None
         except CalibError:
             raise
         except Exception as exc:  # duckdb raises many types for unreadable files or absent columns
             raise CalibError(f"{pattern}: cannot read with DuckDB: {str(exc).splitlines()[0]}") from None
         finally:
             con.close()
-    if cluster is not None and len(cells) > WAREHOUSE_MAX_CLUSTER_PAIRS:
-        raise CalibError(f"{pattern}: --cluster-key {options.cluster_key}: more than "
-                         f"{WAREHOUSE_MAX_CLUSTER_PAIRS:,} (cluster, confidence) pairs; refused (read fewer "
-                         "files at once, or --cluster-key none to treat rows as independent)")
-    pairs = [c for c in cells if c[0] is None] if cluster is not None else None
-    return _dataset(ds_name, pattern, kind, len(files), fields, notes, _cells(cells), options, pairs)
+    pairs = None
+    if columns is not None:
+        if len(columns["n"]) > WAREHOUSE_MAX_CLUSTER_PAIRS:
+            raise CalibError(f"{pattern}: --cluster-key {options.cluster_key}: more than "
+                             f"{WAREHOUSE_MAX_CLUSTER_PAIRS:,} (cluster, confidence) pairs; refused (read fewer "
+                             "files at once, or --cluster-key none to treat rows as independent)")
+        cells, pairs = _pairs(columns)
+    assert cells is not None
+    return _dataset(ds_name, pattern, kind, len(files), fields, notes, cells, options, pairs)
 
 
-def _cells(rows: list[tuple]) -> list[tuple]:
-    """(reason, group, value, percent, n, k) per cell: the query's rows summed over clusters."""
-    sums: dict[tuple, list[int]] = {}
-    for reason, g, v, pct, n, k, _cl in rows:
-        acc = sums.setdefault((reason, g, v, pct), [0, 0])
-        acc[0] += int(n)
-        acc[1] += int(k)
-    return [(*key, n, k) for key, (n, k) in sums.items()]
+@dataclass(frozen=True)
+class _Pairs:
+    """The good (cluster, cell) rows of a clustered query: each one's good cell (its index
+    among the cells' good entries), rows, right answers, cluster number (DuckDB's rank of
+    the label) and whether it has no label (a cluster per row then)."""
+
+    cell: np.ndarray
+    n: np.ndarray
+    k: np.ndarray
+    cluster: np.ndarray
+    none: np.ndarray
+
+
+def _pairs(columns: dict[str, Any]) -> tuple[list[tuple], _Pairs]:
+    """The cells (in DuckDB's cell numbering, good and bad) of the (cluster, cell) rows,
+    summed over clusters, and the good rows themselves."""
+    qid = np.asarray(columns["qid"], dtype=np.int64) - 1
+    n = np.asarray(columns["n"], dtype=np.int64)
+    k = np.asarray(columns["k"], dtype=np.int64)
+    _, first = np.unique(qid, return_index=True)  # ranks are dense: cell q is first[q]'s
+    n_c = np.bincount(qid, weights=n, minlength=first.size).tolist()
+    k_c = np.bincount(qid, weights=k, minlength=first.size).tolist()
+    reason = np.asarray(columns["reason"], dtype=object)[first]
+    g = np.asarray(columns["g"], dtype=object)[first]
+    v = np.ma.getdata(columns["v"])[first].astype(np.float64)
+    pct = np.ma.getdata(columns["pct"])[first].astype(bool)
+    cells = [(None, str(g[q]), float(v[q]), bool(pct[q]), int(n_c[q]), int(k_c[q])) if reason[q] is None
+             else (reason[q], None, None, None, int(n_c[q]), int(k_c[q])) for q in range(first.size)]
+    is_good = np.equal(reason, None)
+    good_pos = np.where(is_good, np.cumsum(is_good) - 1, -1)
+    rows = good_pos[qid] >= 0
+    return cells, _Pairs(good_pos[qid][rows], n[rows], k[rows], np.asarray(columns["cid"], dtype=np.int64)[rows],
+                         np.ma.getdata(columns["none"]).astype(bool)[rows])
 
 
 def _dataset(name: str, pattern: str, kind: str, n_files: int, fields: _Fields, notes: list[str],
-             cells: list[tuple], options: LoadOptions, pairs: list[tuple] | None = None) -> Dataset:
+             cells: list[tuple], options: LoadOptions, pairs: _Pairs | None = None) -> Dataset:
     """The cells DuckDB returned as a count table and a load report (with ``pairs``, the
     good rows per (cluster, cell), the table's clusters)."""
     counts: Counter[str] = Counter()
@@ -344,8 +383,7 @@ def _dataset(name: str, pattern: str, kind: str, n_files: int, fields: _Fields, 
     cluster_note, fields_seen = None, _field_names(fields)
     if pairs is not None:
         key = str(options.cluster_key)
-        good_cell = {(c[1], c[2], c[3]): i for i, c in enumerate(good)}
-        table, cluster_note = _with_clusters(table, pairs, good_cell, stated, keep, reading.scale, key, pattern)
+        table, cluster_note = _with_clusters(table, good, pairs, stated, keep, reading.scale, key, pattern)
         fields_seen["cluster"] = key
     notes = [*notes, *reading.notes, *(f"warning: {w}" for w in reading.warnings),
              f"read in DuckDB from {n_files:,} {kind} file(s): {table.total:,} judgments in {table.cells:,} cells",
@@ -361,11 +399,11 @@ def _dataset(name: str, pattern: str, kind: str, n_files: int, fields: _Fields, 
     return Dataset(name, table, report, None)
 
 
-def _with_clusters(table: Any, pairs: list[tuple], good_cell: dict[tuple, int], stated: np.ndarray,
-                   keep: np.ndarray, scale: Any, key: str, pattern: str) -> tuple[Any, str]:
+def _with_clusters(table: Any, good: list[tuple], pairs: _Pairs, stated: np.ndarray, keep: np.ndarray,
+                   scale: Any, key: str, pattern: str) -> tuple[Any, str]:
     """``table`` with its :class:`~calib.clusters.Clusters` from the (cluster, cell) rows,
-    and the note :func:`calib.clusters.infer` writes. Each pair's table cell is found from
-    its query cell's stated value, snapped and put on the scale's ends as
+    and the note :func:`calib.clusters.infer` writes. A good cell's table cell is found
+    from its stated value, snapped and put on the scale's ends as
     :func:`calib.table.from_counts` does; a row without a label is its own cluster."""
     from dataclasses import replace
 
@@ -375,37 +413,29 @@ def _with_clusters(table: Any, pairs: list[tuple], good_cell: dict[tuple, int], 
     values, _ = onto_ends(snap(stated, scale), scale)
     names = table.groups
     where = {(names[int(gc)], float(v)): i for i, (gc, v) in enumerate(zip(table.group, table.value, strict=True))}
-    labels: list[str] = []
-    cell: list[int] = []
-    n_of: list[int] = []
-    k_of: list[int] = []
-    missing = 0
-    for _r, g, v, pct, n, k, cl in pairs:
-        q = good_cell[(g, v, pct)]
-        if not keep[q]:
-            continue  # outside the scale or ambiguous: dropped with its cell
-        c = where[(str(g) if names != ("",) else "", float(values[q]))]
-        n, k = int(n), int(k)
-        if cl is None:  # no label: each row its own cluster, k of them right
-            labels.extend(f"\x00row {missing + j}" for j in range(n))
-            cell.extend([c] * n)
-            n_of.extend([1] * n)
-            k_of.extend([1] * k + [0] * (n - k))
-            missing += n
-        else:
-            labels.append(str(cl))
-            cell.append(c)
-            n_of.append(n)
-            k_of.append(k)
+    to_table = np.array([where[(c[1] if names != ("",) else "", float(values[q]))] if keep[q] else -1
+                         for q, c in enumerate(good)], dtype=np.int64)
+    cell = to_table[pairs.cell]
+    use = cell >= 0  # cells outside the scale or ambiguous are dropped with their rows
+    cell, n, k, cid, none = cell[use], pairs.n[use], pairs.k[use], pairs.cluster[use], pairs.none[use]
+    missing = int(n[none].sum())
     if missing == table.total:
         raise CalibError(f"{pattern}: --cluster-key {key}: no row has the field {key!r}")
-    if len(labels) > WAREHOUSE_MAX_CLUSTER_PAIRS:
+    if missing + int((~none).sum()) > WAREHOUSE_MAX_CLUSTER_PAIRS:
         raise CalibError(f"{pattern}: --cluster-key {key}: more than {WAREHOUSE_MAX_CLUSTER_PAIRS:,} clusters "
                          f"and (cluster, confidence) pairs ({missing:,} rows without the field are one "
                          "cluster each); refused")
+    # a row without a label is a cluster of its own: the first k rows of a pair right
+    n_m, k_m = n[none], k[none]
+    first = np.repeat(np.cumsum(n_m) - n_m, n_m)
+    single_y = (np.arange(missing) - first) < np.repeat(k_m, n_m)
+    labelled = cid[~none]  # DuckDB's ranks: gaps (the no-label rank) leave empty rows, dropped
     how = f"field {key!r}"
-    cl_counts = clusters.from_pairs(np.asarray(labels, dtype=object), np.asarray(cell), np.asarray(n_of),
-                                    np.asarray(k_of), table.cells, how)
+    cl_counts = clusters.from_codes(
+        np.concatenate([np.arange(missing), missing + labelled]),
+        np.concatenate([np.repeat(cell[none], n_m), cell[~none]]),
+        np.concatenate([np.ones(missing, dtype=np.int64), n[~none]]),
+        np.concatenate([single_y.astype(np.int64), k[~none]]), table.cells, how)
     note = f"clusters: {how}: {cl_counts.count:,} clusters of {table.total:,} rows; intervals resample clusters"
     if missing:
         note += f"; {missing:,} row(s) without a value are each their own cluster"
