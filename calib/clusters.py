@@ -145,23 +145,16 @@ def build(
     cell = np.asarray(cell, dtype=np.int64)
     use = cell >= 0
     y = np.asarray(correct, dtype=np.int64)[use]
-    return from_pairs(np.asarray(cluster)[use], cell[use], np.ones(y.size, dtype=np.int64), y, cells, how)
-
-
-def from_pairs(
-    cluster: np.ndarray, cell: np.ndarray, n: np.ndarray, k: np.ndarray, cells: int, how: str,
-) -> Clusters:
-    """Per-cluster counts from (cluster label, cell, rows, right answers) entries, as a
-    GROUP BY over (cluster, cell) returns them (entries of one pair are summed).
-    Clusters are ordered by label (``np.unique``), as :func:`build` orders them."""
-    _, g = np.unique(np.asarray(cluster).astype(str), return_inverse=True)
-    return from_codes(g.reshape(-1), cell, n, k, cells, how)
+    _, g = np.unique(np.asarray(cluster)[use].astype(str), return_inverse=True)
+    return from_codes(g.reshape(-1), cell[use], np.ones(y.size, dtype=np.int64), y, cells, how)
 
 
 def from_codes(
     cluster: np.ndarray, cell: np.ndarray, n: np.ndarray, k: np.ndarray, cells: int, how: str,
 ) -> Clusters:
-    """:func:`from_pairs` with clusters already numbered ``0..G-1`` (``cluster`` int)."""
+    """Per-cluster counts from (cluster number, cell, rows, right answers) entries, as a
+    GROUP BY over (cluster, cell) returns them: entries of one pair are summed, and a
+    number no entry uses leaves no cluster (numbers need not be consecutive)."""
     g = np.asarray(cluster, dtype=np.int64)
     shape = (int(g.max()) + 1 if g.size else 0, int(cells))
     idx = (g, np.asarray(cell, dtype=np.int64))
