@@ -27,4 +27,7 @@ if __name__ == "__main__":
 else:
     # `streamlit run app.py` finds this st.App and serves it: the same app, with the security
     # headers and the upload guard in front of every request (calib.hosting.webguard).
+    from dashboard.navigation import claim_pages_folder
+
+    claim_pages_folder()  # pages/ is listed by st.navigation, from the first session on
     app = st.App(__file__, middleware=webguard.middleware())

@@ -28,6 +28,22 @@ def page_files() -> list[Path]:
     return sorted((p for p in PAGES_DIR.glob("*.py") if not p.name.startswith(("_", "."))), key=order)
 
 
+def claim_pages_folder() -> None:
+    """Tell Streamlit, when its server starts, that this app lists its pages itself.
+
+    With a ``pages/`` folder beside the entry script, Streamlit marks the app as a
+    version-1 multipage app (``PagesManager.uses_pages_directory``) and, until some run
+    has called ``st.navigation``, runs the page the address names straight from its file
+    and lists the entry script as "app" beside the pages. A fresh server first opened on
+    ``/Routing`` (a share link, a bookmark) showed that list to every session until
+    someone opened ``/`` (tests/e2e/test_navigation.py). ``st.navigation`` clears the flag
+    on its first call; this does the same before the first session, through the same
+    attribute (Streamlit 1.67 has no setting for it)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+
+
 def run() -> None:
     """Register the pages and run the one the URL names (the entry page by default)."""
     pages = [
