@@ -375,6 +375,21 @@ def labels(values: np.ndarray, line: np.ndarray) -> tuple[np.ndarray, int]:
     return out, int(missing.sum())
 
 
+def turned_off(key: str | None) -> bool:
+    """Whether ``--cluster-key`` asks for independent rows (:data:`NONE`, any case)."""
+    return key is not None and key.strip().lower() == NONE
+
+
+def missing_note(missing: int) -> str:
+    """The load note's tail on the rows without a cluster value ("" when there are none)."""
+    return f"; {missing:,} row(s) without a value are each their own cluster" if missing else ""
+
+
+def named_note(how: str, count: int, rows: int, missing: int) -> str:
+    """The load note of clusters from a named field (``--cluster-key``)."""
+    return f"clusters: {how}: {count:,} clusters of {rows:,} rows; intervals resample clusters" + missing_note(missing)
+
+
 def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Source | None = None,
           ) -> tuple[Judgments, LoadReport]:
     """Set ``rows.cluster`` from ``options.cluster_key`` and say so in the report.
@@ -389,7 +404,7 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Sou
     A row without a value is its own cluster (counted in the note).
     """
     key = options.cluster_key
-    if key is not None and key.strip().lower() == NONE:
+    if turned_off(key):
         return replace(rows, cluster=None, cluster_how=""), report
     if len(rows) == 0:
         return rows, report
@@ -409,7 +424,7 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Sou
         lab, missing = labels(values, rows.line)
         note = (f"{repeated:,} ids appear on more than one row: intervals resample the "
                 f"{len(np.unique(lab)):,} ids (clusters), not the {len(rows):,} rows; "
-                f"--cluster-key {NONE} treats rows as independent")
+                f"--cluster-key {NONE} treats rows as independent") + missing_note(missing)
     else:
         if rows.cluster is not None:
             values, how = rows.cluster, f"field {key!r}"
@@ -425,10 +440,7 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Sou
         if missing == len(rows):
             raise _error(f"{report.source}: --cluster-key {key}: no row has the field {key!r}; "
                          f"fields seen: {', '.join(str(v) for v in report.fields.values() if v)}")
-        note = (f"clusters: {how}: {len(np.unique(lab)):,} clusters of {len(rows):,} rows; "
-                "intervals resample clusters")
-    if missing:
-        note += f"; {missing:,} row(s) without a value are each their own cluster"
+        note = named_note(how, len(np.unique(lab)), len(rows), missing)
     fields = {**report.fields, "cluster": key or id_field or "id"}
     return replace(rows, cluster=lab, cluster_how=how), replace(report, notes=(*report.notes, note), fields=fields)
 

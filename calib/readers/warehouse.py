@@ -200,10 +200,10 @@ def _cluster_value(kind: str, path: tuple[str, ...], types: dict[str, str]) -> s
 def _cluster_path(options: LoadOptions, kind: str, types: dict[str, str], name: str) -> tuple[str, ...] | None:
     """The dotted path of ``--cluster-key``, or ``None`` (no key, or ``none``); a column
     absent from Parquet or CSV files is refused here, before the query runs."""
-    from calib.clusters import NONE
+    from calib.clusters import turned_off
 
     key = options.cluster_key
-    if key is None or key.strip().lower() == NONE:
+    if key is None or turned_off(key):
         return None
     path = tuple(key.split("."))
     if kind != "jsonl" and path[0] not in types:
@@ -436,10 +436,7 @@ def _with_clusters(table: Any, good: list[tuple], pairs: _Pairs, stated: np.ndar
         np.concatenate([np.repeat(cell[none], n_m), cell[~none]]),
         np.concatenate([np.ones(missing, dtype=np.int64), n[~none]]),
         np.concatenate([single_y.astype(np.int64), k[~none]]), table.cells, how)
-    note = f"clusters: {how}: {cl_counts.count:,} clusters of {table.total:,} rows; intervals resample clusters"
-    if missing:
-        note += f"; {missing:,} row(s) without a value are each their own cluster"
-    return replace(table, clusters=cl_counts), note
+    return replace(table, clusters=cl_counts), clusters.named_note(how, cl_counts.count, table.total, missing)
 
 
 def _field_names(f: _Fields) -> dict[str, str | None]:
