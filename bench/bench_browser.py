@@ -35,10 +35,11 @@ Prints, for the goals of issue 3 and issue 5:
 4. **Issue 13: a share link of three judges** opened on the Routing page of a warm server
    (opened once before): time to its first drawn figure in a fresh browser context (goal
    2 s), beside the Data page's first paint on the same server and the first figure of a
-   page that draws one tiny Plotly figure and nothing else (the Plotly floor: a fresh
-   context loads Streamlit's 4.7 MB Plotly chunk before any figure is drawn). The
-   dashboard's pages preload that chunk (:mod:`calib.hosting.webguard`); the floor's
-   bare Streamlit app does not, so it fetches the chunk only once its figure arrives.
+   page that draws one tiny figure and nothing else, twice: with ``st.plotly_chart`` (a
+   fresh context loads Streamlit's 4.7 MB Plotly chunk before any figure is drawn) and
+   with the dashboard's own figure frame (:mod:`dashboard.chart`: plotly.js's basic
+   bundle, 1.2 MB, in a frame). The dashboard's pages preload the chunks of their
+   elements (:mod:`calib.hosting.webguard`); the floors' bare apps do not.
    Then the same link in a browser that has opened it before (one context, a new tab
    each time: Streamlit's hashed assets come from its cache), as a reviewer's second
    visit.
@@ -68,6 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from dashboard.chart import FRAME_SELECTOR  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, Server, start_server  # noqa: E402
 
 VIEWPORT = {"width": 1400, "height": 900}
@@ -389,7 +391,19 @@ def bench_lmeval(browser, server: Server, tmp: Path, pause: float) -> None:  # t
 SHARE_JUDGES = ("judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl")
 
 
-def _seconds_to(browser, url: str, selector: str, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
+#: What an open waits for: a CSS selector in the page, or (frame selector, selector inside
+#: the first such frame).
+Target = str | tuple[str, str]
+
+
+def _find(page, target: Target):  # type: ignore[no-untyped-def]
+    """The first element ``target`` names, in the page or inside its first matching frame."""
+    if isinstance(target, tuple):
+        return page.frame_locator(target[0]).first.locator(target[1]).first
+    return page.locator(target).first
+
+
+def _seconds_to(browser, url: str, selector: Target, timeout_s: float = 120) -> float:  # type: ignore[no-untyped-def]
     """Seconds from opening ``url`` in a fresh browser context to ``selector`` visible."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
@@ -398,15 +412,15 @@ def _seconds_to(browser, url: str, selector: str, timeout_s: float = 120) -> flo
         ctx.close()
 
 
-def _timed_open(page, url: str, selector: str, timeout_s: float) -> float:  # type: ignore[no-untyped-def]
+def _timed_open(page, url: str, selector: Target, timeout_s: float) -> float:  # type: ignore[no-untyped-def]
     """Seconds from ``page.goto(url)`` to ``selector`` visible."""
     t0 = time.monotonic()
     page.goto(url)
-    page.locator(selector).first.wait_for(timeout=timeout_s * 1000)
+    _find(page, selector).wait_for(timeout=timeout_s * 1000)
     return time.monotonic() - t0
 
 
-def _seconds_returning(browser, url: str, selector: str, repeats: int,  # type: ignore[no-untyped-def]
+def _seconds_returning(browser, url: str, selector: Target, repeats: int,  # type: ignore[no-untyped-def]
                        timeout_s: float = 120) -> list[float]:
     """Seconds from opening ``url`` to ``selector`` visible in a browser that has opened
     it before: one context (its HTTP cache holds Streamlit's hashed assets, sent
@@ -423,35 +437,48 @@ def _seconds_returning(browser, url: str, selector: str, repeats: int,  # type: 
         ctx.close()
 
 
-#: The first drawn Plotly figure; the Data page's uploader (the floor).
-FIRST_FIGURE = "[data-testid=stMain] .js-plotly-plot .main-svg"
+#: The dashboard's first drawn figure (in its frame: dashboard.chart); the Data page's
+#: uploader (the floor); a figure drawn by ``st.plotly_chart`` (the Plotly floor).
+FIRST_FIGURE = (f"[data-testid=stMain] {FRAME_SELECTOR}", ".js-plotly-plot .main-svg")
+PLOTLY_FIGURE = "[data-testid=stMain] .js-plotly-plot .main-svg"
 UPLOADER = "[data-testid=stFileUploader]"
 
 
-#: The second floor of the share benchmark: a page that draws one two-point Plotly figure
-#: and nothing else. A fresh browser context loads Streamlit's Plotly chunk (about 4.7 MB
-#: of JavaScript) before any figure can be drawn, whatever the page computes.
+#: The Plotly floors of the share benchmark: a page that draws one two-point figure and
+#: nothing else, with ``st.plotly_chart`` (a fresh browser loads Streamlit's Plotly chunk,
+#: the full plotly.js, about 4.7 MB, before any figure can be drawn) and with the
+#: dashboard's own frame (:func:`dashboard.chart.show_figure`: plotly.js's basic bundle,
+#: 1.2 MB, in a frame of the app's origin).
 PLOTLY_FLOOR_APP = """import plotly.graph_objects as go
 import streamlit as st
 
 st.title("floor")
 st.plotly_chart(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])))
 """
+FRAME_FLOOR_APP = """import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.chart import show_figure
+
+st.title("floor")
+show_figure(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), key="floor")
+"""
 
 
-def _plotly_floor_s(browser, tmp: Path, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
-    """First figure of :data:`PLOTLY_FLOOR_APP` in a fresh context, on its own warm server."""
+def _floor_s(browser, tmp: Path, app: str, figure: Target, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """First figure of the one-figure page ``app`` in a fresh context, on its own warm
+    server (a bare Streamlit app, run with this repository importable)."""
     import os
     import urllib.request
 
     from tests.e2e.conftest import free_port
 
     tmp.mkdir(parents=True, exist_ok=True)
-    script = tmp / "plotly_floor.py"
-    script.write_text(PLOTLY_FLOOR_APP)
+    script = tmp / "floor.py"
+    script.write_text(app)
     port = free_port()
-    log_path = tmp / "plotly-floor.log"
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    log_path = tmp / "floor.log"
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "PYTHONPATH": str(ROOT)}
     log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
                              f"--server.port={port}", "--server.address=127.0.0.1",
@@ -461,8 +488,8 @@ def _plotly_floor_s(browser, tmp: Path, repeats: int) -> list[float]:  # type: i
     try:
         wait_until(lambda: _healthy(urllib.request, port), 60, 0.2)
         url = server.url + "/"
-        _seconds_to(browser, url, FIRST_FIGURE)  # warm, as the share link's server is
-        return [_seconds_to(browser, url, FIRST_FIGURE) for _ in range(repeats)]
+        _seconds_to(browser, url, figure)  # warm, as the share link's server is
+        return [_seconds_to(browser, url, figure) for _ in range(repeats)]
     finally:
         server.stop()
         log.close()
@@ -471,8 +498,9 @@ def _plotly_floor_s(browser, tmp: Path, repeats: int) -> list[float]:  # type: i
 def bench_share(browser, server: Server, repeats: int, tmp: Path | None = None) -> None:  # type: ignore[no-untyped-def]
     """Issue 13: a share link of three judges, opened on the Routing page of a warm server
     (the link opened once first), time to its first figure in a fresh browser context,
-    beside two floors: the Data page's first paint on the same server, and (with ``tmp``)
-    the first figure of a page drawing one tiny Plotly figure and nothing else."""
+    beside its floors: the Data page's first paint on the same server, and (with ``tmp``)
+    the first figure of a page drawing one tiny figure and nothing else, with
+    ``st.plotly_chart`` and with the dashboard's frame."""
     from calib.hosting.shares import DatasetSpec
     from calib.hosting.store import Store
 
@@ -491,9 +519,11 @@ def bench_share(browser, server: Server, repeats: int, tmp: Path | None = None) 
     print(f"the same link in a browser that opened it before (cached assets): first figure "
           f"{summary(back, 's', 1.0)}", flush=True)
     if tmp is not None:
-        plotly_floor = _plotly_floor_s(browser, tmp / "plotly-floor", repeats)
-        print(f"floor, a one-figure Plotly page's first figure, fresh context: {summary(plotly_floor, 's', 1.0)}",
-              flush=True)
+        for what, app, figure in (("st.plotly_chart", PLOTLY_FLOOR_APP, PLOTLY_FIGURE),
+                                  ("the dashboard's frame", FRAME_FLOOR_APP, FIRST_FIGURE)):
+            times = _floor_s(browser, tmp / "floor", app, figure, repeats)
+            print(f"floor, a one-figure page drawn with {what}: first figure, fresh context: "
+                  f"{summary(times, 's', 1.0)}", flush=True)
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ choosing it on the Recalibration page
 Page switches are timed two ways. *Warm*: AppTest's whole run of the page after
 every page has been visited once (engine results cached, as on a warm server).
 *Fresh server*: in a new process, the three judges picked on the Data page, then the
-first visit to the page, timed to the first figure (the first ``st.plotly_chart``
+first visit to the page, timed to the first figure (the first ``show_figure``
 call returning, see :func:`_watch_figures`) and to the end of the run. The map fit is
 Recalibration opened, then Platt chosen, in a new process. AppTest runs the scripts
 in-process without a browser: the figures are server time only. The share link's
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 PAGES = ("pages/1_Overview.py", "pages/2_Scale.py", "pages/3_Reliability.py",
          "pages/4_Recalibration.py", "pages/5_Routing.py", "pages/6_Report.py")
 #: Pages whose first visit is timed in a fresh server (Recalibration's is the map fit;
-#: Report draws its figures inside an HTML report, not with st.plotly_chart).
+#: Report draws its figures inside an HTML report, not with show_figure).
 FIRST_VISIT = ("pages/1_Overview.py", "pages/2_Scale.py", "pages/3_Reliability.py", "pages/5_Routing.py")
 JUDGES = ["judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl"]
 ONE_WIDGET = "import streamlit as st\n\nst.button('ok')\n"
@@ -120,23 +120,30 @@ def _loaded() -> AppTest:
     return at
 
 
-#: perf_counter() after each st.plotly_chart call returned (the figure sent to the page)
+#: perf_counter() after each figure was handed to the page (dashboard.chart.show_figure)
 _SHOWN: list[float] = []
 
 
 def _watch_figures() -> None:
-    """Note when each figure is handed to the page: pages call ``st.plotly_chart``
-    through the module, so wrapping the module attribute sees every figure."""
-    import streamlit as st
+    """Note when each figure is handed to the page: every figure goes through
+    :func:`dashboard.chart.show_figure`, which gets the frame component from the module's
+    global ``_component``, so wrapping that sees every figure, whoever imported
+    ``show_figure`` and when."""
+    from dashboard import chart
 
-    chart = st.plotly_chart
+    component = chart._component
 
-    def watched(*a: object, **kw: object) -> object:
-        out = chart(*a, **kw)
-        _SHOWN.append(time.perf_counter())
-        return out
+    def watched_component() -> object:
+        frame = component()
 
-    st.plotly_chart = watched  # type: ignore[assignment]
+        def watched(*a: object, **kw: object) -> object:
+            out = frame(*a, **kw)
+            _SHOWN.append(time.perf_counter())
+            return out
+
+        return watched
+
+    chart._component = watched_component  # type: ignore[assignment]
 
 
 def _run(at: AppTest, what: str) -> float:

@@ -16,7 +16,7 @@ from calib.dataset import Dataset
 from calib.hosting import view as views
 from calib.present import explain
 from calib.present import format as fmt
-from calib.present.figures import CONFIG
+from dashboard.chart import show_figure
 from dashboard.entries import cache_key
 from dashboard.layout import metric
 from dashboard.runtime import heavy
@@ -104,7 +104,7 @@ def show_values(d: Drift) -> None:
     if not d.values:
         st.caption("No stated value is used by both runs (or the score is continuous): no per-value hit rates.")
         return
-    st.plotly_chart(values_figure(d), config=CONFIG, key="fig_drift_values")
+    show_figure(values_figure(d), key="fig_drift_values")
     st.dataframe(pd.DataFrame([{
         "stated": fmt.value(v.value), "answers old": fmt.count(v.n_old), "answers new": fmt.count(v.n_new),
         "right old": fmt.pct(v.old), "right new": fmt.pct(v.new), "change": fmt.points(v.diff),
@@ -137,7 +137,7 @@ def show_series(s: Series, how: str) -> None:
     from calib.present.drift import series_figure, series_lines
 
     st.caption(f"Runs ordered {how}.")
-    st.plotly_chart(series_figure(s), config=CONFIG, key="fig_drift_series")
+    show_figure(series_figure(s), key="fig_drift_series")
     st.dataframe(pd.DataFrame([{
         # text cells, "—" where a figure does not exist (a reference run has no EWMA), never "None"
         "run": r.name, "answers": fmt.count(r.n), "accuracy": fmt.pct(r.accuracy),

@@ -22,6 +22,7 @@ from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain, figures
 from calib.present import format as fmt
+from dashboard.chart import show_figure
 from dashboard.context import Context
 from dashboard.decision_view import (
     at_threshold,
@@ -131,7 +132,7 @@ def _reliability(ds: Dataset, v: views.View, r: Routing, axis: ThresholdAxis, cm
     if r.upper is not None:
         xs.append(axis.to_percent(r.upper, ds.table.scale))
     rel = figures.move_threshold_lines(session_figure(("rel", *fig_key), build), xs)
-    st.plotly_chart(rel, config=figures.CONFIG, key="fig_route_rel")
+    show_figure(rel, key="fig_route_rel")
 
 
 def _decision_key(d: Decision | None, v: views.View) -> tuple[object, ...]:
@@ -157,7 +158,7 @@ def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color
     # nor redraws it (a redrawn Plotly chart is most of a threshold move's browser time)
     rc = figures.move_marker(session_figure(("rc", *fig_key, *_decision_key(d, v)), build), r.coverage, r.risk,
                              f"review threshold: {r.accepted:,} of {r.total:,} accepted unseen")
-    st.plotly_chart(rc, config=figures.CONFIG, key="fig_route_rc")
+    show_figure(rc, key="fig_route_rc")
     if d is not None:
         a = d.aurc
         ci = fmt.ci_text(a.aurc_ci, 4)
@@ -256,7 +257,7 @@ def _costs(v: views.View, r: Routing, d: Decision | None, ds: Dataset, axis: Thr
                                      recommended=rec)
 
         fig = session_figure(("cost", *fig_key, *_decision_key(d, v)), build)
-        st.plotly_chart(fig, config=figures.CONFIG, key="fig_route_cost")
+        show_figure(fig, key="fig_route_cost")
 
 
 def _groups(d: Decision | None) -> None:

@@ -42,7 +42,7 @@ CSS = f"""<style>
   [data-testid="stMain"] p, [data-testid="stMain"] li, [data-testid="stCaptionContainer"],
   [data-testid="stText"], [data-testid="stAlert"] {{ overflow-wrap: anywhere; }}
   [data-testid="stText"] {{ white-space: pre-wrap; }}
-  [data-testid="stPlotlyChart"], [data-testid="stDataFrame"], [data-testid="stTable"],
+  [data-testid="stCustomComponentV1"], [data-testid="stDataFrame"], [data-testid="stTable"],
   [data-testid="stCode"], [data-testid="stExpander"] {{ max-width: 100%; }}
   [data-testid="stTable"], [data-testid="stCode"] {{ overflow-x: auto; }}
 }}

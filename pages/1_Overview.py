@@ -9,6 +9,7 @@ import streamlit as st
 from calib import compare
 from calib.errors import CalibError
 from calib.present import explain, figures, questions, tables
+from dashboard.chart import show_figure
 from dashboard.decision_view import overview_decision
 from dashboard.layout import PAGE_TITLES, link, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
@@ -79,7 +80,7 @@ if len(ctx.datasets) > 1:
         st.dataframe(tables.comparison_table(cmp), hide_index=True)
         st.caption(f"Calibration error: ECE with a {lvl} bootstrap interval ({v.reps:,} resamples). "
                    f"{explain.help_text('ece')} Brier vs constant: {explain.help_text('brier_base_rate')}")
-        st.plotly_chart(figures.brier_vs_constant(cmp.rows, ctx.colors), config=figures.CONFIG, key="fig_brier")
+        show_figure(figures.brier_vs_constant(cmp.rows, ctx.colors), key="fig_brier")
 else:
     row = compare.model_row(focus.name, focus.table, reps=v.reps, seed=v.seed, level=v.level)  # bars' intervals
-    st.plotly_chart(figures.brier_vs_constant([row], ctx.colors), config=figures.CONFIG, key="fig_brier")
+    show_figure(figures.brier_vs_constant([row], ctx.colors), key="fig_brier")

@@ -8,6 +8,7 @@ import streamlit as st
 from calib.errors import CalibError
 from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
+from dashboard.chart import show_figure
 from dashboard.layout import PAGE_TITLES, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for
@@ -69,15 +70,13 @@ if len(ctx.datasets) > 1:
         },
     )
 
-st.plotly_chart(
-    figures.stated_histogram([(d.name, d.table) for d in ctx.datasets], ctx.colors),
-    config=figures.CONFIG, key="fig_hist",
+show_figure(
+    figures.stated_histogram([(d.name, d.table) for d in ctx.datasets], ctx.colors), key="fig_hist",
 )
 series = [(d.name, d.table.pooled_over_groups(), audits[d.name].per_value) for d in ctx.datasets
           if audits[d.name].per_value]
 if series:
-    st.plotly_chart(figures.per_value(series, ctx.colors, level=v.level), config=figures.CONFIG,
-                    key="fig_per_value")
+    show_figure(figures.per_value(series, ctx.colors, level=v.level), key="fig_per_value")
 
 st.subheader("Per stated value")
 st.text(f"model: {focus.name}")
@@ -101,6 +100,5 @@ if opts is not None:
         "or a letter whose accuracy is far from its mean confidence, is letter bias."
     )
     lb = letter_bias(opts)
-    st.plotly_chart(figures.letter_bias(lb, ctx.colors.get(focus.name, figures.PALETTE[0])),
-                    config=figures.CONFIG, key="fig_letters")
+    show_figure(figures.letter_bias(lb, ctx.colors.get(focus.name, figures.PALETTE[0])), key="fig_letters")
     st.dataframe(tables.letter_bias_frame(lb.to_frame()), hide_index=True)

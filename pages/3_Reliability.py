@@ -9,6 +9,7 @@ from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
+from dashboard.chart import show_figure
 from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
 from dashboard.results import audit_for, curve_for
@@ -62,8 +63,7 @@ try:
 except CalibError as exc:
     show_error(exc)
     st.stop()
-st.plotly_chart(figures.reliability(series, ctx.colors, consistency_for=[ctx.focus.name]),
-                config=figures.CONFIG, key="fig_reliability")
+show_figure(figures.reliability(series, ctx.colors, consistency_for=[ctx.focus.name]), key="fig_reliability")
 
 st.caption(md_escape(explain.BANDS["consistency"]))
 st.subheader("How far off")

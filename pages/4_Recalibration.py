@@ -12,6 +12,7 @@ from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
+from dashboard.chart import show_figure
 from dashboard.layout import (
     METHOD_LABELS,
     PAGE_TITLES,
@@ -153,7 +154,7 @@ else:
         ds.name, color, scale_lo=scale.lo, scale_hi=scale.hi, curve_x=grid, curve_y=cmap.apply(grid),
         table=fit.table, method_label=label if not fit.useless else "base-rate", useless=fit.useless,
     )
-    st.plotly_chart(fig, config=figures.CONFIG, key="fig_map")
+    show_figure(fig, key="fig_map")
     st.text("The map: " + tables.map_formula(cmap))
     st.subheader("Stated value → calibrated probability")
     st.dataframe(tables.map_table_frame(fit), hide_index=True)

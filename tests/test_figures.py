@@ -74,6 +74,32 @@ def test_histogram_bars_are_the_share_of_answers_at_each_value():
     assert "0-100" in fig.layout.xaxis.title.text and "%" in fig.layout.yaxis.title.text
 
 
+def test_continuous_scores_are_bars_of_equal_bins_summed_as_a_row_loop():
+    # softmax scores on 0-1: more than 101 distinct values, so binned bars, not a bar per value
+    from calib.scale import Scale
+
+    rng = np.random.default_rng(7)
+    v = np.unique(np.round(rng.beta(5, 2, 400), 6))
+    v[-1] = 1.0  # the top of the scale goes in the last bin, not a bin of its own
+    n = rng.integers(1, 9, v.size)
+    t = from_counts(v, n, rng.binomial(n, 0.6), scale=Scale(0.0, 1.0, "0-1"))
+    fig = figures.stated_histogram([("a", t)], figures.palette(["a"]))
+    (bar,) = traces(fig, "a")
+    assert bar.type == "bar"  # the dashboard's plotly.js basic bundle has no histogram trace
+    bins = len(bar.x)
+    assert bins == 50
+    sums, counts = np.zeros(bins), np.zeros(bins, dtype=int)
+    for value, k in zip(v, n, strict=True):  # by hand: [i/50, (i+1)/50), the last one closed
+        i = min(int(value * bins), bins - 1)
+        sums[i] += 100 * k / n.sum()
+        counts[i] += k
+    np.testing.assert_allclose(bar.y, sums)
+    np.testing.assert_array_equal(np.asarray(bar.customdata)[:, 2], counts)
+    np.testing.assert_allclose(np.asarray(bar.customdata)[:, :2], np.stack([np.arange(bins), np.arange(1, bins + 1)], 1) / bins)
+    np.testing.assert_allclose(bar.x, (np.arange(bins) + 0.5) / bins)
+    assert bar.width == pytest.approx(1 / bins) and sum(bar.y) == pytest.approx(100)
+
+
 # ----------------------------------------------------------------- per value / reliability
 def test_per_value_points_and_wilson_bars_equal_the_engine():
     t = table_b()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from calib.hosting.access import SessionRegistry
 from calib.hosting.webguard import (
+    PRELOADED_CHUNKS,
     GuardMiddleware,
     chunk_files,
     inline_script_hashes,
@@ -53,10 +54,12 @@ def test_chunk_files_follow_static_imports_less_what_the_page_loads(tmp_path: Pa
     )
     # the chunk first; then its static imports, each once, breadth first; not the page's own
     # index bundle and not a dynamic import
-    assert chunk_files(PAGE, js) == ["PlotlyChart.Zz9.js", "side.B2.js", "w.C3.js", "deep.E5.js"]
+    named = ("PlotlyChart",)
+    assert chunk_files(PAGE, js, named) == ["PlotlyChart.Zz9.js", "side.B2.js", "w.C3.js", "deep.E5.js"]
     assert chunk_files(PAGE, js, chunks=("Missing",)) == []
+    assert chunk_files(PAGE, js, chunks=("PlotlyChart", "Missing")) == []  # all or none
     (tmp_path / "PlotlyChart.Other.js").write_text("")
-    assert chunk_files(PAGE, js) == []  # two builds side by side: which one is unknown
+    assert chunk_files(PAGE, js, named) == []  # two builds side by side: which one is unknown
     assert chunk_files(PAGE, None) == []
 
 
@@ -65,23 +68,29 @@ def _lazy_deps(index_js: str, chunk: str) -> set[str]:
     table = re.search(r"__vite__mapDeps=\(i,m=__vite__mapDeps,d=\(m\.f\|\|\(m\.f=\[(.*?)\]\)\)", index_js)
     assert table, "no __vite__mapDeps table in Streamlit's index bundle"
     names = [x.strip().strip('"').removeprefix("./") for x in table.group(1).split(",")]
-    call = re.search(r"import\(`\./" + re.escape(chunk) + r"`\),__vite__mapDeps\(\[([0-9,]+)\]\)", index_js)
+    # import(`./X.js`),__vite__mapDeps([...]) or, for a chunk read through one export,
+    # import(`./X.js`).then(e=>e.n),__vite__mapDeps([...])
+    call = re.search(r"import\(`\./" + re.escape(chunk) + r"`\)(?:\.then\(\w+=>\w+\.\w+\))?,__vite__mapDeps\(\[([0-9,]+)\]\)",
+                     index_js)
     assert call, f"no lazy import of {chunk}"
     return {names[int(i)] for i in call.group(1).split(",")}
 
 
-def test_the_installed_streamlit_preloads_what_its_own_lazy_import_loads() -> None:
+def test_the_installed_streamlit_preloads_what_its_own_lazy_imports_load() -> None:
     js = streamlit_static_js()
     assert js is not None
     html = streamlit_index_html()
     files = chunk_files(html, js)
-    assert files and re.fullmatch(r"PlotlyChart\.[\w-]+\.js", files[0])
+    # each named chunk first, in order, found in this Streamlit build
+    heads = files[:len(PRELOADED_CHUNKS)]
+    assert [f.split(".", 1)[0] for f in heads] == list(PRELOADED_CHUNKS)
+    assert "ComponentInstance" in PRELOADED_CHUNKS  # the frame of every figure (dashboard.chart)
+    assert not any(f.startswith("PlotlyChart.") for f in files)  # figures no longer use it
     index = re.search(rb'src="\./static/js/(index\.[\w-]+\.js)"', html)
     assert index
+    index_js = (js / index.group(1).decode()).read_text()
     on_page = set(re.findall(r'(?:href|src)="\./static/js/([\w.-]+)"', html.decode()))
-    expected = {
-        f for f in _lazy_deps((js / index.group(1).decode()).read_text(), files[0]) if f.endswith(".js")
-    } - on_page
+    expected = {f for head in heads for f in _lazy_deps(index_js, head) if f.endswith(".js")} - on_page
     assert set(files) == expected and len(files) == len(expected)
 
 

@@ -43,12 +43,12 @@ PHONE = dict(dict(screens.SIZES)["phone"])
 #: top or None, sidebar heading scrolled into view or None, viewport)
 VIEWS: tuple[tuple[str, str, str, str | None, str | None, dict[str, int]], ...] = (
     ("overview.png", "/Overview", f"sample={screens.JUDGES}&reps=500", None, None, LAPTOP),
-    ("scale.png", "/Scale", f"sample={screens.JUDGES}&reps=500", "[data-testid=stPlotlyChart]", None, LAPTOP),
+    ("scale.png", "/Scale", f"sample={screens.JUDGES}&reps=500", "[data-testid=stCustomComponentV1]", None, LAPTOP),
     (
         "reliability.png",
         "/Reliability",
         f"sample={screens.JUDGES}&scheme=corp&reps=500",
-        "[data-testid=stPlotlyChart]",
+        "[data-testid=stCustomComponentV1]",
         None,
         LAPTOP,
     ),
@@ -74,7 +74,7 @@ VIEWS: tuple[tuple[str, str, str, str | None, str | None, dict[str, int]], ...] 
         "phone_reliability.png",
         "/Reliability",
         f"sample={screens.JUDGES}&reps=500",
-        "[data-testid=stPlotlyChart]",
+        "[data-testid=stCustomComponentV1]",
         None,
         PHONE,
     ),

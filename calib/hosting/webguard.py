@@ -19,14 +19,16 @@ What it does
   not read-only: past the password or login, or on a server with neither).
 - The HTML page of every page but the Data page (Streamlit serves the same ``index.html``
   at each page's address) gets :func:`page_preloads` in its head: ``<link
-  rel="modulepreload">`` of the chunk that draws Plotly figures and of its imports. A
-  fresh browser (a share link opened cold) then fetches and compiles those 4.7 MB of
-  JavaScript while the page connects and its script runs, instead of after the first
-  figure's message has arrived (bench/bench_browser.py ``--only share``; README, speed
-  table). The chunk still runs when the first figure needs it: running it earlier (at
-  the page's first idle moment, or when its script starts) gained about 0.2 s more on
-  the figure but held up the page's first text by about 0.4 s, and was not kept. The
-  Data page draws no figure and is served as Streamlit writes it.
+  rel="modulepreload">`` of the chunks that draw what those pages show (metrics, select
+  boxes, sliders, number inputs, buttons, tables, the component frame that holds each
+  figure: :data:`PRELOADED_CHUNKS`) and of their imports. Streamlit loads each of them
+  only once the first element that needs it has arrived, about 70 small files over the
+  browser's six connections to the server; preloaded, a fresh browser (a share link
+  opened cold) fetches and compiles them while the page connects and its script runs
+  (bench/bench_browser.py ``--only share``; README, speed table). The figures themselves
+  are drawn by plotly.js's basic bundle inside that frame (:mod:`dashboard.chart`);
+  before, these tags preloaded Streamlit's own Plotly chunk (4.7 MB). The Data page
+  draws no figure and is served as Streamlit writes it.
 - The client address: :func:`install_proxy_policy` makes uvicorn's proxy-header
   handling follow ``CALIB_TRUSTED_PROXIES`` (:func:`calib.hosting.access.client_address`)
   instead of uvicorn's default, which believes ``X-Forwarded-For`` from any loopback
@@ -55,9 +57,12 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: ``/<base>/_stcore/upload_file/<session_id>/<file_id>`` (any base URL path).
 _UPLOAD_PATH = re.compile(r"/_stcore/upload_file/(?P<session>[^/]+)/[^/]+/?$")
 _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
-#: Streamlit's lazily loaded chunks a page with figures is told to fetch at once: the one
-#: that draws ``st.plotly_chart`` (about 4.7 MB of JavaScript in Streamlit 1.67).
-PRELOADED_CHUNKS = ("PlotlyChart",)
+#: Streamlit's lazily loaded chunks a page with figures is told to fetch at once: those of
+#: the elements the Routing page of a share link draws (found by listing the chunks a fresh
+#: browser requested after the script's first message), 72 files and 2.0 MB with their
+#: imports in Streamlit 1.67. ``ComponentInstance`` holds each figure's frame.
+PRELOADED_CHUNKS = ("ComponentInstance", "Metric", "Selectbox", "Slider", "NumberInput", "Button", "Checkbox",
+                    "TextInput", "DataFrame", "Table", "Html", "DownloadButton")
 #: A chunk's static imports (Vite writes them first: ``import{a as b}from"./x.js";``).
 _STATIC_IMPORT = re.compile(rb'(?:from|import)\s*"\./([\w.-]+\.js)"')
 #: How much of a chunk its static imports are read from (they open the file).

@@ -14,6 +14,7 @@ carries its interval. Re-exported by :mod:`calib.present.figures`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -54,6 +55,28 @@ def _narrow(t: CountTable) -> bool:
     """A continuous score using less than a third of its scale gets bins of 1% of it (not 2%)."""
     v = np.asarray(t.value, dtype=np.float64)
     return bool(v.size and np.ptp(v) < (t.scale.hi - t.scale.lo) / 3)
+
+
+@dataclass(frozen=True)
+class BinnedShares:
+    """A continuous score's answers in equal-width bins of its scale: ``edges`` (``bins + 1``
+    of them), ``centers``, the bins' ``width``, each bin's answers ``n`` and its ``share`` of
+    all answers in percent."""
+
+    edges: np.ndarray
+    centers: np.ndarray
+    width: float
+    n: np.ndarray
+    share: np.ndarray
+
+
+def binned_shares(t: CountTable, lo: float, hi: float, bins: int) -> BinnedShares:
+    """The answers of ``t`` in ``bins`` equal-width bins from ``lo`` to ``hi``; each bin is
+    half-open ``[a, b)`` except the last, which holds ``hi`` (``numpy.histogram``'s rule)."""
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, bins + 1)
+    n, _ = np.histogram(np.asarray(t.value, dtype=np.float64), bins=edges, weights=np.asarray(t.n, dtype=np.float64))
+    share = 100.0 * n / max(t.total, 1)
+    return BinnedShares(edges, 0.5 * (edges[:-1] + edges[1:]), float(edges[1] - edges[0]), n.astype(np.int64), share)
 
 
 #: At most this many distinct values are drawn as bars whatever they are.
@@ -103,22 +126,23 @@ def _histogram_panel(
     for name, t in tables:
         share = 100.0 * t.n / max(t.total, 1)
         if name not in offsets:
-            # continuous confidences (log-probs): the browser sums the grid cells into
-            # 50 equal-width bars; each cell's share is in the figure as it is
+            # continuous confidences (log-probs): the grid cells summed into equal-width bins
+            # here (the dashboard draws with plotly.js's basic bundle, which has bars but no
+            # histogram trace); each bar's hover gives its range and its count of answers
+            bins = binned_shares(t, lo, hi, 100 if _narrow(t) else 50)
             fig.add_trace(
-                go.Histogram(
-                    x=t.value,
-                    y=share,
-                    histfunc="sum",
+                go.Bar(
+                    x=bins.centers,
+                    y=bins.share,
+                    width=bins.width,
                     name=esc(name),
                     marker_color=colors.get(name, PALETTE[0]),
-                    xbins={
-                        "start": lo,
-                        "end": hi + 1e-9 * span,
-                        "size": span / 100 if _narrow(t) else span / 50,
-                    },
                     opacity=0.75,
-                    hovertemplate="stated %{x}<br>%{y:.1f}% of answers<extra>" + esc(name) + "</extra>",
+                    customdata=np.stack([bins.edges[:-1], bins.edges[1:], bins.n], axis=1),
+                    hovertemplate=(
+                        "stated %{customdata[0]:.4g} to %{customdata[1]:.4g}"
+                        "<br>%{y:.1f}% of answers (n = %{customdata[2]:,})<extra>" + esc(name) + "</extra>"
+                    ),
                 ),
                 **cell,
             )

@@ -16,7 +16,8 @@ empty when the page passes.
 The rules :func:`problems` applies
 ----------------------------------
 - **Figures use their space.** For every drawn Plotly figure (a ``.js-plotly-plot`` element,
-  whose ``_fullData`` and ``_fullLayout`` hold the traces and the axis ranges Plotly drew), on
+  in the frame :func:`dashboard.chart.show_figure` draws it in, or in the page itself; its
+  ``_fullData`` and ``_fullLayout`` hold the traces and the axis ranges Plotly drew), on
   every numeric axis (linear or log; category and date axes are skipped) the data's extent
   must cover at least :data:`MIN_OCCUPANCY` of the axis range. The extent is that of every
   visible trace's points, including error bars (``error_x``/``error_y``) and filled bands,
@@ -40,11 +41,14 @@ The rules :func:`problems` applies
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from dashboard.chart import FRAME_SELECTOR
 
 JUDGES = "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl,judge_c_synthetic.jsonl"
 #: (name, URL query): what is loaded. 300 resamples keep the bands honest and the pages quick.
@@ -63,16 +67,25 @@ SIZES: tuple[tuple[str, dict[str, int]], ...] = (
 MIN_OCCUPANCY = 0.5
 TIMEOUT_MS = 180_000
 
-#: Resolves once every Plotly chart on the page has drawn its SVG and the app is idle.
+#: The frame of each figure the dashboard draws (:func:`dashboard.chart.show_figure`).
+FRAME = FRAME_SELECTOR
+#: Every drawn Plotly figure, as a JavaScript expression: in the page, and in each frame
+#: (same origin: the frame's document and its elements' ``_fullLayout`` are readable).
+PLOTS_JS = """[...document.querySelectorAll('.js-plotly-plot'),
+  ...[...document.querySelectorAll('iframe')].flatMap(f => {
+    try { return f.contentDocument ? [...f.contentDocument.querySelectorAll('.js-plotly-plot')] : []; }
+    catch (e) { return []; } })]"""
+
+#: Resolves once every figure frame on the page has drawn its SVG and the app is idle.
 SETTLED_JS = """() => {
   if (!document.querySelector('[data-testid=stMain]')) return false;
-  const charts = [...document.querySelectorAll('[data-testid=stPlotlyChart]')];
-  const drawn = charts.every(c => c.querySelector('.main-svg'));
+  const charts = [...document.querySelectorAll(FRAME_JSON)];
+  const drawn = charts.every(c => c.contentDocument && c.contentDocument.querySelector('.main-svg'));
   const running = document.querySelector('[data-testid=stStatusWidget], [data-testid=stSpinner]');
   const stale = document.querySelector('[data-stale=true]');
   const skeleton = document.querySelector('[data-testid=stSkeleton], [data-testid=stAppSkeleton]');
   return drawn && !running && !stale && !skeleton;
-}"""
+}""".replace("FRAME_JSON", json.dumps(FRAME))
 
 #: The pages linked from the sidebar's navigation: their paths (``/Overview``), in order.
 NAV_JS = """() => [...document.querySelectorAll('[data-testid=stSidebarNav] a[href]')]
@@ -101,7 +114,7 @@ MEASURE_JS = r"""() => {
     return out;
   }
   const figures = [];
-  for (const el of document.querySelectorAll('.js-plotly-plot')) {
+  for (const el of PLOTS_JS) {
     const fl = el._fullLayout, data = el._fullData;
     if (!fl || !data) continue;
     const title = (fl.title && fl.title.text) || '';
@@ -169,7 +182,7 @@ MEASURE_JS = r"""() => {
     overflow: overflow.slice(0, 10),
     errors: [...document.querySelectorAll('[data-testid=stException]')].map(e => e.innerText.slice(0, 300)),
   };
-}"""
+}""".replace("PLOTS_JS", PLOTS_JS)
 
 
 @dataclass(frozen=True)
@@ -197,7 +210,7 @@ def contract() -> Contract:
 
 #: What changes while a page is still being drawn: the main area's height and text length.
 SIGNATURE_JS = """() => { const m = document.querySelector('[data-testid=stMain]');
-  return m ? [m.scrollHeight, m.innerText.length, document.querySelectorAll('.main-svg').length] : null; }"""
+  return m ? [m.scrollHeight, m.innerText.length, PLOTS_JS.length] : null; }""".replace("PLOTS_JS", PLOTS_JS)
 
 
 def settle(page: Any, *, rounds: int = 20) -> None:

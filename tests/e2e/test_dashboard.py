@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dashboard.chart import FRAME_SELECTOR
 from tests.e2e.conftest import ROOT, screenshot
 from tests.e2e.hosting import expected_routing, read_rows
 
@@ -483,8 +484,8 @@ def test_a_deep_link_to_a_page_opens_it_with_its_data(server, page, name):
 # ============================================================================ scales and labels
 def axis_texts(page, chart: int, axis: str) -> tuple[str, list[str]]:
     """(title, tick labels) of one x axis (``x``, ``x2``…) of the ``chart``-th Plotly figure
-    in the main area, as drawn in the SVG."""
-    fig = page.locator("[data-testid=stMain] .js-plotly-plot").nth(chart)
+    in the main area (each in its frame: dashboard.chart), as drawn in the SVG."""
+    fig = page.frame_locator(f"[data-testid=stMain] {FRAME_SELECTOR}").nth(chart).locator(".js-plotly-plot")
     fig.locator(".main-svg").first.wait_for(timeout=TIMEOUT_MS)
     title = (fig.locator(f"text.{axis}title").first.text_content(timeout=TIMEOUT_MS) or "").strip()
     ticks = [(t.text_content() or "").strip() for t in fig.locator(f"g.{axis}tick text").all()]

@@ -1,7 +1,8 @@
-"""A page with figures opened cold (a share link of three judges on the Routing page):
-Streamlit's Plotly chunk, preloaded by the guard's tags (calib.hosting.webguard.page_preloads),
-is fetched once, under the same Content-Security-Policy, and the figures draw; the Data page
-is served as Streamlit writes it."""
+"""A page with figures opened cold (a share link of three judges on the Routing page): the
+chunks of its elements, preloaded by the guard's tags (calib.hosting.webguard.page_preloads),
+are each fetched once; the figures draw in their frames with plotly.js's basic bundle
+(dashboard.chart), under the same Content-Security-Policy, and Streamlit's own Plotly chunk
+is never fetched; the Data page is served as Streamlit writes it."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 
 from calib.hosting.shares import DatasetSpec
 from calib.hosting.store import Store
+from calib.hosting.webguard import chunk_files, page_preloads, streamlit_index_html, streamlit_static_js
+from dashboard.chart import FRAME_SELECTOR
 from tests.e2e.conftest import screenshot
-from tests.e2e.test_attacks import CSP_RECORDER, get
+from tests.e2e.test_attacks import CSP_RECORDER, csp_violations, get
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ("judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl")
@@ -29,7 +32,7 @@ def _share(server) -> str:  # type: ignore[no-untyped-def]
     return Store.open(server.data_dir).share(specs, view).token
 
 
-def test_a_share_link_preloads_plotly_once_and_draws_under_the_policy(server, page):
+def test_a_share_link_preloads_its_chunks_once_and_draws_under_the_policy(server, page):
     token = _share(server)
     page.add_init_script(CSP_RECORDER)
     errors: list[str] = []
@@ -37,14 +40,24 @@ def test_a_share_link_preloads_plotly_once_and_draws_under_the_policy(server, pa
     fetched: list[tuple[str, int]] = []
     page.on("response", lambda r: fetched.append((r.url, r.status)))
     page.goto(f"{server.url}/Routing?share={token}")
-    page.locator("[data-testid=stMain] .js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+    frames = page.frame_locator(f"[data-testid=stMain] {FRAME_SELECTOR}")
+    frames.first.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
     page.wait_for_timeout(1000)
     screenshot(page, "preload_share_routing")
-    plotly = [u for u, _ in fetched if re.search(r"/static/js/PlotlyChart\.[\w-]+\.js$", u)]
-    assert len(plotly) == 1, plotly  # the preload and Streamlit's own import share one fetch
-    assert page.evaluate("window.__cspViolations") == []
+    preloaded = set(chunk_files(streamlit_index_html(), streamlit_static_js()))
+    js = [u.rsplit("/", 1)[-1] for u, _ in fetched if "/static/js/" in u]
+    assert preloaded and preloaded <= set(js)
+    twice = [name for name in preloaded if js.count(name) != 1]
+    assert twice == []  # the preload and Streamlit's own import share one fetch
+    assert not [name for name in js if name.startswith("PlotlyChart.")]  # the 4.7 MB chunk: not needed
+    basic = [u for u, s in fetched if u.endswith("/component/dashboard.chart.figure/plotly-basic.min.js") and s == 200]
+    assert basic, "the figures' frames load plotly.js's basic bundle"
+    assert csp_violations(page) == []
     assert page.get_by_test_id("stException").count() == 0
-    assert page.locator("[data-testid=stMain] .js-plotly-plot").count() >= 2
+    drawn = page.locator(f"[data-testid=stMain] {FRAME_SELECTOR}")
+    assert drawn.count() >= 2
+    for i in range(drawn.count()):
+        frames.nth(i).locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
     # Streamlit's frontend first looks for its server under the page's path (a base URL path),
     # then at the root: those two 404s are its own, with or without the preload
     failed = [u for u, s in fetched if s >= 400]
@@ -55,10 +68,8 @@ def test_a_share_link_preloads_plotly_once_and_draws_under_the_policy(server, pa
 def test_only_pages_with_figures_get_the_preload(server):
     _, _, data_page = get(server.url + "/")
     _, headers, routing = get(server.url + "/Routing")
-    assert b"modulepreload" in data_page and b"PlotlyChart." not in data_page  # Streamlit's own preloads only
-    assert (
-        routing.count(b"PlotlyChart.") == 1
-        and b'<link rel="modulepreload" fetchpriority="low" crossorigin href="./static/js/PlotlyChart.'
-        in routing
-    )
+    tags = page_preloads(chunk_files(streamlit_index_html(), streamlit_static_js()))
+    assert tags and tags not in data_page and b"ComponentInstance." not in data_page  # Streamlit's own only
+    assert routing.count(tags) == 1 and routing.count(b"ComponentInstance.") == 1
+    assert b"PlotlyChart." not in routing
     assert headers["content-length"] == str(len(routing))

@@ -66,8 +66,10 @@ def test_the_checks_catch_a_page_that_breaks_them(server, browser, paths: list[s
           const m = document.querySelector('[data-testid=stMain] [data-testid=stMetric]');
           const delta = m.querySelector('[data-testid=stMetricDelta]');
           if (delta) delta.remove(); else m.closest('[data-testid=stElementContainer]').nextElementSibling.remove();
-          const plot = document.querySelector('.js-plotly-plot');
-          return window.Plotly.relayout(plot, {'xaxis.range': [0, 1000]});
+          // the first figure (in its frame: dashboard.chart) zoomed out to a wasted axis
+          const frame = document.querySelector('[data-testid=stMain] iframe');
+          const plot = frame.contentDocument.querySelector('.js-plotly-plot');
+          return frame.contentWindow.Plotly.relayout(plot, {'xaxis.range': [0, 1000]});
         }""")
         page.wait_for_timeout(500)
         found = screens.problems(screens.measure(page), _rules())
