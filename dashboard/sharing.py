@@ -104,9 +104,22 @@ def _leave_share() -> None:
     st.query_params.clear()
 
 
-def share_link(token: str) -> str:
-    """The link of a share: the app's address as the browser sees it + ``?share=TOKEN``."""
-    return f"{_base_url()}?{SHARE_PARAM}={token}"
+def share_link(token: str, page: str = "data") -> str:
+    """The link of a share: the app's address as the browser sees it, the path of the page
+    it was shared from (none for the Data page) and ``?share=TOKEN``.
+
+    Opened on its own page, the link runs that page at once; a link to the app's root (as
+    links were made before) runs the Data page first, which then jumps to the view's page:
+    a whole run more, about 0.3 s of a fresh browser's first figure
+    (bench/bench_browser.py ``--only share`` opens the link this makes). Both work."""
+    return f"{_base_url()}{page_path(page)}?{SHARE_PARAM}={token}"
+
+
+def page_path(page: str) -> str:
+    """The URL path ``st.navigation`` gives ``page`` below the app's address: its file's
+    name without the order prefix (``pages/5_Routing.py`` -> ``Routing``); ``""`` for
+    the Data page, served at the root."""
+    return "" if page == "data" else Path(PAGE_FILES[page]).stem.split("_", 1)[-1]
 
 
 def _base_url() -> str:
@@ -116,7 +129,7 @@ def _base_url() -> str:
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return "/"
     head, _, last = url.rstrip("/").rpartition("/")
-    page_paths = {Path(f).stem.split("_", 1)[-1].lower() for name, f in PAGE_FILES.items() if name != "data"}
+    page_paths = {page_path(name).lower() for name in PAGE_FILES if name != "data"}
     if "//" in head and last.lower() in page_paths:
         url = head
     return url if url.endswith("/") else url + "/"
@@ -144,7 +157,7 @@ def _share_now() -> None:
         return
     st.session_state.setdefault(OWNER_KEY, {})[r.token] = r.owner_secret
     st.session_state[LAST_SHARE_KEY] = {"token": r.token, "secret": r.owner_secret, "expires": r.expires_at,
-                                        "id": r.share_id}
+                                        "id": r.share_id, "page": v.page}
     st.session_state[SHARE_NOTICE_KEY] = (True, "Shared. Send the link; keep the owner key.")
 
 
@@ -222,10 +235,12 @@ def share_panel(acc: Access, ds: list[Dataset]) -> None:
         from urllib.parse import urlencode
 
         st.caption("Only sample files are loaded: this link reproduces the view, nothing is stored.")
-        st.code(f"{_base_url()}?{urlencode(last['params'])}", language=None, wrap_lines=True)
+        page = str(last["params"].get("page", "data"))
+        st.code(f"{_base_url()}{page_path(page if page in PAGE_FILES else 'data')}?{urlencode(last['params'])}",
+                language=None, wrap_lines=True)
         return
     st.caption("Link (anyone who has it can look, read-only):")
-    st.code(share_link(last["token"]), language=None, wrap_lines=True)
+    st.code(share_link(last["token"], str(last.get("page", "data"))), language=None, wrap_lines=True)
     st.caption("Owner key (keep it private: with it you can revoke or delete the link later):")
     st.code(last["secret"], language=None, wrap_lines=True)
     if last.get("expires"):

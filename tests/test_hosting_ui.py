@@ -127,7 +127,9 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     last = at.session_state["calib_last_share"]
     token, secret = last["token"], last["secret"]
     codes = [c.value for c in at.sidebar.code]
-    assert codes == [f"/?share={token}", secret]  # no browser: the link is relative
+    # no browser: the link is relative; it names the page it was shared from (opened there at
+    # once, without the Data page's run first)
+    assert codes == [f"/Routing?share={token}", secret]
 
     viewer = app()
     viewer.query_params["share"] = token
@@ -167,3 +169,21 @@ def test_a_samples_only_share_is_a_plain_link_and_stores_nothing(tmp_path):
     assert link.startswith("/?") and dict(parse_qsl(urlsplit(link).query)) == {
         "page": "data", "sample": JUDGE.name, "model": "judge_a_synthetic", "lo": "90"}
     assert not (tmp_path / "data").exists()
+
+
+def test_a_samples_only_link_names_its_page_and_opens_there():
+    # samples only: nothing is stored, the link is the view in the URL, on the page's own path
+    at = ok(app().run())
+    at.multiselect(key="w_samples").set_value(["judge_a_synthetic.jsonl"])
+    ok(at.run())
+    at.switch_page("pages/3_Reliability.py")
+    ok(at.run())
+    at.sidebar.button(key="calib_share").click()
+    ok(at.run())
+    (code,) = [c.value for c in at.sidebar.code]
+    path, _, query = code.partition("?")
+    assert path == "/Reliability" and "sample=judge_a_synthetic.jsonl" in query and "page=reliability" in query
+
+    from dashboard.sharing import page_path
+
+    assert [page_path(p) for p in ("data", "routing", "review")] == ["", "Routing", "Review"]

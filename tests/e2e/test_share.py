@@ -52,8 +52,9 @@ def test_share_round_trip_then_revoke(server, browser, page, tmp_path):
     assert want != expected_routing(rows, 80)  # the move changes the numbers
     assert wait_metrics(page, want, scope=main_area(page)) == want
     link, key = share(page)
-    # the app's address + a 32-character token: no page path, file name, hash or owner key
-    assert re.fullmatch(re.escape(server.url) + r"/\?share=[A-Za-z0-9_-]{32}", link), link
+    # the app's address, the page it was shared from + a 32-character token: no file name,
+    # hash or owner key
+    assert re.fullmatch(re.escape(server.url) + r"/Routing\?share=[A-Za-z0-9_-]{32}", link), link
     assert key not in link
     screenshot(page, "share_owner")
 
