@@ -9,11 +9,12 @@ width. Nothing comes back (the frame never sends a value, so drawing never rerun
 page). The same figure, redrawn on a rerun with the same key, is updated in place
 (``Plotly.react``), as a threshold moves.
 
-Why not ``st.plotly_chart``: a share link's first figure came 2.7-3.0 s after opening
-(issue 13's budget is 2 s), and most of what was left after the script's messages was
-Streamlit's Plotly chunk (4.7 MB, the full plotly.js) being run and then drawing. The
-figures use scatter and bar traces only, which the basic bundle (1.2 MB) draws alike;
-``bench/bench_browser.py`` prints the difference beside its floors.
+Why not ``st.plotly_chart``: it loads Streamlit's Plotly chunk, the full plotly.js
+(4.7 MB), and a fresh browser runs all of it before the first figure. The figures use
+scatter and bar traces only, which the basic bundle (1.2 MB) draws alike. Measured in
+turn (bench/bench_browser.py ``--only share``, 2 December): a one-figure page's first
+figure 1.5-1.6 s against 2.6-2.7 s; a share link of three judges on the Routing page
+2.8-2.9 s against 3.9-4.2 s.
 
 The frame (``chart_frame/``) is a Streamlit custom component (API version 1): Streamlit
 serves its files from our own origin, so the hosted app's policy (scripts from
