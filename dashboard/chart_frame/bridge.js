@@ -29,7 +29,9 @@
     layout.paper_bgcolor = theme.backgroundColor;
     layout.plot_bgcolor = theme.backgroundColor;
     layout.font = Object.assign({}, layout.font, { color: theme.textColor });
-    ["xaxis", "yaxis"].forEach(function (name) {
+    // every axis, the subplots' too (xaxis2, yaxis3...)
+    Object.keys(layout).concat(["xaxis", "yaxis"]).forEach(function (name) {
+      if (!/^[xy]axis\d*$/.test(name)) { return; }
       layout[name] = Object.assign({}, layout[name], { gridcolor: grid, zerolinecolor: grid, linecolor: grid });
     });
     return layout;

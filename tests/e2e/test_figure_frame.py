@@ -57,10 +57,12 @@ def dark_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-un
 def test_the_dark_theme_reaches_the_figures(dark_server, page):
     page.goto(f"{dark_server.url}/Reliability?sample=judge_a_synthetic.jsonl&reps=0")
     _all_drawn(page)
-    paper, text, app = page.evaluate(
+    paper, text, app, grids = page.evaluate(
         "() => { const el = (" + PLOTS_JS + ")[0]; const fl = el._fullLayout;"
         " return [fl.paper_bgcolor, fl.font.color,"
-        " getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor]; }")
+        " getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor,"
+        " Object.keys(fl).filter(k => /^[xy]axis[0-9]*$/.test(k)).map(k => fl[k].gridcolor)]; }")
+    assert len(grids) >= 2 and len(set(grids)) == 1 and grids[0] != "#EBF0F8", grids  # every axis dimmed
     rgb = "rgb({}, {}, {})".format(*(int(paper[i:i + 2], 16) for i in (1, 3, 5)))
     assert rgb == app, (paper, app)  # the figure sits on the page's own background
     assert text.lower() not in ("#2a3f5f", "#444")  # not the light figure's dark text
