@@ -305,7 +305,7 @@ def bench_keys(browser, server: Server, rows: int, moves: int, tmp: Path) -> Non
         frames.clear()
         page.evaluate(ARM_JS, ["Sent to a person"])
         page.keyboard.press(key)
-        page.wait_for_function("window.__bench.t1 !== null", timeout=60_000, polling="raf")
+        page.wait_for_function("() => window.__bench.t1 !== null", timeout=60_000, polling="raf")
         b = page.evaluate("window.__bench")
         # the run is over when its script_finished message has arrived
         done = wait_until(lambda b=b: [m for m in frames.since(b["t0"]) if m[2] == "script_finished"], 60)
@@ -377,7 +377,7 @@ def bench_lmeval(browser, server: Server, tmp: Path, pause: float) -> None:  # t
     t0 = time.time()
     page.locator("[class*=st-key-upload_folder_]").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         str(folder))
-    page.wait_for_function("window.__lm.groups !== null", timeout=180_000, polling=100)
+    page.wait_for_function("() => window.__lm.groups !== null", timeout=180_000, polling=100)
     t = {k: v / 1000 - t0 for k, v in page.evaluate("window.__lm").items()}
     acc = metric_value(page, "Accuracy")
     print(f"upload -> load report (Rows kept):                       {t['rows']:.2f} s")
