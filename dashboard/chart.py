@@ -20,7 +20,8 @@ The frame (``chart_frame/``) is a Streamlit custom component (API version 1): St
 serves its files from our own origin, so the hosted app's policy (scripts from
 ``'self'`` only, frames from ``'self'``, :mod:`calib.hosting.webguard`) holds inside it
 too. ``bridge.js`` speaks Streamlit's component messages (ready, render, frame height)
-and takes the dark theme's colours; the figure's text is drawn by Plotly as SVG text,
+and takes the dark theme's colours; a figure that cannot be drawn (plotly.js blocked on
+its way) is a sentence in its frame. The figure's text is drawn by Plotly as SVG text,
 never written as HTML. ``plotly-basic.min.js`` is plotly.js's own build
 (``plotly.js-basic-dist-min`` on npm, MIT licence beside it), of the version
 :data:`PLOTLY_JS_VERSION` that the pinned ``plotly`` package writes figures for; a test

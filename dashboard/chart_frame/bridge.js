@@ -37,23 +37,31 @@
     return layout;
   }
 
+  function failed(why) {
+    drawing = false;
+    node.textContent = "This figure could not be drawn (" + why + ").";
+    reportHeight();
+  }
+
   function draw() {
     if (!pending || drawing || !window.Plotly) { return; }
     var args = pending;
     pending = null;
     drawing = true;
-    var figure = JSON.parse(args.spec);
+    var figure;
+    try {
+      figure = JSON.parse(args.spec);
+    } catch (e) {
+      failed("its data did not read");
+      return;
+    }
     var layout = themed(figure.layout || {}, args.theme);
     var config = Object.assign({ responsive: true }, args.config || {});
     window.Plotly.react(node, figure.data || [], layout, config).then(function () {
       drawing = false;
       reportHeight();
       draw();  // a newer figure arrived while this one was drawn
-    }, function () {
-      drawing = false;
-      node.textContent = "This figure could not be drawn.";
-      reportHeight();
-    });
+    }, function () { failed("Plotly refused it"); });
   }
 
   window.addEventListener("message", function (event) {
@@ -66,6 +74,7 @@
   var plotly = document.createElement("script");
   plotly.src = "plotly-basic.min.js";
   plotly.onload = draw;
+  plotly.onerror = function () { failed("plotly.js did not load"); };
   document.head.appendChild(plotly);
   send("streamlit:componentReady", { apiVersion: 1 });
 })();
