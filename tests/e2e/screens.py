@@ -67,8 +67,6 @@ SIZES: tuple[tuple[str, dict[str, int]], ...] = (
 MIN_OCCUPANCY = 0.5
 TIMEOUT_MS = 180_000
 
-#: The frame of each figure the dashboard draws (:func:`dashboard.chart.show_figure`).
-FRAME = FRAME_SELECTOR
 #: Every drawn Plotly figure, as a JavaScript expression: in the page, and in each frame
 #: (same origin: the frame's document and its elements' ``_fullLayout`` are readable).
 PLOTS_JS = """[...document.querySelectorAll('.js-plotly-plot'),
@@ -76,7 +74,8 @@ PLOTS_JS = """[...document.querySelectorAll('.js-plotly-plot'),
     try { return f.contentDocument ? [...f.contentDocument.querySelectorAll('.js-plotly-plot')] : []; }
     catch (e) { return []; } })]"""
 
-#: Resolves once every figure frame on the page has drawn its SVG and the app is idle.
+#: Resolves once every figure frame on the page (:data:`dashboard.chart.FRAME_SELECTOR`) has
+#: drawn its SVG and the app is idle.
 SETTLED_JS = """() => {
   if (!document.querySelector('[data-testid=stMain]')) return false;
   const charts = [...document.querySelectorAll(FRAME_JSON)];
@@ -85,7 +84,7 @@ SETTLED_JS = """() => {
   const stale = document.querySelector('[data-stale=true]');
   const skeleton = document.querySelector('[data-testid=stSkeleton], [data-testid=stAppSkeleton]');
   return drawn && !running && !stale && !skeleton;
-}""".replace("FRAME_JSON", json.dumps(FRAME))
+}""".replace("FRAME_JSON", json.dumps(FRAME_SELECTOR))
 
 #: The pages linked from the sidebar's navigation: their paths (``/Overview``), in order.
 NAV_JS = """() => [...document.querySelectorAll('[data-testid=stSidebarNav] a[href]')]

@@ -9,7 +9,7 @@ import pytest
 
 from dashboard.chart import FRAME_SELECTOR
 from tests.e2e.conftest import screenshot, start_server
-from tests.e2e.screens import PLOTS_JS
+from tests.e2e.screens import PLOTS_JS, settle
 
 TIMEOUT_MS = 120_000
 FRAMES = f"[data-testid=stMain] {FRAME_SELECTOR}"
@@ -20,11 +20,9 @@ LINE_X_JS = "(name) => { for (const el of PLOTS) { const t = (el._fullData || []
 
 
 def _all_drawn(page) -> None:  # type: ignore[no-untyped-def]
+    """A figure frame is on the page, and every one has drawn (:func:`screens.settle`)."""
     page.locator(FRAMES).first.wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_function(
-        f"() => {{ const f = [...document.querySelectorAll({FRAMES!r})];"
-        " return f.length > 0 && f.every(x => x.contentDocument && x.contentDocument.querySelector('.main-svg')); }",
-        timeout=TIMEOUT_MS)
+    settle(page)
 
 
 def test_a_moved_threshold_redraws_the_figure_in_the_same_frame(server, page):
