@@ -27,7 +27,9 @@ if __name__ == "__main__":
 else:
     # `streamlit run app.py` finds this st.App and serves it: the same app, with the security
     # headers and the upload guard in front of every request (calib.hosting.webguard).
-    from dashboard.navigation import claim_pages_folder
+    from dashboard.chart import cached_assets
+    from dashboard.navigation import claim_pages_folder, served_pages
 
     claim_pages_folder()  # pages/ is listed by st.navigation, from the first session on
-    app = st.App(__file__, middleware=webguard.middleware())
+    base = st.get_option("server.baseUrlPath")
+    app = st.App(__file__, middleware=webguard.middleware(served_pages(base), cached_assets(), base))

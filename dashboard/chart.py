@@ -57,6 +57,21 @@ DEFAULT_HEIGHT = 450
 #: ``title``, so :data:`FRAME_SELECTOR` finds every figure's frame on a page.
 NAME = f"{__name__}.figure"
 FRAME_SELECTOR = f'iframe[title="{NAME}"]'
+#: The bundle's address relative to the app's root, as the frame loads it (``index.html``,
+#: Streamlit serves a component's files under ``component/<name>/``): versioned, so the
+#: server may let browsers keep it (``Cache-Control: immutable``) and the pages prefetch it
+#: (:func:`cached_assets`).
+PLOTLY_JS_URL = f"component/{NAME}/plotly-basic.min.js?v={PLOTLY_JS_VERSION}"
+
+
+def cached_assets() -> tuple[tuple[str, Path], ...]:
+    """The frame's versioned files, ``(address relative to the app's root, file)``, for
+    :func:`calib.hosting.webguard.middleware`: served from memory at that address from the
+    server's start (Streamlit serves a component's files only once a page has declared it),
+    kept by browsers, prefetched by the pages: plotly.js's basic bundle, so that a page's
+    figures find it in the browser's cache instead of each frame asking for 1.2 MB once it
+    exists."""
+    return ((PLOTLY_JS_URL, FRAME_DIR / "plotly-basic.min.js"),)
 
 
 @functools.cache

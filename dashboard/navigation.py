@@ -28,6 +28,23 @@ def page_files() -> list[Path]:
     return sorted((p for p in PAGES_DIR.glob("*.py") if not p.name.startswith(("_", "."))), key=order)
 
 
+def url_path(page: Path) -> str:
+    """The page's address under the app's root: its file name less the order prefix
+    (``pages/5_Routing.py`` -> ``Routing``), as Streamlit would infer it; given to
+    ``st.Page`` explicitly so that the server's guard knows the same paths
+    (:func:`served_pages`)."""
+    return page.stem.split("_", 1)[-1]
+
+
+def served_pages(base_url_path: str) -> frozenset[str]:
+    """The request paths of every page but the entry page (``/Routing``...; under
+    Streamlit's ``server.baseUrlPath``), for the server's guard: only these get the head
+    tags that open a page sooner (:mod:`calib.hosting.page_head`)."""
+    from calib.hosting.page_head import page_paths
+
+    return page_paths((url_path(p) for p in page_files() if p.name != Path(ENTRY).name), base_url_path)
+
+
 def claim_pages_folder() -> None:
     """Tell Streamlit, when its server starts, that this app lists its pages itself.
 
@@ -47,7 +64,7 @@ def claim_pages_folder() -> None:
 def run() -> None:
     """Register the pages and run the one the URL names (the entry page by default)."""
     pages = [
-        st.Page(str(p), title=p.stem.split("_", 1)[-1].replace("_", " "), default=p.name == Path(ENTRY).name)
+        st.Page(str(p), title=url_path(p).replace("_", " "), url_path=url_path(p), default=p.name == Path(ENTRY).name)
         for p in page_files()
     ]
     st.navigation(pages).run()

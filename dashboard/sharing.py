@@ -119,7 +119,9 @@ def page_path(page: str) -> str:
     """The URL path ``st.navigation`` gives ``page`` below the app's address: its file's
     name without the order prefix (``pages/5_Routing.py`` -> ``Routing``); ``""`` for
     the Data page, served at the root."""
-    return "" if page == "data" else Path(PAGE_FILES[page]).stem.split("_", 1)[-1]
+    from dashboard.navigation import url_path
+
+    return "" if page == "data" else url_path(Path(PAGE_FILES[page]))
 
 
 def _base_url() -> str:

@@ -81,7 +81,14 @@ def test_the_frame_loads_only_its_own_files_and_writes_no_html() -> None:
     # no inline script (the hosted policy allows scripts from the app's origin only)
     assert [(attrs.strip(), body.strip()) for attrs, body in scripts] == [('src="bridge.js"', "")]
     bridge = (chart.FRAME_DIR / "bridge.js").read_text()
-    assert 'plotly.src = "plotly-basic.min.js"' in bridge
+    # the bundle is loaded from the address index.html preloads: the versioned one the server
+    # marks immutable and the pages prefetch (dashboard.chart.PLOTLY_JS_URL)
+    assert 'plotly.src = document.getElementById("plotly-js").href' in bridge
+    preload = re.findall(r"<link\b[^>]*>", page)
+    assert preload == [f'<link rel="preload" href="plotly-basic.min.js?v={chart.PLOTLY_JS_VERSION}" as="script" '
+                       'id="plotly-js">']
+    assert f"component/{chart.NAME}/plotly-basic.min.js?v={chart.PLOTLY_JS_VERSION}" == chart.PLOTLY_JS_URL
+    assert chart.cached_assets() == ((chart.PLOTLY_JS_URL, BUNDLE),)
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("):
         assert sink not in bridge, sink
     assert {p.name for p in chart.FRAME_DIR.iterdir()} == {"index.html", "bridge.js", "plotly-basic.min.js",

@@ -8,18 +8,19 @@ import asyncio
 import concurrent.futures
 import ipaddress
 import random
+import re
 
 import pytest
 
 from calib.errors import CalibError
 from calib.hosting.access import SessionRegistry, TrustedProxies, client_address
+from calib.hosting.page_head import streamlit_index_html
 from calib.hosting.webguard import (
     GuardMiddleware,
     _apply_proxy_policy,
     content_security_policy,
     inline_script_hashes,
     security_headers,
-    streamlit_index_html,
 )
 
 PROXIES = TrustedProxies.parse("127.0.0.1 ::1, 10.0.0.0/8")
@@ -176,16 +177,35 @@ def test_websockets_and_lifespan_pass_untouched():
     assert seen == ["websocket", "lifespan"]
 
 
-def test_the_policy_allows_only_streamlits_own_inline_script():
+def test_the_policy_allows_only_streamlits_own_inline_script_and_the_page_heads():
+    from calib.hosting import page_head
+    from calib.hosting.webguard import page_script_hashes, script_hash
+
     html = streamlit_index_html()
     hashes = inline_script_hashes(html)
     assert len(hashes) == html.count(b"<script>") >= 1  # Streamlit 1.67 has one
-    csp = content_security_policy(hashes)
+    head = page_head.build()
+    assert len(head.scripts) == 2  # the app's root for the connection; the element chunks' head start
+    allowed = page_script_hashes()
+    assert allowed == hashes + [script_hash(t) for t in head.scripts]
+    # each hash is the one a browser computes over the script's text as the page carries it
+    page = page_head.with_head(html, head)
+    carried = re.findall(rb"<script(?: type=\"module\")?>(.*?)</script>", page, re.S)
+    assert sorted(_sha(c) for c in carried) == sorted(allowed)
+    csp = content_security_policy(allowed)
     directives = {d.split()[0]: d.split()[1:] for d in csp.split("; ")}
     assert directives["frame-ancestors"] == ["'self'"] and directives["object-src"] == ["'none'"]
     assert "'unsafe-inline'" not in directives["script-src"] and "'unsafe-eval'" not in csp
     assert inline_script_hashes(b"<script>a</script><script src=x></script>") == [
         "'sha256-ypeBEsobvcr6wjGzmiPcTaeG7/gUfE5yuYB3ha/uSLs='"]
+    assert security_headers() == security_headers(allowed)
+
+
+def _sha(script: bytes) -> str:
+    import base64
+    import hashlib
+
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script).digest()).decode() + "'"
 
 
 # ------------------------------------------------------------ proxy policy

@@ -18,17 +18,17 @@ What it does
   :data:`calib.hosting.access.UPLOAD_SESSIONS` (it does once the session is allowed in and
   not read-only: past the password or login, or on a server with neither).
 - The HTML page of every page but the Data page (Streamlit serves the same ``index.html``
-  at each page's address) gets :func:`page_preloads` in its head: ``<link
-  rel="modulepreload">`` of the chunks that draw what those pages show (metrics, select
-  boxes, sliders, number inputs, buttons, tables, the component frame that holds each
-  figure: :data:`PRELOADED_CHUNKS`) and of their imports. Streamlit loads each of them
-  only once the first element that needs it has arrived, about 70 small files over the
-  browser's six connections to the server; preloaded, a fresh browser (a share link
-  opened cold) fetches and compiles them while the page connects and its script runs
-  (bench/bench_browser.py ``--only share``; README, speed table). The figures themselves
-  are drawn by plotly.js's basic bundle inside that frame (:mod:`dashboard.chart`);
-  before, these tags preloaded Streamlit's own Plotly chunk (4.7 MB). The Data page
-  draws no figure and is served as Streamlit writes it.
+  at each page's address; the app's pages are named by ``app.py``) gets
+  :func:`calib.hosting.page_head.build` in its head: the app's root for Streamlit's
+  connection (no failed look-up under the page's path first), the element chunks loaded
+  from the start instead of on their first element, a prefetch of the figures' plotly.js
+  and module preloads. The Data page is served as Streamlit writes it.
+- Streamlit's front-end files (``/static/…``) and the app's versioned assets (the figures'
+  plotly.js) are answered from memory, gzip-compressed when the browser accepts it, kept
+  by browsers (:mod:`calib.hosting.static_assets`).
+- Every connection sends at once (``TCP_NODELAY``, :mod:`calib.hosting.nodelay`):
+  Streamlit's listening socket left Nagle's algorithm on, which held each response's body
+  for the browser's delayed acknowledgement, 40 ms a request on a kept-alive connection.
 - The client address: :func:`install_proxy_policy` makes uvicorn's proxy-header
   handling follow ``CALIB_TRUSTED_PROXIES`` (:func:`calib.hosting.access.client_address`)
   instead of uvicorn's default, which believes ``X-Forwarded-For`` from any loopback
@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from calib.errors import CalibError
+from calib.hosting import nodelay, page_head
 from calib.hosting.access import UPLOAD_SESSIONS, SessionRegistry, TrustedProxies, client_address
+from calib.hosting.static_assets import StaticAssets
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,102 +59,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: ``/<base>/_stcore/upload_file/<session_id>/<file_id>`` (any base URL path).
 _UPLOAD_PATH = re.compile(r"/_stcore/upload_file/(?P<session>[^/]+)/[^/]+/?$")
 _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
-#: Streamlit's lazily loaded chunks a page with figures is told to fetch at once: those of
-#: the elements the Routing page of a share link draws (found by listing the chunks a fresh
-#: browser requested after the script's first message), 72 files and 2.0 MB with their
-#: imports in Streamlit 1.67. ``ComponentInstance`` holds each figure's frame.
-PRELOADED_CHUNKS = ("ComponentInstance", "Metric", "Selectbox", "Slider", "NumberInput", "Button", "Checkbox",
-                    "TextInput", "DataFrame", "Table", "Html", "DownloadButton")
-#: A chunk's static imports (Vite writes them first: ``import{a as b}from"./x.js";``).
-_STATIC_IMPORT = re.compile(rb'(?:from|import)\s*"\./([\w.-]+\.js)"')
-#: How much of a chunk its static imports are read from (they open the file).
-_IMPORTS_HEAD = 16_384
 
 
 def inline_script_hashes(index_html: bytes) -> list[str]:
     """CSP source expressions (``'sha256-…'``) of the inline ``<script>`` blocks of
     Streamlit's ``index.html`` (it has one: ``window.prerenderReady = false``), so the
     policy allows exactly those and no other inline script."""
-    return [
-        "'sha256-" + base64.b64encode(hashlib.sha256(m.group(1)).digest()).decode() + "'"
-        for m in _INLINE_SCRIPT.finditer(index_html)
-    ]
-
-
-def streamlit_index_html() -> bytes:
-    """The ``index.html`` Streamlit serves (read from the installed package, without
-    importing Streamlit)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("streamlit")
-    if spec is None or spec.origin is None:
-        return b""
-    path = Path(spec.origin).parent / "static" / "index.html"
-    return path.read_bytes() if path.is_file() else b""
-
-
-def streamlit_static_js() -> Path | None:
-    """The folder of Streamlit's JavaScript bundles (``static/static/js``), or None."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("streamlit")
-    if spec is None or spec.origin is None:
-        return None
-    folder = Path(spec.origin).parent / "static" / "static" / "js"
-    return folder if folder.is_dir() else None
-
-
-def chunk_files(index_html: bytes, js_dir: Path | None, chunks: Iterable[str] = PRELOADED_CHUNKS) -> list[str]:
-    """The files of the Streamlit chunks named ``chunks`` (``NAME.<hash>.js`` in ``js_dir``),
-    each first, then their static imports, less what ``index_html`` already loads or
-    preloads; ``[]`` when a chunk is not found (another Streamlit build)."""
-    if js_dir is None:
-        return []
-    have = set(re.findall(r'(?:href|src)="\./static/js/([\w.-]+\.js)"', index_html.decode("utf-8", "replace")))
-    todo: list[str] = []
-    for name in chunks:
-        found = sorted(js_dir.glob(f"{name}.*.js"))
-        if len(found) != 1:
-            return []
-        todo.append(found[0].name)
-    out: list[str] = []
-    while todo:
-        name = todo.pop(0)
-        path = js_dir / name
-        if name in have or not path.is_file():
-            continue
-        have.add(name)
-        out.append(name)
-        with path.open("rb") as f:
-            todo.extend(m.decode() for m in _STATIC_IMPORT.findall(f.read(_IMPORTS_HEAD)))
-    return out
-
-
-def page_preloads(files: list[str]) -> bytes:
-    """The tags a page with figures gets in its head: a module preload of each of
-    ``files`` (fetched and compiled, not run), at low priority so that Streamlit's own
-    bundles, which start the page, are fetched first (at high priority the page's title
-    came up to 0.15 s later in some runs; at low, within the runs' noise either way).
-    Relative addresses, as Streamlit's own tags: they hold under a base URL path."""
-    return "".join(f'<link rel="modulepreload" fetchpriority="low" crossorigin href="./static/js/{name}">'
-                   for name in files).encode()
-
-
-def with_preloads(html: bytes, tags: bytes) -> bytes:
-    """``html`` with ``tags`` just before its ``</head>`` when it is Streamlit's page (it
-    mounts the app on ``<div id="root">``); any other HTML (a component's) unchanged."""
-    head = html.rfind(b"</head>")
-    if not tags or head < 0 or b'<div id="root">' not in html:
-        return html
-    return html[:head] + tags + html[head:]
-
-
-def gets_preloads(path: str) -> bool:
-    """Whether the page at ``path`` gets :func:`page_preloads`: every page but the Data
-    page, the app's root (``/``, or ``<base>/`` under a base URL path). The pages past
-    the Data page draw figures, but for Report and Review; they, and ``<base>`` without
-    its slash (which cannot be told from a page), pay the low-priority fetch only."""
-    return not path.endswith("/") and "/_stcore/" not in path and "/static/" not in path
+    return [_sha256_source(m.group(1)) for m in _INLINE_SCRIPT.finditer(index_html)]
 
 
 def content_security_policy(script_hashes: Iterable[str] = ()) -> str:
@@ -182,9 +95,26 @@ def content_security_policy(script_hashes: Iterable[str] = ()) -> str:
     ])
 
 
+def script_hash(text: str) -> str:
+    """The CSP source expression (``'sha256-…'``) that allows the inline script ``text``."""
+    return _sha256_source(text.encode())
+
+
+def _sha256_source(script: bytes) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script).digest()).decode() + "'"
+
+
+def page_script_hashes(head: page_head.PageHead | None = None) -> list[str]:
+    """The hashes of every inline script a page of the app may carry: Streamlit's own and
+    the page head's (``head``, default :func:`calib.hosting.page_head.build`)."""
+    scripts = (page_head.build() if head is None else head).scripts
+    return inline_script_hashes(page_head.streamlit_index_html()) + [script_hash(t) for t in scripts]
+
+
 def security_headers(script_hashes: Iterable[str] | None = None) -> list[tuple[bytes, bytes]]:
-    """The headers added to every HTTP response (raw ASGI form)."""
-    hashes = inline_script_hashes(streamlit_index_html()) if script_hashes is None else list(script_hashes)
+    """The headers added to every HTTP response (raw ASGI form); the policy allows the
+    inline scripts of ``script_hashes`` (default :func:`page_script_hashes`)."""
+    hashes = page_script_hashes() if script_hashes is None else list(script_hashes)
     return [
         (b"x-content-type-options", b"nosniff"),
         (b"content-security-policy", content_security_policy(hashes).encode()),
@@ -204,24 +134,33 @@ class GuardMiddleware:
         The sessions that may upload (default :data:`calib.hosting.access.UPLOAD_SESSIONS`).
     headers:
         The headers to add (default :func:`security_headers`).
-    preload:
-        The Streamlit chunk files the pages with figures preload (default
-        :func:`chunk_files` of the installed Streamlit; ``[]``: none).
+    pages:
+        The request paths of the pages whose HTML gets the head tags
+        (:func:`calib.hosting.page_head.page_paths`; default none).
+    head:
+        Those tags (default :func:`calib.hosting.page_head.build`: the installed Streamlit's).
+    assets:
+        Streamlit's front-end files and the app's versioned assets, answered from memory
+        (:mod:`calib.hosting.static_assets`; default none: Streamlit serves them).
     """
 
     def __init__(self, app: ASGIApp, *, sessions: SessionRegistry | None = None,
-                 headers: list[tuple[bytes, bytes]] | None = None, preload: list[str] | None = None) -> None:
+                 headers: list[tuple[bytes, bytes]] | None = None, pages: Iterable[str] = (),
+                 head: page_head.PageHead | None = None, assets: StaticAssets | None = None) -> None:
         self.app = app
         self.sessions = UPLOAD_SESSIONS if sessions is None else sessions
         self.headers = security_headers() if headers is None else headers
         self._names = {k for k, _ in self.headers}
-        files = chunk_files(streamlit_index_html(), streamlit_static_js()) if preload is None else preload
-        self.tags = page_preloads(files)
+        self.pages = frozenset(pages)
+        self.head = page_head.build() if head is None else head
+        self.assets = assets
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
+
+        path = str(scope.get("path", ""))
 
         async def send_with_headers(message: Message) -> None:
             if message.get("type") == "http.response.start":
@@ -229,12 +168,20 @@ class GuardMiddleware:
                 message["headers"] = kept + self.headers
             await send(message)
 
-        path = str(scope.get("path", ""))
         if scope.get("method") == "PUT" and not self._may_upload(path):
             await _refuse(send_with_headers)
             return
-        if scope.get("method") == "GET" and self.tags and gets_preloads(path):
-            await self.app(scope, receive, _HtmlRewrite(send_with_headers, self.tags))
+        if self.assets is not None and path in self.assets:
+            request = {k.lower(): v for k, v in scope.get("headers", [])}
+            query = bytes(scope.get("query_string", b"")).decode("latin-1")
+            answer = self.assets.response(path, str(scope.get("method", "")), request, query)
+            if answer is not None:
+                status, headers, body = answer
+                await send_with_headers({"type": "http.response.start", "status": status, "headers": headers})
+                await send_with_headers({"type": "http.response.body", "body": body})
+                return
+        if scope.get("method") == "GET" and path in self.pages:
+            await self.app(scope, receive, _HtmlRewrite(send_with_headers, self.head))
             return
         await self.app(scope, receive, send_with_headers)
 
@@ -244,12 +191,12 @@ class GuardMiddleware:
 
 
 class _HtmlRewrite:
-    """A ``send`` that puts ``tags`` in the head of a 200 ``text/html`` response. The page
-    is a few kB: it is held whole, un-gzipped if Streamlit compressed it, and sent plain
-    with its new length; every other response passes through as it comes."""
+    """A ``send`` that puts ``head``'s tags in the head of a 200 ``text/html`` response.
+    The page is a few kB: it is held whole, un-gzipped if Streamlit compressed it, and sent
+    plain with its new length; every other response passes through as it comes."""
 
-    def __init__(self, send: Send, tags: bytes) -> None:
-        self.send, self.tags = send, tags
+    def __init__(self, send: Send, head: page_head.PageHead) -> None:
+        self.send, self.head = send, head
         self.start: Message | None = None
         self.body: list[bytes] = []
 
@@ -272,7 +219,7 @@ class _HtmlRewrite:
         headers = list(start.get("headers", []))
         if any(k.lower() == b"content-encoding" and v.strip().lower() == b"gzip" for k, v in headers):
             body = gzip.decompress(body)
-        body = with_preloads(body, self.tags)
+        body = page_head.with_head(body, self.head)
         kept = [(k, v) for k, v in headers if k.lower() not in (b"content-length", b"content-encoding")]
         start["headers"] = [*kept, (b"content-length", str(len(body)).encode())]
         await self.send(start)
@@ -289,16 +236,28 @@ async def _refuse(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def middleware() -> list[Any]:
-    """What ``app.py`` passes to ``st.App(middleware=...)``; also installs the proxy
-    policy (:func:`install_proxy_policy`)."""
+def middleware(pages: Iterable[str] = (), assets: Iterable[tuple[str, Path]] = (),
+               base_url_path: str = "") -> list[Any]:
+    """What ``app.py`` passes to ``st.App(middleware=...)``: the guard, with ``pages`` the
+    request paths of the app's pages that get the head tags (:func:`page_head.page_paths`)
+    and ``assets`` the app's versioned assets (``(address relative to the app's root, with
+    its ``?v=`` query; file)``, under ``base_url_path``), served from memory, kept by
+    browsers and prefetched by the pages. Also makes every connection send at once
+    (:func:`calib.hosting.nodelay.install`) and installs the proxy policy
+    (:func:`install_proxy_policy`)."""
     from starlette.middleware import Middleware
 
+    nodelay.install()
     try:
         install_proxy_policy()
     except CalibError as exc:  # a setting that does not parse stops the server, naming it
         raise SystemExit(f"calib: {exc}") from None
-    return [Middleware(GuardMiddleware)]
+    assets = tuple(assets)
+    js = page_head.streamlit_static_js()
+    files = StaticAssets(None if js is None else js.parent, page_head.app_path("static/", base_url_path),
+                         [(page_head.app_path(url, base_url_path), url.partition("?")[2], file) for url, file in assets])
+    return [Middleware(GuardMiddleware, pages=frozenset(pages), head=page_head.build(tuple(u for u, _ in assets)),
+                       assets=files)]
 
 
 # ---------------------------------------------------------------- proxies

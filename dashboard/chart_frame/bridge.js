@@ -4,7 +4,9 @@
    origin and posts it the figure's JSON as a "streamlit:render" message; the page answers
    with its height. Plotly's basic bundle (scatter and bar traces, about a quarter of the
    full plotly.js that st.plotly_chart loads) is fetched while the first message is on its
-   way. No HTML of the figure's text is ever written here: Plotly draws it as SVG text. */
+   way (index.html preloads it, at an address with its version: the server lets browsers
+   keep it, and the pages prefetch it before any frame exists). No HTML of the figure's
+   text is ever written here: Plotly draws it as SVG text. */
 (function () {
   "use strict";
   var pending = null;      // the latest render arguments not yet drawn
@@ -72,7 +74,7 @@
   window.addEventListener("resize", reportHeight);
 
   var plotly = document.createElement("script");
-  plotly.src = "plotly-basic.min.js";
+  plotly.src = document.getElementById("plotly-js").href;  // the preloaded, versioned address
   plotly.onload = draw;
   plotly.onerror = function () { failed("plotly.js did not load"); };
   document.head.appendChild(plotly);

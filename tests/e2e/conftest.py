@@ -76,8 +76,9 @@ class Server:
 
 
 def start_server(tmp: Path, *, env: dict[str, str] | None = None, data_dir: Path | None = None,
-                 timeout: float = 60.0) -> Server:
-    """Start the dashboard on a free loopback port and wait for /_stcore/health."""
+                 timeout: float = 60.0, base_url_path: str = "") -> Server:
+    """Start the dashboard on a free loopback port (under ``base_url_path``, Streamlit's
+    ``server.baseUrlPath``, when given) and wait for its /_stcore/health."""
     port = free_port()
     data_dir = data_dir or (tmp / "calib-data")
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -94,6 +95,8 @@ def start_server(tmp: Path, *, env: dict[str, str] | None = None, data_dir: Path
         "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
         "--server.fileWatcherType=none",
     ]
+    if base_url_path:
+        cmd.append(f"--server.baseUrlPath={base_url_path}")
     log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     server = Server(port, proc, log_path, data_dir, full_env)
@@ -102,7 +105,8 @@ def start_server(tmp: Path, *, env: dict[str, str] | None = None, data_dir: Path
         if proc.poll() is not None:
             raise RuntimeError(f"streamlit exited early:\n{server.log()}")
         try:
-            with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2) as r:
+            with urllib.request.urlopen(f"{server.url}{'/' + base_url_path if base_url_path else ''}/_stcore/health",
+                                        timeout=2) as r:
                 if r.status == 200:
                     return server
         except OSError:

@@ -70,7 +70,7 @@ def test_the_dark_theme_reaches_the_figures(dark_server, page):
 def test_a_frame_whose_plotly_does_not_load_says_so(server, page):
     # the bundle blocked on its way (a proxy, a broken install): the frame says so in words,
     # the rest of the page is drawn as usual
-    page.route("**/plotly-basic.min.js", lambda route: route.abort())
+    page.route("**/plotly-basic.min.js*", lambda route: route.abort())  # the versioned address too
     page.goto(f"{server.url}/Reliability?sample=judge_a_synthetic.jsonl&reps=0")
     frame = page.frame_locator(FRAMES).first
     frame.get_by_text("This figure could not be drawn (plotly.js did not load).").wait_for(timeout=TIMEOUT_MS)

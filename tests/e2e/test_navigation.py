@@ -10,6 +10,7 @@ opened "/" (``app.py`` now claims the folder at the server's start).
 
 from __future__ import annotations
 
+from dashboard.navigation import served_pages
 from tests.e2e.conftest import start_server
 
 PAGES = ["Data", "Overview", "Scale", "Reliability", "Recalibration", "Routing", "Report", "Drift", "Review"]
@@ -33,6 +34,10 @@ def test_a_page_opened_first_on_a_fresh_server_lists_the_pages_by_name(browser, 
                 page.locator("[data-testid=stSidebarNav] a").first.wait_for(timeout=TIMEOUT_MS)
                 assert nav(page) == PAGES, path
                 assert title in page.title(), path
+                # the addresses the server's guard gives a head to are the pages' own
+                hrefs = page.eval_on_selector_all("[data-testid=stSidebarNav] a",
+                                                  "els => els.map(e => new URL(e.href).pathname)")
+                assert sorted(hrefs) == sorted(["/", *served_pages("")]), hrefs
             finally:
                 ctx.close()
     finally:

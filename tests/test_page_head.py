@@ -1,9 +1,10 @@
-"""The web server's guard preloads Streamlit's Plotly chunk on the pages that draw figures
-(calib.hosting.webguard: chunk_files, page_preloads, the HTML rewrite).
+"""What the pages but the Data page get in their head (calib.hosting.page_head) and the
+guard's HTML rewrite that puts it there (calib.hosting.webguard).
 
-The reference for which files a figure needs is Streamlit's own lazy loader: the list of
-files its ``index`` bundle preloads before it imports the Plotly chunk (``__vite__mapDeps``),
-read here independently of the import scan the guard does.
+The reference for which files a chunk needs is Streamlit's own lazy loader: the list of
+files its ``index`` bundle preloads before it imports a chunk (``__vite__mapDeps``), read
+here independently of the import scan :func:`chunk_files` does. What the head does in a
+browser is tested in tests/e2e/test_preload.py.
 """
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ import gzip
 import re
 from pathlib import Path
 
+import pytest
+
 from calib.hosting.access import SessionRegistry
-from calib.hosting.webguard import (
+from calib.hosting.page_head import (
+    BASE_URL_SCRIPT,
+    EAGER_CHUNKS,
     PRELOADED_CHUNKS,
-    GuardMiddleware,
+    PageHead,
+    app_path,
+    build,
     chunk_files,
-    inline_script_hashes,
-    page_preloads,
-    security_headers,
+    head,
+    lazy_script,
+    page_paths,
+    react_chunk,
     streamlit_index_html,
     streamlit_static_js,
-    with_preloads,
+    with_head,
 )
+from calib.hosting.webguard import GuardMiddleware, security_headers
 from tests.test_webguard import run
 
 PAGE = (
@@ -94,23 +103,73 @@ def test_the_installed_streamlit_preloads_what_its_own_lazy_imports_load() -> No
     assert set(files) == expected and len(files) == len(expected)
 
 
-def test_page_preloads_are_module_preloads_and_add_no_inline_script() -> None:
-    tags = page_preloads(["P.1.js", "q.2.js"])
-    assert tags == (
+def test_react_is_found_once_among_the_bundles_the_page_loads_at_start(tmp_path: Path) -> None:
+    js = streamlit_static_js()
+    found = react_chunk(streamlit_index_html(), js)
+    assert found is not None and (js / found).is_file()  # type: ignore[operator]
+    text = (js / found).read_text()  # type: ignore[operator]
+    assert "react.lazy" in text and ".lazy=function(" in text
+    page = b'<script type="module" src="./static/js/index.A.js"></script><link rel="modulepreload" href="./static/js/r.B.js">'
+    (tmp_path / "index.A.js").write_text("import'./r.B.js'")
+    (tmp_path / "r.B.js").write_text("const s=Symbol.for(`react.lazy`);e.lazy=function(x){}")
+    assert react_chunk(page, tmp_path) == "r.B.js"
+    (tmp_path / "index.A.js").write_text("const s=Symbol.for(`react.lazy`);e.lazy=function(x){}")
+    assert react_chunk(page, tmp_path) is None  # two: which one is unknown, so no script
+    assert react_chunk(page, None) is None and react_chunk(b"", tmp_path) is None
+
+
+def test_the_lazy_script_names_reacts_bundle_and_every_preloaded_chunk() -> None:
+    script = lazy_script("r.B.js", ("Metric", "Table"))
+    assert script.startswith('import*as m from"./static/js/r.B.js";')
+    assert '["./Metric.","./Table."]' in script and "c._init(c._payload)" in script
+    assert "window.__calibLazy" in script and "<" not in script  # nothing that could close its tag
+    # the real one names each eager chunk as Streamlit's loaders import it (`./Name.<hash>.js`):
+    # every preloaded one but the data grid's
+    real = build().scripts[1]
+    assert tuple(c for c in PRELOADED_CHUNKS if c != "DataFrame") == EAGER_CHUNKS and '"./DataFrame."' not in real
+    index = re.search(rb'src="\./static/js/(index\.[\w-]+\.js)"', streamlit_index_html())
+    assert index
+    index_js = (streamlit_static_js() / index.group(1).decode()).read_text()  # type: ignore[operator]
+    for name in EAGER_CHUNKS:
+        assert f'"./{name}."' in real and re.search(r"import\(`\./" + name + r"\.[\w-]+\.js`\)", index_js), name
+
+
+def test_the_head_puts_the_scripts_first_and_the_links_last() -> None:
+    tags = head(["P.1.js", "q.2.js"], "r.B.js", ["component/x/f.js?v=1"])
+    assert tags.scripts == (BASE_URL_SCRIPT, lazy_script("r.B.js"))
+    assert tags.first == (f"<script>{BASE_URL_SCRIPT}</script>"
+                          f'<script type="module">{lazy_script("r.B.js")}</script>').encode()
+    assert tags.last == (
+        b'<link rel="prefetch" href="./component/x/f.js?v=1">'
         b'<link rel="modulepreload" fetchpriority="low" crossorigin href="./static/js/P.1.js">'
         b'<link rel="modulepreload" fetchpriority="low" crossorigin href="./static/js/q.2.js">'
     )
-    assert page_preloads([]) == b""
-    # the rewritten page has no inline script of its own: the policy's hashes are unchanged
-    assert inline_script_hashes(with_preloads(PAGE, tags)) == inline_script_hashes(PAGE)
+    bare = head([])
+    assert bare.scripts == (BASE_URL_SCRIPT,) and bare.last == b""
+    for bad in ('x" onload="alert(1)', "/abs/path.js", "https://elsewhere/x.js", "a//b.js", "<x>"):
+        with pytest.raises(ValueError, match="not an address relative to the app's root"):
+            head([], prefetch=[bad])
 
 
-def test_with_preloads_puts_the_tags_before_the_head_closes_on_streamlits_page_only() -> None:
-    out = with_preloads(PAGE, b"<link X>")
-    assert out == PAGE.replace(b"</head>", b"<link X></head>")
+def test_with_head_puts_the_tags_around_streamlits_scripts_on_its_page_only() -> None:
+    tags = PageHead(b"<FIRST>", b"<LAST>", ())
+    out = with_head(PAGE, tags)
+    assert out == PAGE.replace(b'<script type="module"', b'<FIRST><script type="module"').replace(
+        b"</head>", b"<LAST></head>")
+    # the app's root is set before Streamlit's bundle runs: the classic script is parsed first
+    assert out.index(b"<FIRST>") < out.index(b"index.A1.js") < out.index(b"<LAST>")
     component = b"<html><head></head><body><p>a component's page</p></body></html>"
-    assert with_preloads(component, b"<link X>") == component
-    assert with_preloads(b"no head", b"<link X>") == b"no head"
+    assert with_head(component, tags) == component
+    assert with_head(b"no head", tags) == b"no head"
+    no_module = PAGE.replace(b'type="module" ', b"")
+    assert with_head(no_module, tags) == no_module
+
+
+@pytest.mark.parametrize("base, want", [("", "/Routing"), ("app", "/app/Routing"), ("/app/", "/app/Routing"),
+                                        ("a/b", "/a/b/Routing"), ("//", "/Routing")])
+def test_page_and_asset_paths_under_a_base_url_path(base: str, want: str) -> None:
+    assert page_paths(["Routing", "", "x/y"], base) == frozenset({want})
+    assert app_path("component/x/f.js?v=1", base) == want.removesuffix("Routing") + "component/x/f.js"
 
 
 class Html:
@@ -154,27 +213,27 @@ def get(app, path: str, method: str = "GET") -> tuple[int, dict[bytes, bytes], b
     async def send(msg):
         sent.append(msg)
 
-    run(app({"type": "http", "method": method, "path": path, "headers": []}, receive, send))
+    where, _, query = path.partition("?")
+    run(app({"type": "http", "method": method, "path": where, "query_string": query.encode(), "headers": []},
+            receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return start["status"], dict(start["headers"]), body
 
 
-def guard(backend) -> GuardMiddleware:
-    return GuardMiddleware(
-        backend,
-        sessions=SessionRegistry(),
-        headers=security_headers(["'sha256-x'"]),
-        preload=["P.1.js", "q.2.js"],
-    )
+TAGS = head(["P.1.js", "q.2.js"], "r.B.js")
 
 
-def test_a_page_with_figures_gets_the_preloads_gzipped_or_not_in_one_message_or_two() -> None:
-    tags = page_preloads(["P.1.js", "q.2.js"])
+def guard(backend, **kw) -> GuardMiddleware:  # type: ignore[no-untyped-def]
+    return GuardMiddleware(backend, sessions=SessionRegistry(), headers=security_headers(["'sha256-x'"]),
+                           pages=["/Routing", "/base/Overview"], head=TAGS, **kw)
+
+
+def test_a_page_gets_the_head_gzipped_or_not_in_one_message_or_two() -> None:
     for gzipped in (False, True):
         for parts in (1, 2):
             status, headers, body = get(guard(Html(PAGE, gzipped=gzipped, parts=parts)), "/Routing")
-            assert status == 200 and body == with_preloads(PAGE, tags), (gzipped, parts)
+            assert status == 200 and body == with_head(PAGE, TAGS), (gzipped, parts)
             assert (
                 headers[b"content-length"] == str(len(body)).encode() and b"content-encoding" not in headers
             )
@@ -186,8 +245,11 @@ def test_a_page_with_figures_gets_the_preloads_gzipped_or_not_in_one_message_or_
 
 
 def test_the_data_page_other_responses_and_other_methods_pass_untouched() -> None:
-    # the Data page (the app's root) draws no figure; Streamlit's endpoints and assets are no pages
-    for path in ("/", "/base/", "/_stcore/host-config", "/static/x.html", "/base/static/x.html"):
+    # the Data page (the app's root), paths that are not the app's pages (a trailing slash, a
+    # base URL path, another page name), Streamlit's endpoints and assets are left as they are
+    assert get(guard(Html(PAGE)), "/base/Overview")[2] == with_head(PAGE, TAGS)
+    for path in ("/", "/base/", "/base", "/Routing/", "/Overview", "/routing", "/_stcore/host-config",
+                 "/static/x.html", "/base/static/x.html"):
         status, headers, body = get(guard(Html(PAGE, gzipped=True)), path)
         assert body == gzip.compress(PAGE) and headers[b"content-encoding"] == b"gzip", path
     for backend in (
@@ -198,5 +260,5 @@ def test_the_data_page_other_responses_and_other_methods_pass_untouched() -> Non
         status, headers, body = get(guard(backend), "/Routing")
         assert body == backend.body and headers[b"content-length"] == str(len(backend.body)).encode()
     assert get(guard(Html(PAGE)), "/Routing", method="HEAD")[2] == PAGE
-    off = GuardMiddleware(Html(PAGE, gzipped=True), sessions=SessionRegistry(), headers=[], preload=[])
-    assert get(off, "/Routing")[2] == gzip.compress(PAGE)  # nothing to preload: Streamlit's page as it is
+    off = GuardMiddleware(Html(PAGE, gzipped=True), sessions=SessionRegistry(), headers=[])
+    assert get(off, "/Routing")[2] == gzip.compress(PAGE)  # no pages named: Streamlit's page as it is
