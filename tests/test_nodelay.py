@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 
 import pytest
 import uvicorn
@@ -51,10 +52,18 @@ def _server_side_nodelay() -> list[int]:
         await task
         return got
 
+    # On a thread of its own: the browser tests' session-wide Playwright (its sync API)
+    # keeps an event loop marked running on the main thread, and asyncio.run refuses to
+    # start inside one (CI failed so when tests/e2e ran first).
+    got: list[list[int]] = []
+    runner = threading.Thread(target=lambda: got.append(asyncio.run(main())))
     try:
-        return asyncio.run(main())
+        runner.start()
+        runner.join(timeout=30)
     finally:
         listener.close()
+    assert got, "the in-process server did not answer within 30 s"
+    return got[0]
 
 
 @pytest.fixture
