@@ -195,3 +195,21 @@ def test_share_at_the_most_used_value_has_a_wilson_interval_that_holds_it():
     assert a.metrics["share_top"] == pytest.approx(1 / 80)
     assert a.ci["share_top"] == pytest.approx((centre - half, centre + half), rel=1e-12)
     assert a.ci["share_top"][0] <= 1 / 80 <= a.ci["share_top"][1]
+
+
+def test_the_parts_run_beside_the_rest_equal_them_run_alone() -> None:
+    """The audit runs the goodness-of-fit test and the Cox fit on a second thread
+    (calib.audit._audit_one): their figures are those of each run alone, here."""
+    from calib.rows import Judgments
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(8)
+    p = rng.uniform(0.05, 0.99, 5000)
+    y = rng.random(p.size) < 0.3 + 0.6 * p
+    t = from_judgments(Judgments(stated=p, prob=p, correct=y, line=np.arange(1, p.size + 1),
+                                 item_id=np.full(p.size, ""), scale=PROB))
+    a = audit(t, reps=100, seed=4)
+    alone = m.cox(t, 0.95, seed=4)
+    assert a.cox == alone and a.tests["cox_lr"] == alone.test
+    assert a.tests["goodness_of_fit"] == m.goodness_of_fit(t, a.scheme, a.bins, seed=4)
+    assert a.tests["goodness_of_fit"].p_value is not None and a.cox.slope is not None

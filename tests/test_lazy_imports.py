@@ -54,3 +54,26 @@ def test_the_default_path_reads_a_small_file_as_the_fast_path_does() -> None:
     assert report.to_dict() == fast_report.to_dict()
     for name in ("stated", "prob", "correct", "line", "item_id"):
         assert np.array_equal(getattr(rows, name), getattr(fast_rows, name)), name
+
+
+def test_the_threshold_decision_does_not_import_scipy_stats() -> None:
+    """scipy.stats costs a fresh server's first page about half a second (its import parses
+    hundreds of docstrings); the decision's Clopper-Pearson bound needs only scipy.special."""
+    code = ("from calib.loading import load\nfrom calib.decision import decide\n"
+            f"decide(load({str(SAMPLE)!r}), target=0.1)")
+    mods = _modules_after(code)
+    assert "calib.decision.risk" in mods and "scipy.stats" not in mods
+
+
+def test_cp_upper_is_the_beta_quantile() -> None:
+    from scipy import stats
+
+    from calib.decision.risk import cp_upper
+
+    rng = np.random.default_rng(3)
+    n = rng.integers(1, 10**6, 5000).astype(np.float64)
+    e = np.floor(rng.random(n.size) * n)
+    e[:50] = 0
+    for c in (0.5, 0.9, 0.95, 0.999):
+        assert np.array_equal(cp_upper(e, n, c), stats.beta.ppf(c, e + 1, n - e))
+    assert cp_upper(3.0, 3.0, 0.95) == 1.0 and np.isnan(cp_upper(0.0, 0.0, 0.95))

@@ -82,6 +82,26 @@ def test_pooled_table_keeps_brier_and_log_loss_exact_and_auroc_within_bound() ->
     assert abs(m.auroc(t) - roc_auc_score(y, p)) <= bound + 1e-12
 
 
+def test_cox_of_a_continuous_judge_far_from_calibration_matches_sklearn() -> None:
+    """Continuous scores (a table with a coarser version): the fit starts from the coarse
+    table's fit (calib.metrics.cox.point_start); from calibration (0, 1) plain Newton runs
+    off on a judge with a slope near 0.1 and is refitted from a cold start. Either way
+    the same maximum, which sklearn's row-level fit finds too."""
+    rng = np.random.default_rng(11)
+    p = rng.uniform(0.02, 0.98, 30_000)
+    y = rng.random(p.size) < 1 / (1 + np.exp(-(0.45 + 0.12 * np.log(p / (1 - p)))))
+    t = from_judgments(rows_of(p, y, PROB))
+    from calib.metrics.cox import cox_x, point_start
+
+    assert t.coarse() is not t and point_start(t, cox_x(t)) != (0.0, 1.0)
+    c = m.cox(t)
+    x = np.log(p / (1 - p))
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
+    assert c.intercept == pytest.approx(lr.intercept_[0], abs=1e-6)
+    assert c.slope == pytest.approx(lr.coef_[0, 0], abs=1e-6)
+    assert 0.05 < c.slope < 0.2
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_cox_matches_sklearn_logistic_regression_and_row_level_likelihood(seed: int) -> None:
     v, p, y = judge(seed, 800)

@@ -162,6 +162,20 @@ def _fit_slope(out: dict[str, np.ndarray], idx: np.ndarray, x: np.ndarray, nn: n
     out["ll"][idx] = cur
 
 
+def point_start(t: CountTable, x: np.ndarray) -> tuple[float, float]:
+    """Where the Newton fit of the whole table starts: calibration ``(0, 1)``, or, for a
+    table with a coarser version (:meth:`CountTable.coarse`, continuous scores), that
+    table's fit, as good a start for a thousandth of the cost. From ``(0, 1)`` plain
+    Newton steps can run off when the judge is far from calibrated (1,000,000 rows with
+    a slope of 0.12: eight wasted passes and a cold refit, 0.33 s against 0.12 s)."""
+    c = t.coarse()
+    if c is t:
+        return (0.0, 1.0)
+    f = cox_fit(cox_x(c), c.n[None, :], c.correct[None, :], need_ll=False)
+    a, b = float(f["a"][0]), float(f["b"][0])
+    return (a, b) if math.isfinite(a + b) else (0.0, 1.0)
+
+
 def cox_x(table: CountTable) -> np.ndarray:
     """The regressor of the Cox fit: ``logit`` of :func:`test_prob` per cell, ``-inf``
     and ``inf`` at probabilities 0 and 1 (cells :func:`cox_fit` leaves out)."""
@@ -204,8 +218,8 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
         return Cox(None, None, none, none, Test(name, None, None, None, None, "no answers"), "no answers")
     x = cox_x(t)
     fin = np.isfinite(x)
-    # started at calibration (0, 1): plain Newton, refitted from a cold start if it does not settle
-    f = cox_fit(x, t.n[None, :], t.correct[None, :], start=(0.0, 1.0))
+    # plain Newton from a start near the maximum, refitted from a cold start if it does not settle
+    f = cox_fit(x, t.n[None, :], t.correct[None, :], start=point_start(t, x))
     z = float(-special.ndtri((1 - level) / 2))
     a, b = finite_or_none(f["a"]), finite_or_none(f["b"])
     single_v = bool(f["single"][0])
