@@ -366,6 +366,9 @@ def _audit_one(
 ) -> Audit:
     choice = m.choose_scheme(t, scheme)
     scheme = choice.scheme
+    # Both threads read the table's pooled version; built here, before they start, it is one
+    # object for both (Python 3.12's cached_property no longer locks a first build).
+    t.coarse()
     with ThreadPoolExecutor(1) as beside:
         # Two parts that need neither the plan nor the bootstrap run on a second thread
         # while the rest runs here: the goodness-of-fit test's Monte Carlo null (binomial
