@@ -541,3 +541,74 @@ def test_cli_export_and_import_through_the_data_directory(
     assert rows_of(data_dir) == []
     code, _, err = run(["labels", "export", "--token", r.token, "--data-dir", tmp_path / "nowhere"], capsys)
     assert (code, err) == (2, f"calib: --data-dir {tmp_path / 'nowhere'}: no such folder\n")
+
+
+def test_new_tokens_and_owner_secrets_never_begin_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value beginning with "-" broke ``--token VALUE`` one paste in 64 (it failed CI once)."""
+    from calib.hosting import shares
+
+    drawn = iter(["-" + "a" * 31, "--" + "b" * 30, "c" * 32])
+    monkeypatch.setattr(shares.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert shares.new_secret(24) == "c" * 32  # drawn again until it does not start with "-"
+    monkeypatch.undo()
+    tokens = [shares.new_secret(shares.TOKEN_BYTES) for _ in range(20_000)]
+    assert all(shares.valid_token(t) for t in tokens)
+    assert not [t for t in tokens if t.startswith("-")]
+    # every other first character still occurs: 63 of the 64
+    assert len({t[0] for t in tokens}) == 63
+    assert len(set(tokens)) == len(tokens)
+    secret = shares.new_secret(shares.OWNER_SECRET_BYTES)
+    assert len(secret) == shares.OWNER_SECRET_CHARS and not secret.startswith("-")
+
+
+def test_cli_reads_a_token_and_an_owner_secret_that_begin_with_a_dash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shares made before new_secret may have such values: ``--token -Xy…`` still works,
+    with a space or with ``=``; a word of another shape after the flag is left to argparse."""
+    from calib.hosting import store as store_module
+    from tests.cli_run import run
+
+    token, secret = "-" + "T" * 31, "-" + "S" * 42
+    drawn = iter([token, secret])
+    monkeypatch.setattr(store_module, "new_secret", lambda n: next(drawn))
+    data_dir = tmp_path / "data"
+    store = Store.open(data_dir)
+    r = make_share(store)
+    assert (r.token, r.owner_secret) == (token, secret)
+    assert store.add_label(r.token, lab(PLAN.queue[0].item), PLANS).ok
+    assert store.set_review(r.token, enabled=False, owner_secret=secret).ok  # export is the owner's now
+    for var in ("CALIB_SHARE_TOKEN", "CALIB_OWNER_SECRET"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CALIB_DATA_DIR", str(data_dir))
+    for i, flags in enumerate([["--token", token, "--owner-secret", secret],
+                               [f"--token={token}", f"--owner-secret={secret}"]]):
+        out = tmp_path / f"l{i}.jsonl"
+        code, _, err = run(["labels", "export", *flags, "-o", out], capsys)
+        assert (code, err) == (0, f"calib: wrote 1 label(s) to {out}\n")
+        assert json.loads(out.read_text())["item"] == PLAN.queue[0].item
+    # the owner secret with the wrong shape stays argparse's error, word for word
+    with pytest.raises(SystemExit) as exc:
+        run(["labels", "export", "--token", token, "--owner-secret", "-" + "S" * 41], capsys)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith("error: argument --owner-secret: expected one argument\n")
+
+
+def test_attach_dash_values_joins_only_a_value_of_the_flags_own_shape() -> None:
+    from calib.cli.labels import attach_dash_values
+
+    token, secret = "-" + "a" * 31, "-" + "b" * 42
+    assert attach_dash_values(["labels", "export", "--token", token, "--owner-secret", secret, "-o", "x"]) == [
+        "labels", "export", f"--token={token}", f"--owner-secret={secret}", "-o", "x"]
+    unchanged = [
+        ["labels", "export", "--token", secret],  # a secret's length after --token
+        ["labels", "export", "--owner-secret", token],
+        ["labels", "export", "--token", "-o", "x"],
+        ["labels", "export", "--token"],
+        ["audit", "--token", "a" * 32],  # no dash: argparse reads it already
+        ["labels", "export", "--token", "-" + "a" * 30 + "!"],
+    ]
+    for argv in unchanged:
+        assert attach_dash_values(argv) == argv
+    path = Path("-" + "a" * 31)
+    assert attach_dash_values(["--token", path]) == ["--token", path]  # only strings are read

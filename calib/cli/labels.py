@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -27,6 +29,37 @@ from calib.errors import CalibError
 
 #: Most messages printed for one import (the rest are counted).
 MAX_PRINTED = 50
+
+#: A token (32 characters) or owner secret (43) that begins with ``-``: the shapes of
+#: :mod:`calib.hosting.shares`, written out so that building the parser imports no engine.
+#: Shares made before :func:`calib.hosting.shares.new_secret` can have such values.
+_DASH_VALUES = {
+    "--token": re.compile(r"-[A-Za-z0-9_-]{31}"),
+    "--owner-secret": re.compile(r"-[A-Za-z0-9_-]{42}"),
+}
+
+
+def attach_dash_values(argv: Sequence[object]) -> list[object]:
+    """``--token -Xy…`` rewritten ``--token=-Xy…`` (the same for ``--owner-secret``).
+
+    argparse takes any word beginning with ``-`` for an option, so ``--token -Xy…`` fails
+    with "expected one argument" although the value is a token. Only a word of a token's
+    or an owner secret's exact shape after its own flag is joined; anything else reaches
+    argparse untouched.
+    """
+    words = list(argv)
+    out: list[object] = []
+    i = 0
+    while i < len(words):
+        word, value = words[i], words[i + 1] if i + 1 < len(words) else None
+        pattern = _DASH_VALUES.get(word) if isinstance(word, str) else None
+        if pattern is not None and isinstance(value, str) and pattern.fullmatch(value):
+            out.append(f"{word}={value}")
+            i += 2
+        else:
+            out.append(word)
+            i += 1
+    return out
 
 
 def add_labels(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

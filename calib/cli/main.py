@@ -13,7 +13,7 @@ from calib.cli.args import check_level
 from calib.cli.audit import add_audit, add_compare
 from calib.cli.drift import add_drift
 from calib.cli.fit import add_apply, add_fit
-from calib.cli.labels import add_labels
+from calib.cli.labels import add_labels, attach_dash_values
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from calib.cli.route import add_route
 from calib.cli.sql import add_sql
@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_dash_values(sys.argv[1:] if argv is None else argv))
     try:
         check_level(args)
         return int(args.func(args))

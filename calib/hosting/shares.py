@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import re
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,6 +254,20 @@ def options_from_dict(data: Mapping[str, Any]) -> LoadOptions:
 def canonical_json(obj: object) -> str:
     """The one JSON text of ``obj`` (sorted keys, no spaces): what the catalog stores and hashes."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def new_secret(nbytes: int) -> str:
+    """A fresh token or owner secret: ``secrets.token_urlsafe(nbytes)`` drawn again while it
+    begins with ``-``.
+
+    A command line reads ``--token -Xy…`` as a missing value followed by an unknown
+    option, so a value that could start with ``-`` fails one paste in 64. Refusing that
+    first character costs log2(64/63) ≈ 0.02 bits of the 192 (token) or 256 (owner secret).
+    """
+    while True:
+        secret = secrets.token_urlsafe(nbytes)
+        if not secret.startswith("-"):
+            return secret
 
 
 def secret_digest(secret: str) -> bytes:

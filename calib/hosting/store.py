@@ -61,6 +61,7 @@ from calib.hosting.shares import (
     canonical_json,
     check_name,
     is_owner,
+    new_secret,
     norm_user,
     options_from_dict,
     secret_digest,
@@ -151,8 +152,8 @@ class Store(ReviewCatalog):
                       owner_user: str | None, now: float, expires: float | None) -> ShareReceipt:
         """Write the catalog rows of a new share (its blobs are already durable) in one
         transaction, with a fresh token, owner secret and id."""
-        token = secrets.token_urlsafe(TOKEN_BYTES)
-        owner_secret = secrets.token_urlsafe(OWNER_SECRET_BYTES)
+        token = new_secret(TOKEN_BYTES)
+        owner_secret = new_secret(OWNER_SECRET_BYTES)
         share_id = secrets.token_hex(12)
         for attempt in range(3):
             try:
