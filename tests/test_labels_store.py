@@ -596,8 +596,10 @@ def test_cli_reads_a_token_and_an_owner_secret_that_begin_with_a_dash(
 
 def test_attach_dash_values_joins_only_a_value_of_the_flags_own_shape() -> None:
     from calib.cli.labels import attach_dash_values
+    from calib.hosting.shares import OWNER_SECRET_CHARS, TOKEN_CHARS
 
-    token, secret = "-" + "a" * 31, "-" + "b" * 42
+    # the CLI writes the shapes out (no engine import): they must stay those of the store
+    token, secret = "-" + "a" * (TOKEN_CHARS - 1), "-" + "b" * (OWNER_SECRET_CHARS - 1)
     assert attach_dash_values(["labels", "export", "--token", token, "--owner-secret", secret, "-o", "x"]) == [
         "labels", "export", f"--token={token}", f"--owner-secret={secret}", "-o", "x"]
     unchanged = [
