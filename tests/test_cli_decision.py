@@ -260,12 +260,13 @@ def test_by_group_thresholds_and_fallback(tmp_path, capsys) -> None:
         m = g == name
         assert r["total"] == int(m.sum())
         floor = next(n for n in range(1, 1000) if 0.9 ** n <= 0.05)  # fewest items that could certify 10%
-        if m.sum() < floor:  # too small to certify anything: the pooled threshold, said so
-            assert r["pooled_fallback"] is True and r["threshold"] == pooled and "fewer than" in r["reason"]
+        if m.sum() < floor:  # too small to certify anything: every item to a person, said so
+            assert r["pooled_fallback"] is True and r["threshold"] is None and "fewer than" in r["reason"]
+            assert (r["accepted"], r["certified"], r["fallback"]) == (0, False, "review everything")
             continue
         t, acc, upper = brute_recommend(s[m], y[m], 0.1, 0.05)
         if t is None:
-            assert r["pooled_fallback"] is True and r["threshold"] == pooled
+            assert r["pooled_fallback"] is True and r["threshold"] is None and r["accepted"] == 0
         else:
             assert (r["threshold"], r["accepted"], r["pooled_fallback"]) == (t, acc, False)
             assert r["error_upper"] == pytest.approx(upper, rel=1e-6)

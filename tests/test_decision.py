@@ -287,12 +287,13 @@ def test_per_group_fallback_rule():
     assert by["big"].threshold == brute_fixed_sequence(s[g == "big"], y[g == "big"], 0.05, 0.05)[0]
     assert by["tiny"].pooled_fallback and "fewer than 59" in by["tiny"].reason
     assert by["bad"].pooled_fallback and "certify no threshold" in by["bad"].reason
-    for name in ("tiny", "bad"):
+    for name in ("tiny", "bad"):  # not certified on their own items: every item to a person
         m = g == name
-        assert by[name].threshold == pooled.threshold
-        assert by[name].accepted == int(np.sum(s[m] >= pooled.threshold))
+        assert by[name].threshold is None and by[name].accepted == 0 and by[name].error_upper is None
+        acc, e = int(np.sum(s[m] >= pooled.threshold)), int(np.sum((s[m] >= pooled.threshold) & ~y[m]))
+        assert by[name].pooled_error_upper == pytest.approx(brute_upper(e, acc, 0.95), rel=1e-6)
     at_pooled = int(np.sum(s >= pooled.threshold))
-    per = sum(int(np.sum((s >= x.threshold) & (g == x.group))) for x in res.groups)
+    per = sum(int(np.sum((s >= x.threshold) & (g == x.group))) for x in res.groups if x.threshold is not None)
     assert res.accepted_pooled == at_pooled and res.accepted == per and res.gain == per - at_pooled
     d = res.to_dict()
     assert {"group", "threshold", "accepted", "error_upper", "pooled_fallback"} <= set(d["per_group"][0])
@@ -428,3 +429,26 @@ def test_decide_has_the_route_json_keys():
     json.dumps(out, allow_nan=False)
     split = decision.decide(rows_of(s, y), fit="platt", target=0.1, reps=0).to_dict()
     assert "held-out" in split["recommendation"]["certified_on"] and split["cost_curve"] == []
+
+
+def test_a_group_that_certifies_nothing_goes_to_a_person_not_the_pooled_threshold():
+    """Issue 22: a group whose own items certify nothing used to inherit the pooled
+    threshold. Here every item states 100; the "bad" group is wrong on exactly 15% of its
+    items, so accepting it at the pooled threshold (100, certified by the accurate "good"
+    group) accepts 15% errors against a 5% target, by construction. Its own items certify
+    nothing (brute force), so all of it must go to a person, each group and simultaneously."""
+    good_y = np.arange(3000) % 100 != 0  # 1% wrong
+    bad_y = np.arange(300) % 20 >= 3  # 15% wrong
+    s = np.full(3300, 100.0)
+    y = np.concatenate([good_y, bad_y])
+    g = np.array(["good"] * 3000 + ["bad"] * 300)
+    assert brute_fixed_sequence(s[g == "bad"], y[g == "bad"], 0.05, 0.05) is None
+    assert brute_fixed_sequence(s, y, 0.05, 0.05)[0] == 100  # the pooled threshold accepts the bad group
+    for simultaneous in (False, True):
+        res = decision.per_group(rows_of(s, y, group=g), target=0.05, simultaneous=simultaneous)
+        by = {x.group: x for x in res.groups}
+        assert by["good"].threshold == 100 and by["good"].accepted == 3000
+        assert by["bad"].threshold is None and by["bad"].accepted == 0 and by["bad"].errors == 0
+        assert res.accepted == 3000 and res.accepted_pooled == 3300
+        errors_accepted = sum(x.errors for x in res.groups)
+        assert errors_accepted / res.accepted <= 0.05  # the error among all accepted items

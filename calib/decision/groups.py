@@ -2,7 +2,8 @@
 
 Contract: :func:`per_group` returns a :class:`PerGroup` whose ``to_dict()`` has
 ``per_group`` (one entry per group: ``group``, ``threshold``, ``accepted``,
-``error_upper``, ``pooled_fallback``) and ``per_group_gain``.
+``error_upper``, ``pooled_fallback``, ``certified``, ``fallback``, ``pooled_error_upper``)
+and ``per_group_gain``.
 
 What is guaranteed
 ------------------
@@ -18,12 +19,16 @@ Fallback rule
 -------------
 A group with fewer than ``min_items`` items (default: :func:`calib.decision.risk.min_items`,
 the fewest that could certify anything even with no error: 59 at
-``alpha = delta = 0.05``), or whose items certify no threshold, gets the pooled
-threshold (certified on all groups together), flagged ``pooled_fallback``; its
-``error_upper`` is then the group's own Clopper-Pearson bound at that threshold,
-which need not be under ``alpha`` (the pooled guarantee is over all items, not this
-group's). When the pooled data certifies nothing either, the group sends every item
-to a person.
+``alpha = delta = 0.05``), or whose items certify no threshold, sends every item to a
+person (``threshold`` ``None``, flagged ``pooled_fallback`` with its ``reason``; the key
+keeps its name for scripts). It never inherits the pooled threshold: the pooled
+guarantee is over all items, and a group accepted at it can be wrong far more often
+than ``alpha`` (issue 22: a group's guarantee held in 31-49% of datasets that way).
+Every item accepted unseen is then accepted under its own group's certificate, so
+with ``simultaneous=True`` the error among all accepted items is at most ``alpha`` too.
+Such a group has no ``error_upper`` (nothing accepted); ``pooled_error_upper`` is
+its own Clopper-Pearson bound at the pooled threshold, for information (what the
+pooled threshold would have accepted).
 
 The gain is the items accepted unseen with the per-group thresholds minus those
 accepted with the single pooled threshold.
@@ -62,11 +67,19 @@ class GroupThreshold:
     error_upper: float | None
     pooled_fallback: bool
     reason: str
+    pooled_error_upper: float | None = None  # an uncertified group's own bound at the pooled threshold
+
+    @property
+    def certified(self) -> bool:
+        """The group's own items certified its threshold (else every item goes to a person)."""
+        return not self.pooled_fallback
 
     def to_dict(self) -> dict[str, Any]:
         return {"group": self.group, "threshold": finite_or_none(self.threshold), "accepted": self.accepted,
                 "error_upper": finite_or_none(self.error_upper), "pooled_fallback": self.pooled_fallback,
-                "total": self.total, "errors": self.errors, "reason": self.reason}
+                "total": self.total, "errors": self.errors, "reason": self.reason, "certified": self.certified,
+                "fallback": None if self.certified else "review everything",
+                "pooled_error_upper": finite_or_none(self.pooled_error_upper)}
 
 
 @dataclass(frozen=True)
@@ -94,8 +107,8 @@ class PerGroup:
         how = "all groups at once" if self.simultaneous else "each group"
         return (f"Per-group thresholds accept {self.accepted:,} items unseen against {self.accepted_pooled:,} "
                 f"with one pooled threshold ({self.gain:+,}); guarantee for {how} at "
-                f"{short_pct(self.pooled.confidence)} confidence; {fb} of {len(self.groups)} groups use the pooled "
-                "threshold (too small or nothing certified).")
+                f"{short_pct(self.pooled.confidence)} confidence; {fb} of {len(self.groups)} groups "
+                "send every item to a person (too small or nothing certified on their own items).")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,5 +163,6 @@ def per_group(
                                           round((r.error_rate or 0) * r.accepted), r.error_upper, False, ""))
                 continue
             reason = "its items certify no threshold"
-        out.append(GroupThreshold(name, pooled.threshold, sub.total, acc_p, err_p, up_p, True, reason))
+        # never the pooled threshold: its guarantee is over all groups, not this one (issue 22)
+        out.append(GroupThreshold(name, None, sub.total, 0, 0, None, True, reason, up_p))
     return PerGroup(tuple(out), pooled, accepted_pooled, each, bool(simultaneous), floor)

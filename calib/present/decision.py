@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from calib.decision import Capacity, Cheapest, Decision, JudgeComparison, PerGroup, Recommendation
     from calib.scale import Scale
 
+#: What happens to a group its own items cannot certify (issue 22: never the pooled threshold).
+GROUP_TO_PERSON = "not certified on its own items, so every item goes to a person"
 #: The guarantee's name as a reviewer reads it.
 GUARANTEE_NAME = "fixed-sequence Clopper–Pearson, Learn-then-Test"
 
@@ -194,7 +196,7 @@ def group_lines(g: PerGroup, *, scale: Scale | None = None) -> list[str]:
     out = [f"Per group ({'simultaneous' if g.simultaneous else 'each group'} at "
            f"{level_text(g.confidence_each)} confidence):"]
     for row in g.groups:
-        how = f"pooled fallback: {row.reason}" if row.pooled_fallback else "own threshold"
+        how = f"{GROUP_TO_PERSON}: {row.reason}" if row.pooled_fallback else "own threshold"
         rule = ("review everything" if row.threshold is None
                 else f"accept at or above {threshold_text(row.threshold, on, scale)}")
         out.append(f"  {row.group or '(no group)'}: {rule}; "
@@ -216,7 +218,7 @@ def group_rows(decision: Decision, *, scale: Scale | None = None) -> list[dict[s
         "Accepted unseen": f"{count(row.accepted)} of {count(row.total)}",
         "Errors among accepted": count(row.errors),
         f"Upper bound ({level_text(g.confidence_each)})": pct(row.error_upper),
-        "Source": f"pooled fallback: {row.reason}" if row.pooled_fallback else "own threshold",
+        "Source": f"{GROUP_TO_PERSON}: {row.reason}" if row.pooled_fallback else "own threshold",
     } for row in g.groups]
 
 
