@@ -24,7 +24,7 @@ from calib.table import from_counts, from_judgments
 S100 = Scale(0.0, 100.0, "0-100")
 PROB = Scale(0.0, 1.0, "0-1")
 REC_KEYS = {"threshold", "accepted", "to_person", "coverage", "error_rate", "error_upper", "target", "confidence",
-            "method", "certified_on", "holds", "message"}
+            "method", "certified_on", "holds", "message", "candidates", "procedure"}
 
 
 def rows_of(stated, correct, *, scale=S100, ids=None, group=None, cluster=None):
@@ -92,14 +92,60 @@ def test_recommendation_matches_brute_force(seed, alpha, conf):
     assert got.error_upper <= alpha + 1e-12  # a rejected null: the bound is under the target
 
 
+def quantile_grid(score, points=100):
+    """The candidate thresholds of a continuous score, written out from the rows: for
+    j = 1..points, the highest score at which at least ceil(j N / points) items are accepted
+    (no outcome used)."""
+    desc = np.sort(score)[::-1]
+    return sorted({float(desc[math.ceil(j * score.size / points) - 1]) for j in range(1, points + 1)})
+
+
+def brute_on_grid(score, y, alpha, delta, grid):
+    """:func:`brute_fixed_sequence` over the thresholds ``grid`` only."""
+    best, started = None, False
+    for t in sorted(grid, reverse=True):
+        acc = score >= t
+        n, e = int(acc.sum()), int((~y[acc]).sum())
+        if not started and (1 - alpha) ** n > delta:
+            continue
+        started = True
+        if binom.cdf(e, n, alpha) > delta:
+            break
+        best = (t, n, e)
+    return best
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_recommendation_continuous_matches_brute_force(seed):
     p, y = continuous(seed)
     got = decision.recommend(rows_of(p, y, scale=PROB), target=0.05)
-    want = brute_fixed_sequence(p, y, 0.05, 0.05)
+    want = brute_on_grid(p, y, 0.05, 0.05, quantile_grid(p))
     assert (got.threshold is None) == (want is None)
     if want is not None:
         assert got.threshold == want[0] and got.accepted == want[1]
+    assert "100 score quantiles" in got.candidates and "100 score quantiles" in got.message
+
+
+def test_continuous_scores_are_certified_on_an_outcome_free_grid():
+    """Issue 22: testing every distinct value of a continuous score from the top stops among
+    the first few items. Constructed: 20,000 distinct scores; the 200 highest hold 6 errors
+    (3%), the 9,800 below them 1% errors, the rest all wrong. Every threshold accepting 200
+    to 10,000 items has an error under 5% by construction, and the grid of 100 quantiles
+    certifies the one accepting 10,000 (brute force), while the top-down walk over every
+    value fails at once: the first testable threshold (59 items) holds 4 errors."""
+    n = 20_000
+    score = np.linspace(1.0, 0.0, n, endpoint=False)  # distinct, decreasing
+    y = np.ones(n, dtype=bool)
+    y[[0, 10, 20]] = False  # 3 errors among the top 59
+    y[200:10_000] = np.arange(9800) % 100 != 0  # 1% wrong
+    y[10_000:] = False
+    assert brute_fixed_sequence(score, y, 0.05, 0.05) is None  # every value: nothing
+    grid = quantile_grid(score)
+    want = brute_on_grid(score, y, 0.05, 0.05, grid)
+    assert want[1] >= 10_000
+    got = decision.recommend(rows_of(score, y, scale=PROB), target=0.05)
+    assert (got.threshold, got.accepted) == want[:2]
+    assert got.to_dict()["candidates"] == got.candidates
 
 
 def test_count_table_and_rows_agree():

@@ -11,7 +11,9 @@ Bates, Angelopoulos, Lei, Malik & Jordan 2021, distribution-free risk control)
 --------------------------------------------------------------------------------
 Candidate thresholds are the distinct scores (stated values, or calibrated
 probabilities), an item being accepted when its score is at or above the threshold
-(:mod:`calib.routing`). For each, the null hypothesis ``H0(t): risk(t) > alpha``
+(:mod:`calib.routing`); a score with more than :data:`GRID_ABOVE` distinct values
+(a continuous score) is tested on the grid of its :data:`GRID_POINTS` quantiles
+instead, fixed from the scores alone (:func:`candidates`; ``candidates`` says which). For each, the null hypothesis ``H0(t): risk(t) > alpha``
 has the exact binomial (Clopper-Pearson) tail p-value
 
 .. math:: p(t) = P(\\mathrm{Bin}(n_{acc}(t), \\alpha) \\le e(t)) = I_{1-\\alpha}(n_{acc} - e, e + 1)
@@ -66,7 +68,7 @@ fitted on other data.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -87,6 +89,12 @@ GUARANTEED = "fixed-sequence Clopper-Pearson (Learn-then-Test)"
 POINT = "point estimate (no guarantee)"
 #: Appended to ``method`` when the items are clustered.
 CLUSTERED = ", on the effective sample size of clustered items (Kish design effect)"
+#: A score with more distinct values than this is certified on a grid (issue 22).
+GRID_ABOVE = 101
+#: Points of that grid: the scores accepting 1/GRID_POINTS, 2/GRID_POINTS, ... of the items.
+GRID_POINTS = 100
+#: ``procedure`` of the fixed-sequence test (the default).
+FIXED_SEQUENCE = "fixed-sequence"
 #: Thresholds :func:`items_needed` compares, at most.
 HINT_POINTS = 2001
 #: Default target error among the accepted, and default confidence (calib.settings).
@@ -155,6 +163,11 @@ class Counts:
     def n_eff(self) -> np.ndarray:
         return self.accepted / self.deff
 
+    def take(self, at: np.ndarray) -> Counts:
+        """The counts at the candidate thresholds ``at`` (indices, increasing) only."""
+        return Counts(self.score[at], self.accepted[at], self.errors[at], self.deff[at], self.total, self.on,
+                      self.clustered)
+
     @property
     def e_eff(self) -> np.ndarray:
         return self.errors / self.deff
@@ -212,6 +225,25 @@ def accepted_design_effect(clusters: Any, scores: int) -> np.ndarray:
     return np.maximum(d, 1.0)
 
 
+def candidates(c: Counts) -> tuple[np.ndarray, str]:
+    """Indices (into ``c.score``) of the candidate thresholds and what they are, in words.
+
+    Every distinct score when there are at most :data:`GRID_ABOVE`; else the
+    :data:`GRID_POINTS` quantiles of the items' scores: for ``j = 1..GRID_POINTS`` the
+    highest score accepting at least ``ceil(j N / GRID_POINTS)`` items. The grid is fixed
+    by the scores alone (no outcome), so the fixed-sequence guarantee is untouched; on a
+    continuous score every value accepts one item more than the last, and a sequence over
+    all of them stops among the first few items (issue 22: no threshold in 37% of datasets
+    of 20,000 items)."""
+    k = int(c.score.size)
+    if k <= GRID_ABOVE:
+        return np.arange(k), f"every distinct score ({k:,})"
+    want = np.ceil(np.arange(1, GRID_POINTS + 1) * c.total / GRID_POINTS)
+    at = np.searchsorted(-c.accepted, -want, side="right") - 1  # last index accepting >= want
+    return (np.unique(at[at >= 0]),
+            f"{GRID_POINTS} score quantiles fixed without outcomes (the scores take {k:,} distinct values)")
+
+
 def fixed_sequence(c: Counts, target: float, confidence: float) -> int | None:
     """Index (into ``c.score``) of the fixed-sequence recommendation, or ``None``.
 
@@ -257,6 +289,8 @@ class Recommendation:
     loosest_target: float | None = None
     items_needed: int | None = None
     calibration: CalibrationMap | None = None
+    candidates: str = ""
+    procedure: str = FIXED_SEQUENCE
 
     @property
     def coverage(self) -> float | None:
@@ -269,7 +303,8 @@ class Recommendation:
             "coverage": finite_or_none(self.coverage), "error_rate": finite_or_none(self.error_rate),
             "error_upper": finite_or_none(self.error_upper), "target": self.target,
             "confidence": self.confidence, "method": self.method, "certified_on": self.certified_on,
-            "holds": self.holds, "message": self.message,
+            "holds": self.holds, "message": self.message, "candidates": self.candidates,
+            "procedure": self.procedure,
         }
 
     def details(self) -> dict[str, Any]:
@@ -352,13 +387,18 @@ def certify(
     target, confidence = check_levels(target, confidence)
     c = counts(table, cmap)
     if guarantee:
+        gridded = c.score.size > GRID_ABOVE
+        at, what = candidates(c)
+        c = c.take(at)
         i = fixed_sequence(c, target, confidence)
         method = GUARANTEED + (CLUSTERED if c.clustered else "")
-    else:
-        choice = routing.lowest_threshold(routing.basis(table, calibration=cmap), target)
-        i = None if choice.threshold is None else int(np.searchsorted(c.score, choice.threshold))
-        method = POINT
-    return _result(c, i, target, confidence, method, where, guarantee, cmap)
+        rec = _result(c, i, target, confidence, method, where, guarantee, cmap)
+        said = f" Thresholds tested: {what}." if gridded else ""
+        return replace(rec, candidates=what, message=rec.message + said)
+    choice = routing.lowest_threshold(routing.basis(table, calibration=cmap), target)
+    i = None if choice.threshold is None else int(np.searchsorted(c.score, choice.threshold))
+    rec = _result(c, i, target, confidence, POINT, where, guarantee, cmap)
+    return replace(rec, candidates=f"every distinct score ({c.score.size:,})", procedure="point estimate")
 
 
 def _result(

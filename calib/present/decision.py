@@ -161,7 +161,10 @@ def decision_lines(decision: Decision, *, scale: Scale | None = None, point: boo
     lines = ["Recommendation: " + (f"accept at or above {card.threshold}" if card.holds else card.threshold),
              f"  target: {card.target}, {card.guarantee}",
              f"  {card.accepted}", f"  {card.error}", f"  {card.per_1000}",
-             f"  certified on: {r.certified_on}", f"  {card.message}"]
+             f"  certified on: {r.certified_on}"]
+    if r.candidates:
+        lines.append(f"  thresholds tested: {r.candidates}" + (f"; {r.procedure}" if r.procedure else ""))
+    lines.append(f"  {card.message}")
     p = decision.recommendation if point else decision.point_estimate
     lines.append(f"  for contrast, {'guaranteed' if point else 'point estimate (no guarantee)'}: "
                  + (f"accept at or above {threshold_text(p.threshold, p.on, scale)}, {count(p.accepted)} "
