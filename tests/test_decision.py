@@ -498,3 +498,70 @@ def test_a_group_that_certifies_nothing_goes_to_a_person_not_the_pooled_threshol
         assert res.accepted == 3000 and res.accepted_pooled == 3300
         errors_accepted = sum(x.errors for x in res.groups)
         assert errors_accepted / res.accepted <= 0.05  # the error among all accepted items
+
+
+def brute_fallback(score, y, alpha, delta, points=10, grid=None):
+    """Wiens' (2003) fallback procedure written out from the rows: the thresholds that could
+    be rejected at delta (strictest first; at most ``points``, evenly spaced in that order),
+    equal weights delta / m, a rejected hypothesis passing its level to the next; returns
+    the lowest threshold rejected."""
+    grid = sorted(set(score.tolist())) if grid is None else grid
+    ts = [t for t in sorted(grid, reverse=True) if (1 - alpha) ** int((score >= t).sum()) <= delta]
+    if len(ts) > points:
+        ts = [ts[i] for i in sorted({round(x) for x in np.linspace(0, len(ts) - 1, points)})]
+    best, carry = None, 0.0
+    for t in ts:
+        level = delta / len(ts) + carry
+        acc = score >= t
+        if binom.cdf(int((~y[acc]).sum()), int(acc.sum()), alpha) <= level:
+            best, carry = t, level
+        else:
+            carry = 0.0
+    return best
+
+
+def test_fallback_procedure_survives_a_top_value_worse_than_the_next():
+    """Issue 22: a judge whose 100 is worse than its 95 never gets a threshold from the
+    fixed sequence (it stops at 100). Constructed: 2,000 items at 100 with 8% wrong, 6,000
+    at 95 with 2% wrong, 2,000 at 90 with 10% wrong: accepting at 95 has error 3.5% by
+    construction. The fallback procedure (brute force above) certifies 95 and says so."""
+    s = np.repeat([100.0, 95.0, 90.0], [2000, 6000, 2000])
+    y = np.concatenate([np.arange(2000) % 25 >= 2, np.arange(6000) % 50 != 0, np.arange(2000) % 10 != 0])
+    assert brute_fixed_sequence(s, y, 0.05, 0.05) is None
+    assert brute_fallback(s, y, 0.05, 0.05) == 95
+    fs = decision.recommend(rows_of(s, y), target=0.05)
+    assert fs.threshold is None and fs.procedure == "fixed-sequence"
+    fb = decision.recommend(rows_of(s, y), target=0.05, procedure="fallback")
+    assert (fb.threshold, fb.accepted, fb.procedure) == (95, 8000, "fallback")
+    assert fb.error_upper == pytest.approx(brute_upper(160 + 120, 8000, 0.95), rel=1e-9)
+    assert "fallback" in fb.method and "fallback" in fb.message
+    d = decision.decide(rows_of(s, y), target=0.05, procedure="fallback", reps=0).to_dict()
+    assert d["recommendation"]["procedure"] == "fallback" and d["recommendation"]["threshold"] == 95
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fallback_matches_brute_force(seed):
+    s, y = discrete(seed, n=3000, slack=0.08)
+    p, yc = continuous(seed, n=3000)
+    for score, out, scale in ((s, y, S100), (p, yc, PROB)):
+        grid = quantile_grid(score) if np.unique(score).size > 101 else None
+        got = decision.recommend(rows_of(score, out, scale=scale), target=0.08, procedure="fallback")
+        assert got.threshold == brute_fallback(score, out, 0.08, 0.05, grid=grid)
+
+
+def test_fallback_refusal_names_a_target_the_fallback_certifies():
+    s, y = discrete(3, n=400, slack=0.2)
+    r = decision.recommend(rows_of(s, y), target=0.02, procedure="fallback")
+    assert r.threshold is None and r.loosest_target is not None
+    at = round(r.loosest_target * 1000)
+    assert brute_fallback(s, y, r.loosest_target, 0.05) is not None
+    assert brute_fallback(s, y, (at - 1) / 1000, 0.05) is None
+    with pytest.raises(CalibError, match="unknown procedure 'bonf'"):
+        decision.recommend(rows_of(s, y), procedure="bonf")
+    from calib.present.decision import decision_card, decision_lines
+
+    s = np.repeat([100.0, 95.0, 90.0], [2000, 6000, 2000])
+    y = np.concatenate([np.arange(2000) % 25 >= 2, np.arange(6000) % 50 != 0, np.arange(2000) % 10 != 0])
+    d = decision.decide(rows_of(s, y), target=0.05, procedure="fallback", reps=0)
+    assert "fallback procedure" in decision_card(d).guarantee
+    assert any("thresholds tested: every distinct score (3); fallback" in line for line in decision_lines(d))

@@ -7,7 +7,8 @@ gives strict JSON.
 - :func:`recommend` (:mod:`.risk`): the threshold accepting the most items unseen
   with, at confidence ``1 - delta``, at most ``alpha`` of them wrong (fixed-sequence
   Clopper-Pearson testing, Learn-then-Test); ``guarantee=False`` for the
-  point-estimate search, labelled as having no guarantee.
+  point-estimate search, labelled as having no guarantee; ``procedure="fallback"``
+  for a judge whose error need not fall as its confidence rises.
 - :func:`costs` (:mod:`.costs`): the expected-cost curve with a bootstrap band, the
   cheapest threshold with intervals, savings, and the best threshold within capacity.
 - :func:`per_group` (:mod:`.groups`): one threshold per group with a pooled fallback.
@@ -24,10 +25,20 @@ from calib.decision.costs import Capacity, Cheapest, CostAnalysis, costs, parse_
 from calib.decision.decide import Decision, decide
 from calib.decision.groups import GroupThreshold, PerGroup, per_group
 from calib.decision.judges import JudgeComparison, JudgeRow, Paired, compare_judges, paired
-from calib.decision.risk import GUARANTEED, POINT, Recommendation, cp_upper, min_items, recommend
+from calib.decision.risk import (
+    FALLBACK,
+    FIXED_SEQUENCE,
+    GUARANTEED,
+    POINT,
+    PROCEDURES,
+    Recommendation,
+    cp_upper,
+    min_items,
+    recommend,
+)
 
 __all__ = [
-    "AURC", "GUARANTEED", "Decision", "decide", "POINT", "Capacity", "Cheapest", "CostAnalysis", "GroupThreshold", "JudgeComparison",
+    "AURC", "FALLBACK", "FIXED_SEQUENCE", "GUARANTEED", "PROCEDURES", "Decision", "decide", "POINT", "Capacity", "Cheapest", "CostAnalysis", "GroupThreshold", "JudgeComparison",
     "JudgeRow", "Paired", "PerGroup", "Recommendation", "aurc", "compare_judges", "costs", "cp_upper",
     "min_items", "oracle_aurc", "paired", "parse_capacity", "per_group", "recommend",
 ]

@@ -45,13 +45,14 @@ def decide(
     cost_miss: float | None = None, cost_right: float | None = None, capacity: int | None = None,
     capacity_share: float | None = None, by_group: bool = False, simultaneous: bool = False,
     calibration: CalibrationMap | None = None, fit: str | None = None, reps: int = REPS, seed: int = 0,
-    level: float = 0.95,
+    level: float = 0.95, procedure: str = "fixed-sequence",
 ) -> Decision:
     """Everything ``calib route`` shows. With ``fit`` the map is fitted on one half
     and every part (costs, groups, AURC) is computed on the held-out half, on the map's
-    calibrated probability, as the recommendation is."""
+    calibrated probability, as the recommendation is. ``procedure`` is the
+    recommendation's testing procedure (:func:`~calib.decision.risk.recommend`)."""
     table, cmap, where = prepare(data, calibration, fit, seed)  # one split, one map, for every part
-    rec = certify(table, cmap, where, target=target, confidence=confidence)
+    rec = certify(table, cmap, where, target=target, confidence=confidence, procedure=procedure)
     point = certify(table, cmap, where, target=target, confidence=confidence, guarantee=False)
     cost = costs(table, cost_review=cost_review, cost_miss=cost_miss, cost_right=cost_right, capacity=capacity,
                  capacity_share=capacity_share, calibration=cmap, reps=reps, seed=seed, level=level)

@@ -95,6 +95,14 @@ GRID_ABOVE = 101
 GRID_POINTS = 100
 #: ``procedure`` of the fixed-sequence test (the default).
 FIXED_SEQUENCE = "fixed-sequence"
+#: ``procedure`` of Wiens' fallback test (survives an error rate that does not fall with the score).
+FALLBACK = "fallback"
+#: The procedures :func:`recommend` offers.
+PROCEDURES = (FIXED_SEQUENCE, FALLBACK)
+#: Most thresholds the fallback procedure tests (its level is shared among them).
+FALLBACK_POINTS = 10
+#: ``method`` of a fallback recommendation.
+FALLBACK_METHOD = "fallback procedure (Wiens 2003) over {m} thresholds, Clopper-Pearson (Learn-then-Test)"
 #: Thresholds :func:`items_needed` compares, at most.
 HINT_POINTS = 2001
 #: Default target error among the accepted, and default confidence (calib.settings).
@@ -260,6 +268,41 @@ def fixed_sequence(c: Counts, target: float, confidence: float) -> int | None:
     return None if run == 0 else start - run + 1
 
 
+def fallback_candidates(c: Counts, target: float, confidence: float) -> np.ndarray:
+    """Indices (into ``c.score``, increasing) the fallback procedure tests: the candidates
+    that could be rejected at ``delta`` (enough items even with no error), at most
+    :data:`FALLBACK_POINTS` of them, evenly spaced from the strictest down (no outcome used
+    without clusters)."""
+    ok = np.flatnonzero(c.n_eff * math.log1p(-target) <= math.log(1 - confidence) + 1e-12)[::-1]
+    if ok.size > FALLBACK_POINTS:
+        ok = ok[np.unique(np.round(np.linspace(0, ok.size - 1, FALLBACK_POINTS)).astype(np.int64))]
+    return np.sort(ok)
+
+
+def fallback(c: Counts, target: float, confidence: float) -> int | None:
+    """Index (into ``c.score``) of the fallback procedure's recommendation, or ``None``.
+
+    Wiens (2003); Wiens & Dmitrienko (2005): the ``m`` thresholds of
+    :func:`fallback_candidates` are tested strictest first, each with its own share
+    ``delta / m`` of the level plus the level of the one before when that one was
+    rejected; a failure does not stop the walk. The family-wise error is at most ``delta``
+    for any error curve, so a judge whose top value is worse than the next (the fixed
+    sequence stops at the top) still gets the lower threshold. The recommendation is the
+    lowest threshold rejected: every rejected one holds its guarantee at once."""
+    at = fallback_candidates(c, target, confidence)[::-1]
+    if at.size == 0:
+        return None
+    p = tail_pvalue(c.e_eff[at], c.n_eff[at], target)
+    share, carry, best = (1 - confidence) / at.size, 0.0, None
+    for i, pi in zip(at, p, strict=True):
+        level = share + carry
+        if pi <= level:
+            best, carry = int(i), level
+        else:
+            carry = 0.0
+    return best
+
+
 @dataclass(frozen=True)
 class Recommendation:
     """A recommended threshold and what it does.
@@ -352,6 +395,7 @@ def prepare(
 def recommend(
     data: Data, *, target: float = TARGET, confidence: float = CONFIDENCE,
     calibration: CalibrationMap | None = None, fit: str | None = None, guarantee: bool = True, seed: int = 0,
+    procedure: str = FIXED_SEQUENCE,
 ) -> Recommendation:
     """The review threshold accepting the most items with error among them at most
     ``target``, with probability ``confidence`` (see the module docstring).
@@ -372,29 +416,44 @@ def recommend(
         no guarantee), for contrast.
     seed:
         Seeds the random split of a count table without rows.
+    procedure:
+        ``"fixed-sequence"`` (default: the most power when the error falls as the score
+        rises) or ``"fallback"`` (:func:`fallback`: valid and powerful for any error
+        curve, e.g. a judge whose 100 is worse than its 95). The rule: choose before
+        seeing the outcomes; ``"fallback"`` unless the error is known to fall with the score.
     """
     target, confidence = check_levels(target, confidence)
     table, cmap, where = prepare(data, calibration, fit, seed)
-    return certify(table, cmap, where, target=target, confidence=confidence, guarantee=guarantee)
+    return certify(table, cmap, where, target=target, confidence=confidence, guarantee=guarantee,
+                   procedure=procedure)
 
 
 def certify(
     table: CountTable, cmap: CalibrationMap | None, where: str, *, target: float = TARGET,
-    confidence: float = CONFIDENCE, guarantee: bool = True,
+    confidence: float = CONFIDENCE, guarantee: bool = True, procedure: str = FIXED_SEQUENCE,
 ) -> Recommendation:
     """:func:`recommend` on what :func:`prepare` returned (the table to certify on,
     the map, ``certified_on``): for callers that reuse one split."""
     target, confidence = check_levels(target, confidence)
+    if procedure not in PROCEDURES:
+        raise CalibError(f"unknown procedure {procedure!r}: choose one of {', '.join(PROCEDURES)}")
     c = counts(table, cmap)
     if guarantee:
         gridded = c.score.size > GRID_ABOVE
         at, what = candidates(c)
         c = c.take(at)
-        i = fixed_sequence(c, target, confidence)
-        method = GUARANTEED + (CLUSTERED if c.clustered else "")
-        rec = _result(c, i, target, confidence, method, where, guarantee, cmap)
+        if procedure == FALLBACK:
+            i = fallback(c, target, confidence)
+            method = FALLBACK_METHOD.format(m=fallback_candidates(c, target, confidence).size)
+        else:
+            i = fixed_sequence(c, target, confidence)
+            method = GUARANTEED
+        method += CLUSTERED if c.clustered else ""
+        rec = _result(c, i, target, confidence, method, where, guarantee, cmap, procedure)
         said = f" Thresholds tested: {what}." if gridded else ""
-        return replace(rec, candidates=what, message=rec.message + said)
+        if procedure == FALLBACK:
+            said += f" Procedure: {method}."
+        return replace(rec, candidates=what, procedure=procedure, message=rec.message + said)
     choice = routing.lowest_threshold(routing.basis(table, calibration=cmap), target)
     i = None if choice.threshold is None else int(np.searchsorted(c.score, choice.threshold))
     rec = _result(c, i, target, confidence, POINT, where, guarantee, cmap)
@@ -403,11 +462,11 @@ def certify(
 
 def _result(
     c: Counts, i: int | None, target: float, confidence: float, method: str, where: str, guarantee: bool,
-    cmap: CalibrationMap | None,
+    cmap: CalibrationMap | None, procedure: str = FIXED_SEQUENCE,
 ) -> Recommendation:
     """The recommendation at score index ``i`` (``None``: nothing qualifies), in words."""
     if i is None:
-        loosest = loosest_target(c, confidence) if guarantee else None
+        loosest = loosest_target(c, confidence, procedure) if guarantee else None
         needed = items_needed(c, target, confidence)
         return Recommendation(
             None, 0, c.total, c.total, None, None, target, confidence, method, where, False,
@@ -446,7 +505,7 @@ def _refusal(c: Counts, target: float, confidence: float, guarantee: bool, loose
     return msg
 
 
-def loosest_target(c: Counts, confidence: float) -> float | None:
+def loosest_target(c: Counts, confidence: float, procedure: str = FIXED_SEQUENCE) -> float | None:
     """The smallest target on a 0.1% grid for which :func:`fixed_sequence` recommends
     a threshold on these counts; ``None`` when none below 100% does.
 
@@ -458,6 +517,9 @@ def loosest_target(c: Counts, confidence: float) -> float | None:
     threshold with fewer items."""
     if c.score.size == 0:
         return None
+    if procedure == FALLBACK:  # at most 10 p-values per target: scanned directly
+        return next((float(a) for a in np.arange(1, 1000) / 1000 if fallback(c, float(a), confidence) is not None),
+                    None)
     reach = np.maximum.accumulate(c.n_eff[::-1])  # reach[k]: largest n_eff at index >= size-1-k
     grid = np.arange(1, 1000) / 1000
     need = np.log(1 - confidence) / np.log1p(-grid) - 1e-9

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 GROUP_TO_PERSON = "not certified on its own items, so every item goes to a person"
 #: The guarantee's name as a reviewer reads it.
 GUARANTEE_NAME = "fixed-sequence Clopper–Pearson, Learn-then-Test"
+#: The fallback procedure's name (``procedure="fallback"``), one sentence for a reviewer.
+FALLBACK_NAME = ("fallback procedure, Clopper–Pearson, Learn-then-Test: the level shared among up to 10 "
+                 "thresholds, so it holds even when a higher confidence is wrong more often")
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ def decision_card(decision: Decision, *, scale: Scale | None = None, point: bool
     point-estimate search, labelled as having no guarantee) and its cheapest threshold."""
     r = decision.point_estimate if point else decision.recommendation
     guaranteed = r.method != POINT
-    guarantee = (f"with {level_text(r.confidence)} confidence ({GUARANTEE_NAME})" if guaranteed
+    name = FALLBACK_NAME if r.procedure == "fallback" else GUARANTEE_NAME
+    guarantee = (f"with {level_text(r.confidence)} confidence ({name})" if guaranteed
                  else "no guarantee (point estimate)")
     if guaranteed and "clustered" in r.method:
         guarantee += ", on the effective sample size of clustered items"
