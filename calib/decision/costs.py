@@ -19,8 +19,11 @@ score). The cheapest threshold is the argmin over every distinct score and "revi
 everything" (on a tie, the lowest threshold: the most accepted). Its bootstrap
 interval is the percentile interval of the argmin over the resamples (the curve's
 thresholds; ``None`` at the top end means "review everything"), and its cost's
-interval the band at the chosen threshold (decision-theoretic cost curves:
-Elkan 2001).
+interval (``cost_ci``) the chosen threshold's part of a band simultaneous over every
+threshold compared (:func:`simultaneous_interval`), as the threshold was picked for
+its low cost on the same data; ``cost_ci_pointwise`` is the pointwise percentile
+interval there, which does not allow for that choice (decision-theoretic cost
+curves: Elkan 2001).
 
 Bands come from :func:`calib.routing.basis`'s resamples (clusters resampled whole
 when the table has them), moved by exact minus coarse point figure as in
@@ -47,6 +50,10 @@ from calib.errors import CalibError
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
 from calib.settings import REPS
+
+#: ``cost_ci_method`` of the cheapest threshold's cost interval.
+SIMULTANEOUS = ("simultaneous over the {m} thresholds compared (bootstrap max-t band), so it allows for "
+                "picking the cheapest")
 
 
 def check_cost(c: float | None, name: str) -> float | None:
@@ -108,11 +115,20 @@ class Cheapest:
     cost_total: float
     to_person: int
     accepted: int
+    cost_ci_pointwise: tuple[float | None, float | None] = (None, None)
+    compared: int = 0
+
+    @property
+    def cost_ci_method(self) -> str:
+        """How ``cost_ci`` was made (the JSON's ``cost_ci_method``)."""
+        return SIMULTANEOUS.format(m=self.compared)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "threshold": finite_or_none(self.threshold), "cost": finite_or_none(self.cost),
             "cost_ci": [finite_or_none(x) for x in self.cost_ci],
+            "cost_ci_pointwise": [finite_or_none(x) for x in self.cost_ci_pointwise],
+            "cost_ci_method": self.cost_ci_method if self.compared else None,
             "threshold_ci": [finite_or_none(x) for x in self.threshold_ci],
             "saving_vs_review_all": finite_or_none(self.saving_vs_review_all),
             "saving_vs_review_none": finite_or_none(self.saving_vs_review_none),
@@ -270,18 +286,42 @@ def _cheapest(
     lo = hi = None
     cost_ci: tuple[float | None, float | None] = (None, None)
     t_ci: tuple[float | None, float | None] = (None, None)
+    pointwise: tuple[float | None, float | None] = (None, None)
     if draws is not None:
         band = np.array([percentile_interval(draws[:, j], level) for j in range(thr.size)], dtype=float)
         lo, hi = band[:, 0], band[:, 1]
-        cost_ci = percentile_interval(draws[:, -1], level)
+        pointwise = percentile_interval(draws[:, -1], level)
+        at = np.append(exact[np.searchsorted(b.score, grid, side="left")], exact[i])
+        cost_ci = simultaneous_interval(draws, at, level)
         t_ci = _quantile_threshold(grid[np.argmin(draws[:, :-1], axis=1)], level)
     n_person = int(b.cum_n[i])
     cheap = Cheapest(
         None if i == b.score.size else t, float(exact[i]), cost_ci, t_ci,
         float(exact[-1] - exact[i]), float(exact[0] - exact[i]), float(exact[i] * b.total), n_person,
-        b.total - n_person,
+        b.total - n_person, pointwise, int(grid.size) if draws is not None else 0,
     )
     return cheap, lo, hi
+
+
+def simultaneous_interval(draws: np.ndarray, exact: np.ndarray, level: float) -> tuple[float | None, float | None]:
+    """The interval of the last column's cost from a simultaneous band over every column.
+
+    Bootstrap max-t (Romano & Wolf 2005): ``T = max_j |draw_j - exact_j| / sd_j`` per
+    resample, ``q`` its ``level`` quantile, the band ``exact_j +- q sd_j`` (columns with
+    no spread are exact and left out of the max). The band covers every threshold's cost
+    at once, so the one picked as cheapest on the same data keeps its coverage (a
+    pointwise interval there missed it in 14% of datasets at n = 300: the winner's curse
+    of the minimum, issue 22). Costs are never negative: the lower end is cut at 0."""
+    sd = np.nanstd(draws, axis=0)
+    live = np.isfinite(sd) & (sd > 1e-12 * np.maximum(1.0, np.abs(exact)))
+    if not live[-1]:
+        x = float(exact[-1])
+        return finite_or_none(x), finite_or_none(x)
+    with np.errstate(invalid="ignore"):
+        t = np.nanmax(np.abs(draws[:, live] - exact[live]) / sd[live], axis=1)
+    q = float(np.quantile(t[np.isfinite(t)], level))
+    x, s = float(exact[-1]), float(sd[-1])
+    return finite_or_none(max(0.0, x - q * s)), finite_or_none(x + q * s)
 
 
 def _capacity(b: routing.Basis, limit: int, exact: np.ndarray | None) -> Capacity:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 #: What happens to a group its own items cannot certify (issue 22: never the pooled threshold).
 GROUP_TO_PERSON = "not certified on its own items, so every item goes to a person"
+#: What the cheapest threshold's cost interval is (``cost_ci_method``), in a reviewer's words.
+SIMULTANEOUS_CI = "the interval holds for all {m} thresholds compared at once, as the cheapest was picked on this data"
 #: The guarantee's name as a reviewer reads it.
 GUARANTEE_NAME = "fixed-sequence Clopper–Pearson, Learn-then-Test"
 #: The fallback procedure's name (``procedure="fallback"``), one sentence for a reviewer.
@@ -102,6 +104,8 @@ def cost_text(ch: Cheapest | None, on: str = "stated", scale: Scale | None = Non
     t_ci = _threshold_ci(ch.threshold_ci)
     at = "the cheapest choice, reviewing everything" if ch.threshold is None else f"the cheapest threshold, {where}"
     text = f"expected cost {num(ch.cost)} per item{' ' + ci if ci else ''} at {at}"
+    if ci and ch.compared:
+        text += f" ({SIMULTANEOUS_CI.format(m=count(ch.compared))})"
     if t_ci:
         text += f" (the cheapest threshold's interval {t_ci})"
     text += (f"; saves {num(ch.saving_vs_review_all)} per item against reviewing everything and "
