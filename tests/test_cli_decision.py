@@ -198,7 +198,7 @@ def test_clustered_items_are_certified_on_their_effective_size(tmp_path, capsys)
     f.write_text("".join(json.dumps(r) + "\n" for r in rows for _ in range(3)))
     d = run_json(["route", f, "--target-error", "0.1", "--reps", "0"], capsys)
     rec = d["recommendation"]
-    assert "effective sample size" in rec["method"]
+    assert "each counted once" in rec["method"]
     s, y, _ = arrays(base)
     t, acc, _ = brute_recommend(s, y, 0.1, 0.05)  # the items counted once: what repeats cannot add
     assert rec["threshold"] == t and (rec["accepted"] == 3 * acc if t is not None else True)

@@ -52,7 +52,7 @@ def decide(
     calibrated probability, as the recommendation is. ``procedure`` is the
     recommendation's testing procedure (:func:`~calib.decision.risk.recommend`)."""
     table, cmap, where = prepare(data, calibration, fit, seed)  # one split, one map, for every part
-    rec = certify(table, cmap, where, target=target, confidence=confidence, procedure=procedure)
+    rec = certify(table, cmap, where, target=target, confidence=confidence, procedure=procedure, seed=seed)
     point = certify(table, cmap, where, target=target, confidence=confidence, guarantee=False)
     cost = costs(table, cost_review=cost_review, cost_miss=cost_miss, cost_right=cost_right, capacity=capacity,
                  capacity_share=capacity_share, calibration=cmap, reps=reps, seed=seed, level=level)

@@ -35,25 +35,26 @@ that could be rejected. Passing over hypotheses that cannot be rejected rejects
 nothing. Where the sequence starts then depends on the data, but for independent items
 only on the scores (how many items sit at or above each threshold), not on which
 answers are right: the start never looks at the outcomes being tested (the textbook
-order is fixed before any data is seen, so this is a departure, if a mild one). With
-clusters the design effect, and so the start, also depends on the outcomes.
+order is fixed before any data is seen, so this is a departure, if a mild one); with
+clusters, on the items accepted (not their outcomes either).
 ``bench/sim_threshold.py``
 checks by simulation that the share of datasets whose population error at the
-recommended threshold exceeds ``alpha`` stays at or under ``delta`` (it is 1-2% at
-``delta = 5%`` in every shape there, clustered included).
+recommended threshold exceeds ``alpha`` stays at or under ``delta`` in every shape
+there, clustered with informative sizes included.
 
 Clusters
 --------
 The binomial assumes independent items. When rows are clustered (Inspect epochs,
-repeated ids: :mod:`calib.clusters`) every threshold is tested on its effective
-sample size: counts divided by the design effect (Kish 1965) of the accepted items'
-error indicator, the ratio estimator's
-
-.. math:: d(t) = \\frac{\\frac{G_t}{G_t - 1}\\sum_g (E_g - r N_g)^2}{n r (1 - r)}
-
-over the ``G_t`` clusters with an accepted row (``E_g``, ``N_g``: errors and rows of
-cluster ``g`` accepted; ``r = e / n``), never below 1; when it cannot be estimated
-(no error, or one cluster) the worst case ``n / G_t`` (each cluster counted once).
+repeated ids: :mod:`calib.clusters`) the unit is the item, and the population error
+is defined per item: the share of an item's accepted answers that are wrong,
+averaged over the items with an accepted answer (with one answer per item, the
+error per answer). Each threshold is tested on the items it accepts, one accepted
+answer per item drawn at random (seeded): the drawn errors are exactly binomial
+whatever the items' sizes and correlation (:func:`per_item`). The Kish design effect
+on rows used before failed when hard items are retried more often (informative
+sizes: the error per answer then exceeds the error per item, and the effective
+sample size misses it). ``error_rate`` is the error per item; ``design_effect`` the
+accepted answers per accepted item.
 
 A map fitted on the same rows
 -----------------------------
@@ -88,7 +89,8 @@ GUARANTEED = "fixed-sequence Clopper-Pearson (Learn-then-Test)"
 #: ``method`` of the point-estimate search.
 POINT = "point estimate (no guarantee)"
 #: Appended to ``method`` when the items are clustered.
-CLUSTERED = ", on the effective sample size of clustered items (Kish design effect)"
+CLUSTERED = (", clustered items each counted once (error per item; one accepted answer per item drawn at "
+             "random)")
 #: A score with more distinct values than this is certified on a grid (issue 22).
 GRID_ABOVE = 101
 #: Points of that grid: the scores accepting 1/GRID_POINTS, 2/GRID_POINTS, ... of the items.
@@ -155,9 +157,13 @@ def cp_upper(errors: np.ndarray | float, n: np.ndarray | float, confidence: floa
 
 @dataclass(frozen=True, eq=False)
 class Counts:
-    """Per candidate threshold (the distinct scores, increasing): items accepted
-    (``score >= threshold``), errors among them, and the design effect used (1
-    without clusters). ``on`` is ``"stated"`` or ``"calibrated"``."""
+    """Per candidate threshold (the distinct scores, increasing): rows accepted
+    (``score >= threshold``), errors among them, and the rows per unit tested (1
+    without clusters). ``on`` is ``"stated"`` or ``"calibrated"``.
+
+    With clusters the unit is the item (:func:`per_item`): ``accepted / deff`` items
+    accepted, ``drawn`` errors among one accepted answer per item drawn at random, and
+    ``item_error`` the sum over those items of the share of their accepted answers wrong."""
 
     score: np.ndarray
     accepted: np.ndarray
@@ -166,32 +172,76 @@ class Counts:
     total: int
     on: str
     clustered: bool
+    drawn: np.ndarray | None = None
+    item_error: np.ndarray | None = None
 
     @property
     def n_eff(self) -> np.ndarray:
         return self.accepted / self.deff
 
+    @property
+    def e_eff(self) -> np.ndarray:
+        return self.errors / self.deff if self.drawn is None else self.drawn
+
+    def rate(self, i: int) -> float:
+        """The error rate at index ``i`` as certified: per row, or per item with clusters."""
+        if self.item_error is None:
+            return float(self.errors[i] / self.accepted[i])
+        return float(self.item_error[i] / self.n_eff[i])
+
     def take(self, at: np.ndarray) -> Counts:
         """The counts at the candidate thresholds ``at`` (indices, increasing) only."""
         return Counts(self.score[at], self.accepted[at], self.errors[at], self.deff[at], self.total, self.on,
-                      self.clustered)
-
-    @property
-    def e_eff(self) -> np.ndarray:
-        return self.errors / self.deff
+                      self.clustered, None if self.drawn is None else self.drawn[at],
+                      None if self.item_error is None else self.item_error[at])
 
 
-def counts(table: CountTable, calibration: CalibrationMap | None = None) -> Counts:
-    """Accepted items and errors at every distinct score, from the count table's
-    cumulative sums (:func:`calib.routing.basis`), with the clusters' design effect."""
+def counts(table: CountTable, calibration: CalibrationMap | None = None, seed: int = 0) -> Counts:
+    """Accepted rows and errors at every distinct score, from the count table's
+    cumulative sums (:func:`calib.routing.basis`); with clusters, per item
+    (:func:`per_item`, its random draw seeded by ``seed``)."""
     b = routing.basis(table, calibration=calibration)
     acc = (b.total - b.cum_n[:-1]).astype(np.float64)
     err = acc - (b.total_correct - b.cum_k[:-1])
     t, score, inv = routing.cell_scores(table, calibration)
-    deff = np.ones(score.size)
-    if t.clusters is not None and score.size:
-        deff = accepted_design_effect(t.clusters.merge_cells(inv, score.size), score.size)
-    return Counts(b.score, acc, err, deff, b.total, b.on, t.clusters is not None)
+    if t.clusters is None or not score.size:
+        return Counts(b.score, acc, err, np.ones(score.size), b.total, b.on, t.clusters is not None)
+    units, drawn, item_error = per_item(t.clusters.merge_cells(inv, score.size), score.size, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deff = np.where(units > 0, acc / np.maximum(units, 1), 1.0)
+    return Counts(b.score, acc, err, deff, b.total, b.on, True, drawn, item_error)
+
+
+def per_item(clusters: Any, scores: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per threshold index: items (clusters) with an accepted row, the errors of one
+    accepted answer per item drawn at random, and the sum of the items' error shares.
+
+    The population error with clustered rows is defined per item: the share of an
+    item's accepted answers that are wrong, ``r_g``, averaged over the items with an
+    accepted answer. Item ``g`` draws ``U_g ~ Uniform(0, 1)`` once (seeded) and counts as
+    wrong at a threshold when ``U_g < r_g``: a Bernoulli(``r_g``) draw, so over independent
+    items the drawn errors are Binomial(items, population error) and the Clopper-Pearson
+    test is exact whatever the items' sizes and correlation. The design-effect (Kish)
+    test on rows it replaces failed when hard items are retried more often (informative
+    sizes, issue 22: P(error <= 5%) = 84.5% at 90% confidence)."""
+    coo = clusters.n.tocoo()
+    g, s, n = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(np.float64)
+    k = np.asarray(clusters.k[g, s], dtype=np.float64).ravel() if g.size else np.zeros(0)
+    order = np.lexsort((-s, g))  # within an item, strictest score first
+    g, s, n, e = g[order], s[order], n[order], (n - k)[order]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (_grouped_before(g, e) + e) / (_grouped_before(g, n) + n)  # the item's share wrong from here up
+    r = np.nan_to_num(r)
+    first = np.r_[True, g[1:] != g[:-1]] if g.size else np.zeros(0, dtype=bool)
+    w = (np.random.default_rng(seed).random(clusters.n.shape[0])[g] < r).astype(np.float64)
+
+    def change(x: np.ndarray) -> np.ndarray:  # each entry's change to its item's value
+        return x - np.where(first, 0.0, np.r_[0.0, x[:-1]])
+
+    def tail(x: np.ndarray) -> np.ndarray:  # summed over the scores at or above each index
+        return np.cumsum(np.bincount(s, weights=x, minlength=scores)[::-1])[::-1]
+
+    return tail(first.astype(np.float64)), tail(change(w)), tail(change(r))
 
 
 def _grouped_before(g: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -200,37 +250,6 @@ def _grouped_before(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     first = np.r_[True, g[1:] != g[:-1]]
     base = (cs - x)[first]
     return cs - x - base[np.cumsum(first) - 1]
-
-
-def accepted_design_effect(clusters: Any, scores: int) -> np.ndarray:
-    """Kish design effect of the error rate among the accepted items at every
-    threshold index (see the module docstring), from the clusters' counts per score
-    (a :class:`calib.clusters.Clusters` whose cells are the distinct scores).
-
-    The sums ``sum_g E_g^2``, ``sum_g E_g N_g``, ``sum_g N_g^2`` over the accepted
-    part grow as the threshold falls; each (cluster, score) entry adds
-    ``2 E_before e + e^2`` (and the like), so all thresholds cost one sort."""
-    coo = clusters.n.tocoo()
-    g, s, n = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(np.float64)
-    k = np.asarray(clusters.k[g, s], dtype=np.float64).ravel() if g.size else np.zeros(0)
-    e = n - k
-    order = np.lexsort((-s, g))  # within a cluster, strictest score first
-    g, s, n, e = g[order], s[order], n[order], e[order]
-    eb, nb = _grouped_before(g, e), _grouped_before(g, n)
-
-    def tail(w: np.ndarray) -> np.ndarray:  # summed over the scores at or above each index
-        return np.cumsum(np.bincount(s, weights=w, minlength=scores)[::-1])[::-1]
-
-    see, snn = tail(2 * eb * e + e * e), tail(2 * nb * n + n * n)
-    sen = tail(eb * n + nb * e + e * n)
-    gs, nn, ee = tail((nb == 0).astype(np.float64)), tail(n), tail(e)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = ee / nn
-        num = gs / (gs - 1) * (see - 2 * r * sen + r * r * snn)
-        d = num / (nn * r * (1 - r))
-        worst = nn / np.maximum(gs, 1)
-        d = np.where(np.isfinite(d) & (gs > 1) & (r > 0) & (r < 1), d, worst)
-    return np.maximum(d, 1.0)
 
 
 def candidates(c: Counts) -> tuple[np.ndarray, str]:
@@ -415,7 +434,8 @@ def recommend(
         ``False``: the point-estimate search (:func:`calib.routing.lowest_threshold`,
         no guarantee), for contrast.
     seed:
-        Seeds the random split of a count table without rows.
+        Seeds the random split of a count table without rows, and with clusters the
+        answer drawn per item (:func:`per_item`).
     procedure:
         ``"fixed-sequence"`` (default: the most power when the error falls as the score
         rises) or ``"fallback"`` (:func:`fallback`: valid and powerful for any error
@@ -425,19 +445,19 @@ def recommend(
     target, confidence = check_levels(target, confidence)
     table, cmap, where = prepare(data, calibration, fit, seed)
     return certify(table, cmap, where, target=target, confidence=confidence, guarantee=guarantee,
-                   procedure=procedure)
+                   procedure=procedure, seed=seed)
 
 
 def certify(
     table: CountTable, cmap: CalibrationMap | None, where: str, *, target: float = TARGET,
-    confidence: float = CONFIDENCE, guarantee: bool = True, procedure: str = FIXED_SEQUENCE,
+    confidence: float = CONFIDENCE, guarantee: bool = True, procedure: str = FIXED_SEQUENCE, seed: int = 0,
 ) -> Recommendation:
     """:func:`recommend` on what :func:`prepare` returned (the table to certify on,
     the map, ``certified_on``): for callers that reuse one split."""
     target, confidence = check_levels(target, confidence)
     if procedure not in PROCEDURES:
         raise CalibError(f"unknown procedure {procedure!r}: choose one of {', '.join(PROCEDURES)}")
-    c = counts(table, cmap)
+    c = counts(table, cmap, seed)
     if guarantee:
         gridded = c.score.size > GRID_ABOVE
         at, what = candidates(c)
@@ -472,8 +492,9 @@ def _result(
             None, 0, c.total, c.total, None, None, target, confidence, method, where, False,
             _refusal(c, target, confidence, guarantee, loosest, needed), c.on, None, loosest, needed, cmap,
         )
-    acc, err, d = int(c.accepted[i]), int(c.errors[i]), float(c.deff[i])
-    upper = float(cp_upper(err / d, acc / d, confidence))
+    acc, d = int(c.accepted[i]), float(c.deff[i])
+    rate = c.rate(i)
+    upper = max(float(cp_upper(c.e_eff[i], c.n_eff[i], confidence)), rate)  # a drawn bound under the rate: the rate
     t = float(c.score[i])
     share = f"{acc:,} of {c.total:,} items ({acc / c.total:.0%}) would be accepted unseen, " \
             f"{c.total - acc:,} go to a person"
@@ -481,12 +502,14 @@ def _result(
         msg = (f"Accept items at or above {_where(t, c.on)}. With {short_pct(confidence)} confidence, at most "
                f"{short_pct(target)} of the items accepted unseen are wrong: {share}.")
         if c.clustered:
-            msg += f" Repeated items counted by their effective sample size (design effect {d:.2f})."
+            msg += (f" Repeated items: the error is per item (the share of its accepted answers that are wrong, "
+                    f"averaged over {int(c.n_eff[i]):,} items), certified on one accepted answer per item drawn "
+                    "at random.")
     else:
-        msg = (f"Accept items at or above {_where(t, c.on)}: {short_pct(err / acc)} of the accepted were wrong in this "
+        msg = (f"Accept items at or above {_where(t, c.on)}: {short_pct(rate)} of the accepted were wrong in this "
                f"data, at or under the {short_pct(target)} target, but with no guarantee (the one-sided "
                f"{short_pct(confidence)} upper bound is {short_pct(upper)}): {share}.")
-    return Recommendation(t, acc, c.total - acc, c.total, err / acc, upper, target, confidence, method, where,
+    return Recommendation(t, acc, c.total - acc, c.total, rate, upper, target, confidence, method, where,
                           True, msg, c.on, d, None, None, cmap)
 
 
@@ -545,7 +568,7 @@ def items_needed(c: Counts, target: float, confidence: float) -> int | None:
     if at.size == 0:
         return None
     i = int(at[np.argmin(cp_upper(c.e_eff[at], c.n_eff[at], confidence))])
-    rate, share = c.errors[i] / c.accepted[i], c.accepted[i] / c.total
+    rate, share = c.rate(i), c.accepted[i] / c.total
     if rate >= target:
         return None
     n = max(1.0, float(c.n_eff[i]))

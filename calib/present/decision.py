@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 GROUP_TO_PERSON = "not certified on its own items, so every item goes to a person"
 #: What the cheapest threshold's cost interval is (``cost_ci_method``), in a reviewer's words.
 SIMULTANEOUS_CI = "the interval holds for all {m} thresholds compared at once, as the cheapest was picked on this data"
+#: What the certified error is with repeated items (clusters), in a reviewer's words.
+PER_ITEM = ("the error counted per item (each item's share of wrong accepted answers, averaged over items; "
+            "one accepted answer per item drawn at random to certify it)")
 #: The guarantee's name as a reviewer reads it.
 GUARANTEE_NAME = "fixed-sequence Clopper–Pearson, Learn-then-Test"
 #: The fallback procedure's name (``procedure="fallback"``), one sentence for a reviewer.
@@ -134,7 +137,7 @@ def decision_card(decision: Decision, *, scale: Scale | None = None, point: bool
     guarantee = (f"with {level_text(r.confidence)} confidence ({name})" if guaranteed
                  else "no guarantee (point estimate)")
     if guaranteed and "clustered" in r.method:
-        guarantee += ", on the effective sample size of clustered items"
+        guarantee += f", {PER_ITEM}"
     return DecisionCard(
         holds=r.holds,
         threshold=threshold_text(r.threshold, r.on, scale) if r.holds else "none qualifies",
