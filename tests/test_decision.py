@@ -92,12 +92,16 @@ def test_recommendation_matches_brute_force(seed, alpha, conf):
     assert got.error_upper <= alpha + 1e-12  # a rejected null: the bound is under the target
 
 
-def quantile_grid(score, points=100):
+def quantile_grid(score, alpha=0.05, conf=0.95, points=100):
     """The candidate thresholds of a continuous score, written out from the rows: for
     j = 1..points, the highest score at which at least ceil(j N / points) items are accepted
-    (no outcome used)."""
+    (no outcome used), from the first accepting n0 items on: the fewest with which a
+    Clopper-Pearson bound of n0 alpha / 2 errors is at most alpha."""
+    n0 = next(n for n in range(1, 10**6) if beta.ppf(conf, n * alpha / 2 + 1, n - n * alpha / 2) <= alpha)
     desc = np.sort(score)[::-1]
-    return sorted({float(desc[math.ceil(j * score.size / points) - 1]) for j in range(1, points + 1)})
+    ts = {float(desc[math.ceil(j * score.size / points) - 1]) for j in range(1, points + 1)}
+    big = {t for t in ts if int((score >= t).sum()) >= n0}
+    return sorted(big or ts)
 
 
 def brute_on_grid(score, y, alpha, delta, grid):
@@ -123,7 +127,7 @@ def test_recommendation_continuous_matches_brute_force(seed):
     assert (got.threshold is None) == (want is None)
     if want is not None:
         assert got.threshold == want[0] and got.accepted == want[1]
-    assert "100 score quantiles" in got.candidates and "100 score quantiles" in got.message
+    assert "100 score quantiles" in got.candidates and "from the first accepting 223 items" in got.message
 
 
 def test_continuous_scores_are_certified_on_an_outcome_free_grid():
@@ -586,7 +590,7 @@ def test_fallback_matches_brute_force(seed):
     s, y = discrete(seed, n=3000, slack=0.08)
     p, yc = continuous(seed, n=3000)
     for score, out, scale in ((s, y, S100), (p, yc, PROB)):
-        grid = quantile_grid(score) if np.unique(score).size > 101 else None
+        grid = quantile_grid(score, 0.08) if np.unique(score).size > 101 else None
         got = decision.recommend(rows_of(score, out, scale=scale), target=0.08, procedure="fallback")
         assert got.threshold == brute_fallback(score, out, 0.08, 0.05, grid=grid)
 

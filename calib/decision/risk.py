@@ -13,7 +13,8 @@ Candidate thresholds are the distinct scores (stated values, or calibrated
 probabilities), an item being accepted when its score is at or above the threshold
 (:mod:`calib.routing`); a score with more than :data:`GRID_ABOVE` distinct values
 (a continuous score) is tested on the grid of its :data:`GRID_POINTS` quantiles
-instead, fixed from the scores alone (:func:`candidates`; ``candidates`` says which). For each, the null hypothesis ``H0(t): risk(t) > alpha``
+instead, fixed from the scores alone (:func:`candidates`: from the first accepting
+enough items for half the target's error to pass; ``candidates`` says which). For each, the null hypothesis ``H0(t): risk(t) > alpha``
 has the exact binomial (Clopper-Pearson) tail p-value
 
 .. math:: p(t) = P(\\mathrm{Bin}(n_{acc}(t), \\alpha) \\le e(t)) = I_{1-\\alpha}(n_{acc} - e, e + 1)
@@ -252,23 +253,47 @@ def _grouped_before(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     return cs - x - base[np.cumsum(first) - 1]
 
 
-def candidates(c: Counts) -> tuple[np.ndarray, str]:
-    """Indices (into ``c.score``) of the candidate thresholds and what they are, in words.
+def grid_start(target: float, confidence: float) -> int:
+    """Fewest items at which a threshold whose error rate is half the target could be
+    certified: the smallest ``n`` with Clopper-Pearson bound of ``n alpha / 2`` errors in
+    ``n`` at most ``alpha`` (223 at ``alpha = delta = 5%``)."""
+    def ok(n: float) -> bool:
+        return float(cp_upper(n * target / 2, n, confidence)) <= target
+
+    hi = 1
+    while not ok(hi) and hi < 2**40:
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def candidates(c: Counts, target: float, confidence: float) -> tuple[np.ndarray, str]:
+    """Indices (into ``c.score``, increasing) of the candidate thresholds and what they
+    are, in words.
 
     Every distinct score when there are at most :data:`GRID_ABOVE`; else the
     :data:`GRID_POINTS` quantiles of the items' scores: for ``j = 1..GRID_POINTS`` the
-    highest score accepting at least ``ceil(j N / GRID_POINTS)`` items. The grid is fixed
-    by the scores alone (no outcome), so the fixed-sequence guarantee is untouched; on a
-    continuous score every value accepts one item more than the last, and a sequence over
-    all of them stops among the first few items (issue 22: no threshold in 37% of datasets
-    of 20,000 items)."""
+    highest score accepting at least ``ceil(j N / GRID_POINTS)`` rows, from the first
+    accepting :func:`grid_start` items (units) on. The grid is fixed by the scores, the
+    target and the confidence alone (no outcome), so the fixed-sequence guarantee is
+    untouched. On a continuous score every value accepts one item more than the last, and
+    a sequence over all of them stops among the first few items, which must be almost
+    all right (issue 22: no threshold in 37% of datasets of 20,000 items); the grid starts
+    where a threshold with half the target's error can pass."""
     k = int(c.score.size)
     if k <= GRID_ABOVE:
         return np.arange(k), f"every distinct score ({k:,})"
     want = np.ceil(np.arange(1, GRID_POINTS + 1) * c.total / GRID_POINTS)
-    at = np.searchsorted(-c.accepted, -want, side="right") - 1  # last index accepting >= want
-    return (np.unique(at[at >= 0]),
-            f"{GRID_POINTS} score quantiles fixed without outcomes (the scores take {k:,} distinct values)")
+    at = np.unique(np.searchsorted(-c.accepted, -want, side="right") - 1)  # last index accepting >= want
+    at = at[at >= 0]
+    start = grid_start(target, confidence)
+    big = at[c.n_eff[at] >= start - 1e-9]
+    at = big if big.size else at
+    return at, (f"{GRID_POINTS} score quantiles fixed without outcomes, from the first accepting {start:,} items "
+                f"(the scores take {k:,} distinct values)")
 
 
 def fixed_sequence(c: Counts, target: float, confidence: float) -> int | None:
@@ -459,8 +484,8 @@ def certify(
         raise CalibError(f"unknown procedure {procedure!r}: choose one of {', '.join(PROCEDURES)}")
     c = counts(table, cmap, seed)
     if guarantee:
-        gridded = c.score.size > GRID_ABOVE
-        at, what = candidates(c)
+        gridded, full = c.score.size > GRID_ABOVE, c
+        at, what = candidates(c, target, confidence)
         c = c.take(at)
         if procedure == FALLBACK:
             i = fallback(c, target, confidence)
@@ -469,7 +494,8 @@ def certify(
             i = fixed_sequence(c, target, confidence)
             method = GUARANTEED
         method += CLUSTERED if c.clustered else ""
-        rec = _result(c, i, target, confidence, method, where, guarantee, cmap, procedure)
+        rec = _result(c, i, target, confidence, method, where, guarantee, cmap, procedure,
+                      full if gridded else None)
         said = f" Thresholds tested: {what}." if gridded else ""
         if procedure == FALLBACK:
             said += f" Procedure: {method}."
@@ -482,11 +508,15 @@ def certify(
 
 def _result(
     c: Counts, i: int | None, target: float, confidence: float, method: str, where: str, guarantee: bool,
-    cmap: CalibrationMap | None, procedure: str = FIXED_SEQUENCE,
+    cmap: CalibrationMap | None, procedure: str = FIXED_SEQUENCE, grid_of: Counts | None = None,
 ) -> Recommendation:
-    """The recommendation at score index ``i`` (``None``: nothing qualifies), in words."""
+    """The recommendation at score index ``i`` (``None``: nothing qualifies), in words
+    (``grid_of``: the counts at every score, when the candidates are a grid)."""
     if i is None:
-        loosest = loosest_target(c, confidence, procedure) if guarantee else None
+        loosest = None
+        if guarantee:
+            loosest = loosest_target(c, confidence, procedure) if grid_of is None else \
+                grid_loosest(grid_of, confidence, procedure)
         needed = items_needed(c, target, confidence)
         return Recommendation(
             None, 0, c.total, c.total, None, None, target, confidence, method, where, False,
@@ -554,6 +584,18 @@ def loosest_target(c: Counts, confidence: float, procedure: str = FIXED_SEQUENCE
     good = np.flatnonzero(ok & (upper <= grid + 1e-12))
     for a in grid[good[:5]]:  # the bound and the p-value agree up to rounding: confirm
         if fixed_sequence(c, float(a), confidence) is not None:
+            return float(a)
+    return None
+
+
+def grid_loosest(c: Counts, confidence: float, procedure: str) -> float | None:
+    """:func:`loosest_target` when the candidates are a grid, which moves with the target
+    (:func:`candidates`): each target on the 0.1% grid tried in turn (at most 100
+    p-values each)."""
+    test = fallback if procedure == FALLBACK else fixed_sequence
+    for a in np.arange(1, 1000) / 1000:
+        at, _ = candidates(c, float(a), confidence)
+        if test(c.take(at), float(a), confidence) is not None:
             return float(a)
     return None
 
