@@ -26,8 +26,8 @@ Shapes:
 - ``clustered``: 300 items judged 3 to 5 times each (uniformly), the stated value
   fixed per item (the 5-value shares), each item with its own propensity
   ``q ~ Beta(KAPPA h, KAPPA (1 - h))`` of being right (``h`` the hit rate of its
-  value; ``KAPPA = 1``: an intraclass correlation of 1/2) shared by its repeats; certified on the effective
-  sample size (clusters from the item id), and, for contrast, with the clusters
+  value; ``KAPPA = 1``: an intraclass correlation of 1/2) shared by its repeats; certified with the
+  items each counted once (the error per item; clusters from the item id), and, for contrast, with the clusters
   ignored (``clustered, ignored``).
 """
 
