@@ -645,3 +645,13 @@ def test_simultaneous_interval_is_max_t_written_out():
     lo, hi = simultaneous_interval(draws, exact, 0.9)
     assert (lo, hi) == (pytest.approx(4 - q * draws[:, 3].std()), pytest.approx(4 + q * draws[:, 3].std()))
     assert simultaneous_interval(draws[:, [0, 1, 3, 2]], exact[[0, 1, 3, 2]], 0.9) == (2.0, 2.0)  # no spread
+
+
+def test_continuous_refusal_names_the_strictest_target_on_its_grid():
+    p, y = continuous(2, n=3000)
+    r = decision.recommend(rows_of(p, y, scale=PROB), target=0.002)
+    assert r.threshold is None and r.loosest_target is not None
+    a = r.loosest_target
+    assert brute_on_grid(p, y, a, 0.05, quantile_grid(p, a)) is not None
+    b = round(a - 0.001, 3)
+    assert brute_on_grid(p, y, b, 0.05, quantile_grid(p, b)) is None

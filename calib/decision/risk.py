@@ -175,10 +175,11 @@ class Counts:
     clustered: bool
     drawn: np.ndarray | None = None
     item_error: np.ndarray | None = None
+    units: np.ndarray | None = None
 
     @property
     def n_eff(self) -> np.ndarray:
-        return self.accepted / self.deff
+        return self.accepted / self.deff if self.units is None else self.units
 
     @property
     def e_eff(self) -> np.ndarray:
@@ -194,7 +195,8 @@ class Counts:
         """The counts at the candidate thresholds ``at`` (indices, increasing) only."""
         return Counts(self.score[at], self.accepted[at], self.errors[at], self.deff[at], self.total, self.on,
                       self.clustered, None if self.drawn is None else self.drawn[at],
-                      None if self.item_error is None else self.item_error[at])
+                      None if self.item_error is None else self.item_error[at],
+                      None if self.units is None else self.units[at])
 
 
 def counts(table: CountTable, calibration: CalibrationMap | None = None, seed: int = 0) -> Counts:
@@ -210,7 +212,7 @@ def counts(table: CountTable, calibration: CalibrationMap | None = None, seed: i
     units, drawn, item_error = per_item(t.clusters.merge_cells(inv, score.size), score.size, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
         deff = np.where(units > 0, acc / np.maximum(units, 1), 1.0)
-    return Counts(b.score, acc, err, deff, b.total, b.on, True, drawn, item_error)
+    return Counts(b.score, acc, err, deff, b.total, b.on, True, drawn, item_error, units)
 
 
 def per_item(clusters: Any, scores: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
