@@ -11,7 +11,8 @@ gives strict JSON.
   for a judge whose error need not fall as its confidence rises.
 - :func:`costs` (:mod:`.costs`): the expected-cost curve with a bootstrap band, the
   cheapest threshold with intervals, savings, and the best threshold within capacity.
-- :func:`per_group` (:mod:`.groups`): one threshold per group with a pooled fallback.
+- :func:`per_group` (:mod:`.groups`): one threshold per group; a group its own items
+  cannot certify sends every item to a person.
 - :func:`compare_judges` (:mod:`.judges`): several judges at one target, paired on
   shared item ids.
 - :func:`aurc` (:mod:`.aurc`): the area under the risk-coverage curve and its excess.

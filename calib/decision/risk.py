@@ -20,7 +20,7 @@ has the exact binomial (Clopper-Pearson) tail p-value
 .. math:: p(t) = P(\\mathrm{Bin}(n_{acc}(t), \\alpha) \\le e(t)) = I_{1-\\alpha}(n_{acc} - e, e + 1)
 
 (``e`` the errors among the ``n_acc`` accepted; the regularised incomplete beta
-function ``I`` extends it to the non-integer effective counts below). Thresholds are
+function ``I`` extends it to non-integer counts). Thresholds are
 tested strictest (highest) first at level ``delta``; the sequence continues while
 hypotheses are rejected and stops at the first failure; the recommendation is the
 last (lowest) rejected threshold. Testing in a fixed order, each at the full level,
@@ -355,10 +355,15 @@ class Recommendation:
 
     ``threshold`` is ``None`` when none qualifies (every item to a person).
     ``error_upper`` is the one-sided Clopper-Pearson bound at ``confidence`` of the
-    error among the accepted (on the effective counts with clusters). ``design_effect``,
+    error among the accepted (with clusters: the error per item, on one answer drawn per
+    item; ``error_rate`` is then the error per item). ``design_effect`` (with clusters:
+    accepted answers per accepted item),
     ``loosest_target`` (the strictest target that would qualify now) and
     ``items_needed`` (items in all that would certify ``target`` at the error rate
     seen) are extras outside :meth:`to_dict`'s keys (see :meth:`details`).
+    ``candidates`` says which thresholds were tested (every distinct score, or a grid of
+    score quantiles: :func:`candidates`) and ``procedure`` how (``"fixed-sequence"``,
+    ``"fallback"``, or ``"point estimate"``).
     """
 
     threshold: float | None
@@ -629,7 +634,7 @@ def bound_at(
     table: CountTable, threshold: float | None, confidence: float, calibration: CalibrationMap | None = None,
 ) -> tuple[int, int, float | None]:
     """Items accepted, errors among them and the Clopper-Pearson upper bound of the
-    error (effective counts with clusters) at a given threshold (``None``: none accepted)."""
+    error (with clusters: per item, :func:`per_item`) at a given threshold (``None``: none accepted)."""
     c = counts(table, calibration)
     if threshold is None:
         return 0, 0, None
