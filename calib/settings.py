@@ -31,6 +31,12 @@ VARIANTS: tuple[str, ...] = ("acc", "acc_norm")
 SCALE_CHOICES: tuple[str, ...] = ("auto", "0-1", "0-100", "1-10", "1-5", "mixed", "custom")
 #: How the target-error threshold search judges a threshold.
 ROUTE_BOUNDS: tuple[str, ...] = ("point", "wilson")
+#: ``procedure`` of the threshold certificate's fixed-sequence test (the default).
+FIXED_SEQUENCE = "fixed-sequence"
+#: ``procedure`` of Wiens' fallback test (survives an error rate that does not fall with the score).
+FALLBACK = "fallback"
+#: The testing procedures of the threshold certificate (``calib route --procedure``).
+PROCEDURES: tuple[str, ...] = (FIXED_SEQUENCE, FALLBACK)
 #: What the review threshold is set on: the stated value or the recalibrated probability.
 THRESHOLD_ON: tuple[str, ...] = ("stated", "calibrated")
 

@@ -400,3 +400,25 @@ def test_route_report_html(tmp_path, capsys) -> None:
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
     assert "Per-group thresholds" in page and "Expected cost at each threshold" in page
     assert f"expected cost {d['cheapest']['cost']:.3f} per item" in page
+
+
+def test_route_procedure_flag_reaches_the_certificate(tmp_path, capsys):
+    """``calib route --procedure fallback`` (issue 22): a judge whose 100 is worse than its 95
+    (2,000 at 100 with 8% wrong, 6,000 at 95 with 2% wrong, 2,000 at 90 with 10% wrong; the
+    error among items at 95 or above is 3.5% by construction). The fixed sequence stops at
+    100 (its Clopper-Pearson bound for 160 wrong of 2,000 is above 5%); the fallback
+    procedure certifies 95 at its share of the level, checked here with scipy's beta."""
+    s = np.repeat([100, 95, 90], [2000, 6000, 2000])
+    y = np.concatenate([np.arange(2000) % 25 >= 2, np.arange(6000) % 50 != 0, np.arange(2000) % 10 != 0])
+    f = tmp_path / "nonmonotone.jsonl"
+    f.write_text("".join(json.dumps({"confidence": int(a), "correct": bool(b)}) + "\n" for a, b in zip(s, y, strict=True)))
+    assert beta.ppf(0.95, 161, 2000 - 160) > 0.05
+    fixed = run_json(["route", f, "--target-error", 0.05, "--reps", 0], capsys)["recommendation"]
+    assert fixed["threshold"] is None and fixed["procedure"] == "fixed-sequence"
+    fb = run_json(["route", f, "--target-error", 0.05, "--reps", 0, "--procedure", "fallback"],
+                  capsys)["recommendation"]
+    assert (fb["threshold"], fb["procedure"]) == (95, "fallback")
+    with pytest.raises(SystemExit) as exc:
+        run(["route", f, "--procedure", "bonferroni"], capsys)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--procedure" in err and "invalid choice: 'bonferroni'" in err

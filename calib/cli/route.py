@@ -23,7 +23,7 @@ from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
 from calib.present.format import count, interval, money, pct
-from calib.settings import DEFAULT_TARGET, ROUTE_BOUNDS
+from calib.settings import DEFAULT_TARGET, FIXED_SEQUENCE, PROCEDURES, ROUTE_BOUNDS
 
 if TYPE_CHECKING:
     from calib.dataset import Dataset
@@ -69,6 +69,11 @@ def add_decision_flags(p: argparse.ArgumentParser) -> None:
                    help="target error rate alpha among the items accepted unseen, strictly between 0 and 1 "
                         f"(default {DEFAULT_TARGET:g})")
     add_decision_options(g, costs=False)
+    g.add_argument("--procedure", choices=PROCEDURES, default=FIXED_SEQUENCE,
+                   help="how the candidate thresholds are tested: fixed-sequence (default; from the top down, "
+                        "the most powerful when the error falls as confidence rises) or fallback (Wiens' "
+                        "fallback procedure over at most 10 thresholds fixed without outcomes: holds when a "
+                        "higher value is wrong more often than a lower one); choose before seeing outcomes")
     g.add_argument("--point-estimate", action="store_true",
                    help="lead with (and route at) the point-estimate search, which has no guarantee")
     g.add_argument("--bound", choices=ROUTE_BOUNDS, default="point",
@@ -82,8 +87,8 @@ def add_decision_flags(p: argparse.ArgumentParser) -> None:
                    help="at most K items (or P%% of the items) go to a person: the best threshold within it")
     s = p.add_argument_group("per group")
     s.add_argument("--by", metavar="GROUPKEY", default=None,
-                   help="one threshold per group of this field (subject, task, source), pooled fallback for "
-                        "groups too small to certify")
+                   help="one threshold per group of this field (subject, task, source); a group its own items "
+                        "cannot certify goes to a person")
     s.add_argument("--by-group", action="store_true", help="one threshold per group of --group-key")
     s.add_argument("--simultaneous", action="store_true",
                    help="per group: the guarantee holds for all groups at once (Bonferroni) instead of each")
@@ -214,6 +219,7 @@ def _decide(ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace) 
                       confidence=args.confidence, cost_review=args.cost_review, cost_miss=args.cost_miss,
                       cost_right=args.cost_right, capacity=args.capacity_items, capacity_share=args.capacity_share,
                       by_group=by_group, simultaneous=args.simultaneous, calibration=cmap, reps=args.reps,
+                      procedure=args.procedure,
                       seed=args.seed, level=args.level)
     except CalibError as exc:
         if "capacity" in str(exc):

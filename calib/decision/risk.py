@@ -81,7 +81,7 @@ from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
 from calib.maps import METHODS, CalibrationMap, fit_map, item_folds, row_order_halves, split_counts
 from calib.numbers import finite_or_none
-from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
+from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET, FALLBACK, FIXED_SEQUENCE, PROCEDURES
 from calib.table import CountTable, from_judgments
 from calib.wording import short_pct, threshold_text
 
@@ -96,12 +96,6 @@ CLUSTERED = (", clustered items each counted once (error per item; one accepted 
 GRID_ABOVE = 101
 #: Points of that grid: the scores accepting 1/GRID_POINTS, 2/GRID_POINTS, ... of the items.
 GRID_POINTS = 100
-#: ``procedure`` of the fixed-sequence test (the default).
-FIXED_SEQUENCE = "fixed-sequence"
-#: ``procedure`` of Wiens' fallback test (survives an error rate that does not fall with the score).
-FALLBACK = "fallback"
-#: The procedures :func:`recommend` offers.
-PROCEDURES = (FIXED_SEQUENCE, FALLBACK)
 #: Most thresholds the fallback procedure tests (its level is shared among them).
 FALLBACK_POINTS = 10
 #: ``method`` of a fallback recommendation.
