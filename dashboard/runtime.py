@@ -1,6 +1,10 @@
-"""Process-wide hosting state, one per server (``st.cache_resource``): the limits, the
-access configuration, the password gate, the memory ledger, the heavy-work gate and the
-share store; and this session's memory budget."""
+"""Process-wide hosting state, one per server: the limits, the access configuration, the
+password gate, the memory ledger, the heavy-work gate and the share store; and this
+session's memory budget.
+
+The process-wide objects are held by :mod:`calib.hosting.resident`, not
+``st.cache_resource``: any client can empty Streamlit's caches (a ``clear_cache``
+message), and with them every lock-out, booking and slot."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import streamlit as st
 
 from calib.hosting.access import AccessConfig, PasswordGate
 from calib.hosting.budget import HeavyGate, MemoryLedger, SessionBudget
+from calib.hosting.resident import resident
 from calib.hosting.store import Store
 from calib.limits import Limits
 from dashboard.keys import BUDGET_KEY
@@ -18,7 +23,7 @@ from dashboard.keys import BUDGET_KEY
 
 @dataclass(frozen=True)
 class Runtime:
-    """Process-wide hosting state: one per server (``st.cache_resource``)."""
+    """Process-wide hosting state: one per server (:mod:`calib.hosting.resident`)."""
 
     limits: Limits
     config: AccessConfig
@@ -27,11 +32,15 @@ class Runtime:
     heavy: HeavyGate
 
 
-@st.cache_resource(show_spinner=False)
 def runtime() -> Runtime:
     """Limits, access configuration, password gate, memory ledger and heavy-work gate,
-    read once from the environment (and ``st.secrets``). A setting that does not parse
-    raises :class:`CalibError` naming it (not cached, so fixing it and reloading works)."""
+    read once per process from the environment (and ``st.secrets``). A setting that does
+    not parse raises :class:`CalibError` naming it (not kept, so fixing it and reloading
+    works)."""
+    return resident("runtime", _read_runtime)
+
+
+def _read_runtime() -> Runtime:
     limits = Limits.from_env(max_upload_mb=st.get_option("server.maxUploadSize"))
     try:
         # reading st.secrets also promotes its root keys to os.environ (Community Cloud)
@@ -46,11 +55,10 @@ def runtime() -> Runtime:
     )
 
 
-@st.cache_resource(show_spinner=False)
 def share_store() -> Store:
-    """The share store (``CALIB_DATA_DIR``), opened on first use: a session that never
-    shares or opens a link never touches the disk."""
-    return Store.from_env()
+    """The share store (``CALIB_DATA_DIR``), opened once per process on first use: a
+    session that never shares or opens a link never touches the disk."""
+    return resident("share_store", Store.from_env)
 
 
 def heavy(what: str) -> contextlib.AbstractContextManager[None]:

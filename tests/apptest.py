@@ -9,6 +9,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from calib.hosting import resident
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
@@ -30,6 +32,8 @@ def upload(at: AppTest, name: str, data: bytes) -> AppTest:
 
 
 def clear_caches() -> None:
-    """st.cache_data / cache_resource are shared by every AppTest in the process."""
+    """st.cache_data / cache_resource and the hosting state (:mod:`calib.hosting.resident`)
+    are shared by every AppTest in the process."""
     st.cache_data.clear()
     st.cache_resource.clear()
+    resident.reset()

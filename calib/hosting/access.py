@@ -22,7 +22,8 @@ window (:class:`PasswordGate`):
 
 While locked out, an attempt is refused *without* being checked, so a lock-out
 cannot be used to test guesses. Counters live in the server process's memory (one
-:class:`PasswordGate` per process via ``st.cache_resource``); a restart clears them.
+:class:`PasswordGate` per process, :mod:`calib.hosting.resident`: no client message
+resets them); a restart clears them.
 
 OIDC
 ----

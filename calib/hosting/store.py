@@ -78,7 +78,7 @@ class Store(ReviewCatalog):
     """The share store over one data directory. Create it with :meth:`open` (see
     :class:`~calib.hosting.catalog.Catalog` for the parameters).
 
-    One instance per process is enough (``st.cache_resource``); it holds no open
+    One instance per process is enough (:mod:`calib.hosting.resident`); it holds no open
     connection (each call opens its own, which is cheap and survives ``fork``), so
     it is safe to use from many threads at once.
     """

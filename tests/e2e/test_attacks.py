@@ -46,7 +46,7 @@ from tests.e2e.hosting import (
     wait_metrics,
     wait_text,
 )
-from tests.wsclient import password_attempt
+from tests.wsclient import Session, password_attempt, password_outcome
 
 VIEW_AT_90 = {"v": 1, "params": {"page": "routing", "lo": "90"},
               "datasets": [{"kind": "file", "filename": "judge.jsonl", "overrides": {}}]}
@@ -587,6 +587,25 @@ def test_behind_a_trusted_proxy_the_right_most_untrusted_hop_is_the_client(tmp_p
                                 {"X-Forwarded-For": "203.0.113.8, 10.1.2.3", **PROXY}) == "in"
         # nor is the proxy's own address (a request it makes without the header)
         assert password_attempt(srv.url, "correct horse battery") == "in"
+    finally:
+        srv.stop()
+    assert "Traceback" not in srv.log()
+
+
+def test_a_clear_cache_message_does_not_reset_the_lockout(tmp_path):
+    """Any client may send ``clear_cache`` (Streamlit's menu item), before the password and
+    with no page code in the way: the lock-out must not live in what it empties."""
+    srv = start_server(tmp_path, env={"CALIB_PASSWORD": "correct horse battery", "CALIB_LOGIN_MAX_FAILURES": "3"})
+    try:
+        with Session(srv.url) as s:
+            s.run()
+            got = [password_outcome(s.submit({"Password": f"wrong {i}"}, "Unlock")) for i in range(3)]
+            assert got == ["wrong", "wrong", "locked"]
+            s.clear_cache()
+            # the next run on the same socket is handled after the clear_cache: it has happened
+            assert password_outcome(s.run()) == "form"
+            assert password_outcome(s.submit({"Password": "correct horse battery"}, "Unlock")) == "locked"
+        assert password_attempt(srv.url, "correct horse battery") == "locked"
     finally:
         srv.stop()
     assert "Traceback" not in srv.log()
