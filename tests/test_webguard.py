@@ -165,6 +165,19 @@ def test_a_registered_session_uploads_and_other_requests_pass():
         assert b"frame-ancestors 'self'" in headers[b"content-security-policy"]
 
 
+@pytest.mark.parametrize("path", ["/_stcore/metrics", "/_stcore/metrics/", "/base/path/_stcore/metrics"])
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "POST"])
+def test_streamlits_cache_statistics_are_refused_to_everyone(method, path):
+    app, backend = guard("S1")  # a session let in changes nothing: the request names none
+    status, headers, reads = call(app, method, path)
+    assert status == 403 and reads == 0 and not backend.called
+    assert headers[b"x-content-type-options"] == b"nosniff"
+    # routes that only look alike still pass
+    for other in ("/_stcore/metrics-x", "/_stcore/metricsx", "/metrics", "/Metrics"):
+        app, backend = guard()
+        assert call(app, method, other)[0] == 204 and backend.called, other
+
+
 def test_websockets_and_lifespan_pass_untouched():
     seen = []
 

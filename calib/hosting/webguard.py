@@ -17,6 +17,11 @@ What it does
   byte of the body is read, unless the page has registered that session in
   :data:`calib.hosting.access.UPLOAD_SESSIONS` (it does once the session is allowed in and
   not read-only: past the password or login, or on a server with neither).
+- ``/_stcore/metrics`` (Streamlit's cache statistics) is refused with 403, whatever the
+  method: it names every cached computation with its hits and sizes (what other people
+  loaded and computed), makes the server measure its caches on request, and the page does
+  not use it. No session comes with the request, so there is nothing to check a password
+  against: it is not served at all.
 - The HTML page of every page but the Data page (Streamlit serves the same ``index.html``
   at each page's address; the app's pages are named by ``app.py``) gets
   :func:`calib.hosting.page_head.build` in its head: the app's root for Streamlit's
@@ -58,6 +63,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: ``/<base>/_stcore/upload_file/<session_id>/<file_id>`` (any base URL path).
 _UPLOAD_PATH = re.compile(r"/_stcore/upload_file/(?P<session>[^/]+)/[^/]+/?$")
+#: Streamlit routes this app never serves (any base URL path): its cache statistics.
+_NOT_SERVED = re.compile(r"/_stcore/metrics/?$")
 _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
 
 
@@ -124,7 +131,8 @@ def security_headers(script_hashes: Iterable[str] | None = None) -> list[tuple[b
 
 
 class GuardMiddleware:
-    """Adds the security headers and refuses uploads of sessions not allowed in.
+    """Adds the security headers, refuses uploads of sessions not allowed in and does not
+    serve Streamlit's cache statistics.
 
     Parameters
     ----------
@@ -168,8 +176,11 @@ class GuardMiddleware:
                 message["headers"] = kept + self.headers
             await send(message)
 
+        if _NOT_SERVED.search(path):
+            await _refuse(send_with_headers, b"Not served by this dashboard.")
+            return
         if scope.get("method") == "PUT" and not self._may_upload(path):
-            await _refuse(send_with_headers)
+            await _refuse(send_with_headers, b"This session may not upload: unlock the dashboard first.")
             return
         if self.assets is not None and path in self.assets:
             request = {k.lower(): v for k, v in scope.get("headers", [])}
@@ -226,10 +237,9 @@ class _HtmlRewrite:
         await self.send({"type": "http.response.body", "body": body})
 
 
-async def _refuse(send: Send) -> None:
-    """403 without reading the request body (uvicorn closes the connection if the
-    client keeps sending)."""
-    body = b"This session may not upload: unlock the dashboard first."
+async def _refuse(send: Send, body: bytes) -> None:
+    """403 saying ``body``, without reading the request body (uvicorn closes the
+    connection if the client keeps sending)."""
     await send({"type": "http.response.start", "status": 403,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"),
                             (b"content-length", str(len(body)).encode())]})

@@ -462,6 +462,29 @@ def test_another_site_cannot_frame_the_dashboard(server, page):
     assert refused, "Chromium did not report the frame-ancestors refusal"
 
 
+def test_streamlits_cache_statistics_are_not_served_before_the_password(tmp_path):
+    """``/_stcore/metrics`` lists every cached computation and its size (what other people
+    loaded), and asks the server to measure its caches; no session comes with the request."""
+    import urllib.error
+    import urllib.request
+
+    srv = start_server(tmp_path, env={"CALIB_PASSWORD": "correct horse battery"})
+    try:
+        for method, accept in (("GET", "*/*"), ("GET", "application/x-protobuf"), ("OPTIONS", "*/*"),
+                               ("HEAD", "*/*")):
+            req = urllib.request.Request(srv.url + "/_stcore/metrics", method=method, headers={"Accept": accept})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(req, timeout=10)
+            assert refused.value.code == 403, (method, accept)
+            body = refused.value.read()
+            assert b"# TYPE" not in body and b"cache_" not in body, (method, accept)
+            assert_hardened({k.lower(): v for k, v in refused.value.headers.items()}, "/_stcore/metrics")
+        status, _, _ = get(srv.url + "/_stcore/health")  # the public routes still answer
+        assert status == 200
+    finally:
+        srv.stop()
+
+
 # ------------------------------------------------------------- upload gate
 def capture_session_ids(page) -> list[str]:
     """Session ids the server announces to this page over its WebSocket (NewSession)."""
