@@ -15,7 +15,7 @@ from dashboard.context import Context
 from dashboard.entries import available_samples, datasets, entries, load_entry, set_entries, sync_samples
 from dashboard.keys import NOTES_KEY, PAGE_JUMPED_KEY, SHARED_KEY, VIEW_KEY
 from dashboard.layout import METHOD_LABELS, PAGE_FILES, PAGE_TITLES, SCORING_LABELS, link, md_escape
-from dashboard.sharing import restore_shared, share_panel
+from dashboard.sharing import end_if_link_gone, restore_shared, share_panel
 from dashboard.state import bind, get_view, set_view, sync_url
 from dashboard.style import apply_style
 from dashboard.threshold import threshold_panel
@@ -30,6 +30,7 @@ def page_setup(page: str) -> Context:
     acc = auth.access()
     if not acc.allowed:
         st.stop()
+    end_if_link_gone()  # a link revoked since this session opened it: nothing of its data shows
     v = _restore_view()
     if page == "data" and ("page" in st.query_params or SHARED_KEY in st.session_state) and v.page != "data" \
             and not st.session_state.get(PAGE_JUMPED_KEY):

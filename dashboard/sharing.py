@@ -21,6 +21,8 @@ from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.hosting.shares import (
+    ENDED_MESSAGES,
+    ENDED_TAIL,
     SHARE_PARAM,
     UNAVAILABLE_MESSAGE,
     DatasetSpec,
@@ -33,6 +35,8 @@ from dashboard.context import Access, Context
 from dashboard.decision_view import OWNER_VIEW_KEY, shared_decision
 from dashboard.entries import Entry, Overrides, available_samples, entries, new_upload_entry
 from dashboard.keys import (
+    ENTRIES_KEY,
+    FIGURES_KEY,
     LAST_SHARE_KEY,
     NOTES_KEY,
     OWNED_OPEN_KEY,
@@ -40,9 +44,10 @@ from dashboard.keys import (
     SHARE_NOTICE_KEY,
     SHARED_KEY,
     USER_KEY,
+    VIEW_KEY,
 )
 from dashboard.layout import PAGE_FILES, md_escape, show_error
-from dashboard.runtime import share_store
+from dashboard.runtime import budget, share_store
 from dashboard.state import get_view, share_params
 
 
@@ -91,10 +96,37 @@ def restore_shared(token: str) -> tuple[list[Entry], views.View] | None:
     return items, v
 
 
-def _unavailable() -> NoReturn:
-    """The page a dead link shows (fixed text only), then stop."""
+def end_if_link_gone() -> None:
+    """A session opened from a share link ends when the link does: run at every page
+    start (:func:`dashboard.page.page_setup`). If the link was revoked, deleted or expired
+    since this session opened it (by anyone, in any server process:
+    :meth:`calib.hosting.store.Store.link_status` asks the catalog), the session forgets
+    the link's data (its inputs, view and figures, and their memory bookings), is told
+    why, and sees the dead-link page on every page until it starts a new analysis."""
+    token = st.session_state.get(SHARED_KEY)
+    if token is None:
+        return
+    try:
+        status = share_store().link_status(token)
+    except CalibError as exc:  # the store cannot answer: show nothing rather than what may be gone
+        st.title("This link cannot be opened right now")
+        show_error(exc)
+        st.stop()
+    if status == "ok":
+        return
+    for key in (ENTRIES_KEY, VIEW_KEY, FIGURES_KEY, OWNER_VIEW_KEY, NOTES_KEY):
+        st.session_state.pop(key, None)
+    budget().release()
+    _unavailable(f"{ENDED_MESSAGES.get(status, UNAVAILABLE_MESSAGE)} {ENDED_TAIL}",
+                 st.session_state.pop(SHARE_NOTICE_KEY, None))  # "The link is revoked", to who just did
+
+
+def _unavailable(message: str = UNAVAILABLE_MESSAGE, notice: tuple[bool, str] | None = None) -> NoReturn:
+    """The page a dead link shows (fixed text only, and the notice of an owner action
+    this session just took), then stop."""
     st.title("This link is no longer available")
-    st.markdown(UNAVAILABLE_MESSAGE)
+    st.markdown(message)
+    _show_notice(notice)
     st.button("Start a new analysis", key="calib_leave_share", on_click=_leave_share)
     st.stop()
 

@@ -13,7 +13,10 @@ What the browser does, and this does too:
   run's ``script_finished`` (a run that ends early for a rerun, as ``st.rerun()`` does, is
   followed to the end of the next);
 - submits a form as the browser does: one rerun with every widget of the form at its value
-  and the form's submit button's trigger set (the ids come from the elements the run drew).
+  and the form's submit button's trigger set (the ids come from the elements the run drew);
+- keeps what the server says of the page: the current page and the app's pages (the
+  ``navigation`` message) and the address's query (``page_info_changed``), sent with the
+  next run as the browser's address bar would.
 
 Uses the ``websockets`` package (a dependency of Streamlit's web server; pinned in
 requirements-dev.txt).
@@ -107,6 +110,9 @@ class Session:
             additional_headers=dict(headers or {}), open_timeout=timeout, max_size=None))
         self.session_id: str | None = None
         self.page = Page()
+        #: The app's pages by name (the navigation's), and the page the session is on.
+        self.pages: dict[str, str] = {}
+        self.page_script_hash = ""
 
     # ------------------------------------------------------------ messages
     def send(self, msg: BackMsg) -> None:
@@ -116,12 +122,13 @@ class Session:
         """Send what Streamlit's "Clear cache" menu item sends (any client may)."""
         self.send(BackMsg(clear_cache=True))
 
-    def run(self, widgets: Iterable[WidgetState] = (), *, page_script_hash: str = "") -> Page:
-        """Start a run with these widget values and return what it drew."""
+    def run(self, widgets: Iterable[WidgetState] = (), *, page: str | None = None) -> Page:
+        """Start a run with these widget values, on the page named ``page`` (a name of the
+        navigation; default the page the session is on), and return what it drew."""
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string = self.query_string
-        state.page_script_hash = page_script_hash
+        state.page_script_hash = self.page_script_hash if page is None else self.pages[page]
         state.widget_states.widgets.extend(widgets)
         self.send(msg)
         self.page = self._read_run()
@@ -140,6 +147,11 @@ class Session:
             kind = fwd.WhichOneof("type")
             if kind == "new_session":
                 self.session_id = fwd.new_session.initialize.session_id
+            elif kind == "navigation":
+                self.pages = {p.page_name: p.page_script_hash for p in fwd.navigation.app_pages}
+                self.page_script_hash = fwd.navigation.page_script_hash
+            elif kind == "page_info_changed":
+                self.query_string = fwd.page_info_changed.query_string
             elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 page.elements.append((tuple(fwd.metadata.delta_path), fwd.delta.new_element))
             elif kind == "script_finished":
@@ -159,6 +171,11 @@ class Session:
                   for label, value in values.items()]
         states.append(WidgetState(id=press.id, trigger_value=True))
         return self.run(states)
+
+    def click(self, label: str) -> Page:
+        """Press the (non-form) button labelled ``label``: a rerun with its trigger set."""
+        press = self.page.widget("button", label)
+        return self.run([WidgetState(id=press.id, trigger_value=True)])
 
     def close(self) -> None:
         self._stack.close()

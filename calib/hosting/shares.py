@@ -53,6 +53,14 @@ UNAVAILABLE_MESSAGE = (
     "This shared link is no longer available: it has expired, its owner revoked or deleted it, "
     "or it was copied incompletely. Ask the person who sent it for a new link."
 )
+#: What a session that had the link open is told when it stops opening (by cause: this
+#: session held the link, so saying which tells a prober nothing).
+ENDED_MESSAGES = {
+    "revoked": "The owner revoked this shared link after this page opened it.",
+    "expired": "This shared link expired after this page opened it.",
+    "unknown": "The owner deleted this shared link after this page opened it.",
+}
+ENDED_TAIL = "Its data is no longer shown here. Ask the person who sent it for a new link."
 NOT_OWNER_MESSAGE = (
     "Only the owner of this link can revoke, delete or change it. Anyone with the link can "
     "look at the data and move the thresholds in their own view."

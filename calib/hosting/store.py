@@ -276,20 +276,11 @@ class Store(ReviewCatalog):
         database access; then the catalog is searched by the token's SHA-256."""
         if not valid_token(token):
             return Lookup("malformed")
-        assert isinstance(token, str)
-        th = secret_digest(token)
         with self._connect() as con:
-            row = con.execute(
-                "SELECT id, token_hash, view, created, expires, revoked, owner_user FROM shares WHERE token_hash = ?",
-                (th,),
-            ).fetchone()
-            if row is None or not hmac.compare_digest(bytes(row[1]), th):
-                return Lookup("unknown")
-            share_id, _, view_json, created, expires, revoked, owner_user = row
-            if revoked is not None:
-                return Lookup("revoked")
-            if expires is not None and expires <= self.clock():
-                return Lookup("expired")
+            status, row = self._find(con, token)
+            if row is None:
+                return Lookup(status)
+            share_id, view_json, created, expires, owner_user = row
             specs_json = [
                 r[0] for r in con.execute(
                     "SELECT d.spec FROM share_datasets s JOIN datasets d ON d.id = s.dataset_id"
@@ -306,6 +297,34 @@ class Store(ReviewCatalog):
         if not specs:
             return Lookup("damaged")
         return Lookup("ok", Share(share_id, tuple(specs), view_json, created, expires, owner_user))
+
+    @reported
+    def link_status(self, token: object) -> str:
+        """Whether the link still opens, without reading its files: ``"ok"``, or why not
+        (``"malformed"``, ``"unknown"`` (never made, or deleted), ``"revoked"``,
+        ``"expired"``). One indexed look-up: cheap enough for every page run of a session
+        that opened the link (:func:`dashboard.sharing.end_if_link_gone`)."""
+        if not valid_token(token):
+            return "malformed"
+        with self._connect() as con:
+            return self._find(con, token)[0]
+
+    def _find(self, con: sqlite3.Connection, token: object) -> tuple[str, tuple[Any, ...] | None]:
+        """``("ok", (id, view, created, expires, owner_user))`` for a live link's token,
+        else ``(why not, None)``. ``token`` has passed :func:`valid_token`."""
+        th = secret_digest(str(token))
+        row = con.execute(
+            "SELECT id, token_hash, view, created, expires, revoked, owner_user FROM shares WHERE token_hash = ?",
+            (th,),
+        ).fetchone()
+        if row is None or not hmac.compare_digest(bytes(row[1]), th):
+            return "unknown", None
+        share_id, _, view_json, created, expires, revoked, owner_user = row
+        if revoked is not None:
+            return "revoked", None
+        if expires is not None and expires <= self.clock():
+            return "expired", None
+        return "ok", (share_id, view_json, created, expires, owner_user)
 
     def _spec_from_json(self, text: str) -> DatasetSpec | None:
         try:

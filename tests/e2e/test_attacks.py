@@ -33,6 +33,7 @@ from tests.e2e.conftest import screenshot, start_server
 from tests.e2e.hosting import (
     JUDGE,
     SLOW,
+    UNAVAILABLE_TITLE,
     assert_unavailable,
     expected_routing,
     go_to,
@@ -371,6 +372,38 @@ def test_a_read_only_viewer_cannot_change_revoke_or_delete(server, browser, page
     wait_text(page, "The link is revoked")
     page.goto(link)
     assert_unavailable(page)
+
+
+# -------------------------------------------------------------- revocation
+#: What a dead link's page may draw: its style, title, message and way out; no data of any kind.
+DEAD_LINK_KINDS = {"html", "heading", "markdown", "button"}
+
+
+def test_revoking_a_link_ends_the_sessions_that_have_it_open(server):
+    """At the protocol level (tests/wsclient.py): a tab that opened the link before it was
+    revoked sees, at its next run of any page, the dead-link page and none of the data."""
+    token, secret, _ = make_share(server.data_dir, name="revoked judge")
+    with Session(server.url, query_string=f"share={token}") as s:
+        opened = s.run()
+        assert "Routing" in opened.headings() and opened.has("metric") and "revoked judge" in opened.text()
+        s.run(page="Report")
+        assert s.page.has("download_button")
+        # the owner revokes from another process (as another server replica would)
+        assert Store.open(server.data_dir).revoke(token, owner_secret=secret).ok
+        assert set(s.pages) >= {"Data", "Overview", "Scale", "Reliability", "Recalibration", "Routing", "Report",
+                                "Review"}
+        for name in ["Report", *s.pages]:  # the page it is on, then every page
+            page = s.run(page=name)
+            assert UNAVAILABLE_TITLE in page.headings(), (name, page.headings())
+            assert "revoked" in page.text(), name  # told why
+            assert set(page.kinds()) <= DEAD_LINK_KINDS, (name, page.kinds())
+            assert "revoked judge" not in page.text(), name
+        # the way out: an empty dashboard, none of the link's data kept in the session
+        s.click("Start a new analysis")
+        assert "share" not in s.query_string
+        page = s.run(page="Data")
+        assert page.has("file_uploader") and not page.has("metric") and "revoked judge" not in page.text()
+        assert "No data loaded yet." in page.text()
 
 
 # ------------------------------------------------------- response headers
