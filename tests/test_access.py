@@ -278,7 +278,23 @@ def test_user_allowed_decisions() -> None:
     assert not user_allowed({"is_logged_in": True}, ALLOWED).allowed
     assert user_allowed({"is_logged_in": True, "email": "a@example.com", "email_verified": False}, ALLOWED).message == (
         "Your login provider says your e-mail address is not verified.")
-    assert user_allowed({"is_logged_in": True, "email": "a@example.com"}, ALLOWED).allowed
+    assert user_allowed({"is_logged_in": True, "email": "a@example.com", "email_verified": True}, ALLOWED).allowed
+
+
+@pytest.mark.parametrize("verified", ["false", "False", "true", "", 0, 1, None, [], {}, "missing"])
+def test_only_a_json_true_email_verified_counts(verified) -> None:
+    """JSON has one true: a provider (or a proxy mapping claims) writing the string
+    "false", a number or nothing has not said the address is verified."""
+    user = {"is_logged_in": True, "email": "a@example.com"}
+    if verified != "missing":
+        user["email_verified"] = verified
+    assert user_allowed(user, ALLOWED) == access.Decision(False, (
+        "Your login provider did not confirm that your e-mail address is verified (its email_verified "
+        "claim is not true), so this server cannot check your domain."))
+    assert user_allowed({**user, "email_verified": True}, ALLOWED) == access.Decision(True)
+
+
+def test_user_allowed_refuses_a_verified_address_of_another_domain() -> None:
     refused = user_allowed({"is_logged_in": True, "email": "m@evil-example.com", "email_verified": True}, ALLOWED)
     assert refused == access.Decision(False, "Accounts of evil-example.com are not allowed on this server.")
 
@@ -332,6 +348,8 @@ def oidc_server(tmp_path: Path):
         User(sub="alice", claims={"email": "alice@example.com", "email_verified": True}),
         User(sub="mallory", claims={"email": "mallory@evil-example.com", "email_verified": True}),
         User(sub="eve", claims={"email": "eve@example.com", "email_verified": False}),
+        User(sub="sam", claims={"email": "sam@example.com", "email_verified": "false"}),
+        User(sub="nova", claims={"email": "nova@example.com"}),
     ]
     secret = hashlib.sha256(b"calib test cookie secret").hexdigest()
     with run_server_in_thread(port=0, user_claims=users) as provider:
@@ -400,6 +418,12 @@ def test_st_login_flow_against_mock_provider(oidc_server) -> None:
     eve = login_over_http(app_url, secret, "eve")
     assert eve["email_verified"] is False
     assert not user_allowed(eve, ("example.com",)).allowed
+    # a string "false" reaches st.user as the provider wrote it, and does not count as verified
+    sam = login_over_http(app_url, secret, "sam")
+    assert sam["email_verified"] == "false"
+    assert not user_allowed(sam, ("example.com",)).allowed
+    nova = login_over_http(app_url, secret, "nova")  # no email_verified claim at all
+    assert "email_verified" not in nova and not user_allowed(nova, ("example.com",)).allowed
 
 
 def test_documented_auth_secrets_have_the_keys_the_login_test_uses() -> None:

@@ -231,16 +231,24 @@ class Decision:
 def user_allowed(user: Mapping[str, Any], allowed_domains: Iterable[str]) -> Decision:
     """Decide on a logged-in user from their ``st.user`` record (``st.user.to_dict()``).
 
-    Requires ``is_logged_in``, an ``email`` claim, that the provider has not said the
-    e-mail is unverified (``email_verified`` false: anyone can type any address into
-    some providers), and an allowed domain (:func:`email_allowed`)."""
+    Requires ``is_logged_in``, an ``email`` claim, that the provider says the e-mail is
+    verified, and an allowed domain (:func:`email_allowed`). Verified means the claim
+    ``email_verified`` is the JSON boolean ``true`` (OpenID Connect Core 1.0, 5.1); the
+    string ``"false"``, a number or no claim at all are not: an unverified address is one
+    anyone can type into some providers, and a domain allow-list on it checks nothing
+    (providers that send no ``email_verified``, such as Microsoft Entra ID by default,
+    are refused with a message saying so)."""
     if not user.get("is_logged_in"):
         return Decision(False, "Please log in.")
     email = user.get("email")
     if not isinstance(email, str) or not email:
         return Decision(False, "Your login did not share an e-mail address, so this server cannot check it.")
-    if user.get("email_verified") is False:
+    verified = user.get("email_verified")
+    if verified is False:
         return Decision(False, "Your login provider says your e-mail address is not verified.")
+    if verified is not True:
+        return Decision(False, "Your login provider did not confirm that your e-mail address is verified "
+                               "(its email_verified claim is not true), so this server cannot check your domain.")
     if not email_allowed(email, allowed_domains):
         return Decision(False, f"Accounts of {email_domain(email) or 'this address'} are not allowed on this server.")
     return Decision(True)
