@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calib.hosting.access import AccessConfig, PasswordGate
+from calib.hosting.access import AccessConfig, PasswordGate, check_auth_secrets
 from calib.hosting.budget import HeavyGate, MemoryLedger, SessionBudget
 from calib.hosting.resident import resident
 from calib.hosting.store import Store
@@ -48,11 +48,24 @@ def _read_runtime() -> Runtime:
     except Exception:  # no secrets.toml: nothing to read
         pw = None
     cfg = AccessConfig.from_env(password=str(pw) if pw else None)
+    if cfg.oidc:  # st.login would fail on the first click with Streamlit's generic error
+        check_auth_secrets(_secrets_section("auth"), cfg.oidc_provider)
     return Runtime(
         limits=limits, config=cfg,
         gate=PasswordGate.from_config(cfg) if cfg.password else None,
         ledger=MemoryLedger.from_limits(limits), heavy=HeavyGate.from_limits(limits),
     )
+
+
+def _secrets_section(name: str) -> object:
+    """A section of ``st.secrets`` as a plain mapping, or ``None`` (no such section, or
+    no secrets at all)."""
+    try:
+        section = st.secrets.get(name)
+    except Exception:  # no secrets.toml: nothing to read
+        return None
+    to_dict = getattr(section, "to_dict", None)
+    return to_dict() if callable(to_dict) else section
 
 
 def share_store() -> Store:

@@ -434,3 +434,72 @@ def test_documented_auth_secrets_have_the_keys_the_login_test_uses() -> None:
     assert set(documented) == set(used) == {
         "redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url"}
     assert documented["redirect_uri"].endswith("/oauth2callback")
+
+
+# ------------------------------------------- the login's settings, checked up front
+FULL_AUTH = {"redirect_uri": "https://calib.example.com/oauth2callback", "cookie_secret": "s" * 64,
+             "client_id": "id", "client_secret": "secret",
+             "server_metadata_url": "https://accounts.example.com/.well-known/openid-configuration"}
+
+
+@pytest.fixture()
+def oidc_env(monkeypatch, tmp_path):
+    from tests.apptest import clear_caches
+
+    for var in ("CALIB_PASSWORD", "CALIB_AUTH_PROVIDER"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CALIB_AUTH", "oidc")
+    monkeypatch.setenv("CALIB_ALLOWED_DOMAINS", "example.com")
+    monkeypatch.setenv("CALIB_DATA_DIR", str(tmp_path / "data"))
+    clear_caches()
+    yield monkeypatch
+    clear_caches()
+
+
+def page_errors(secrets: dict | None) -> tuple[list[str], object]:
+    """Run the app with these secrets (none: no secrets at all): its error boxes, unescaped,
+    and the app (which must have raised nothing)."""
+    from tests.apptest import app, ok
+
+    at = app()
+    for k, v in (secrets or {}).items():
+        at.secrets[k] = v
+    at = ok(at.run())
+    return [e.value.replace("\\", "") for e in at.error], at
+
+
+def test_without_an_auth_section_the_page_names_the_missing_setting(oidc_env) -> None:
+    errors, at = page_errors(None)
+    assert errors == ["This server is not configured correctly: CALIB_AUTH=oidc needs an [auth] section in "
+                      ".streamlit/secrets.toml (redirect_uri, cookie_secret, client_id, client_secret, "
+                      "server_metadata_url; see the README's login section); there is none"]
+    assert not at.button and not at.file_uploader
+
+
+@pytest.mark.parametrize("drop", ["redirect_uri", "cookie_secret", "client_id", "client_secret",
+                                  "server_metadata_url"])
+def test_an_auth_section_missing_a_key_is_named(oidc_env, drop) -> None:
+    errors, _ = page_errors({"auth": {k: v for k, v in FULL_AUTH.items() if k != drop}})
+    assert errors == [f"This server is not configured correctly: CALIB_AUTH=oidc: .streamlit/secrets.toml "
+                      f"is missing {drop} in [auth]"]
+
+
+def test_a_named_provider_needs_its_own_section(oidc_env) -> None:
+    oidc_env.setenv("CALIB_AUTH_PROVIDER", "google")
+    errors, _ = page_errors({"auth": FULL_AUTH})
+    assert errors == ["This server is not configured correctly: CALIB_AUTH=oidc: .streamlit/secrets.toml "
+                      "is missing the section [auth.google] (CALIB_AUTH_PROVIDER=google)"]
+    shared = {k: FULL_AUTH[k] for k in ("redirect_uri", "cookie_secret")}
+    errors, _ = page_errors({"auth": {**shared, "google": {"client_id": "id", "client_secret": "x"}}})
+    assert errors == ["This server is not configured correctly: CALIB_AUTH=oidc: .streamlit/secrets.toml "
+                      "is missing server_metadata_url in [auth.google]"]
+
+
+def test_complete_auth_settings_show_the_login(oidc_env) -> None:
+    from tests.apptest import app, ok
+
+    at = app()
+    at.secrets["auth"] = FULL_AUTH
+    # AppTest has no login cookie: st.user is logged out
+    at = ok(at.run())
+    assert [b.label for b in at.button] == ["Log in"] and not at.error

@@ -165,6 +165,34 @@ class AccessConfig:
         )
 
 
+#: What ``st.login`` reads from ``[auth]`` itself, and from the provider's section
+#: (``[auth]`` again when no ``CALIB_AUTH_PROVIDER`` is named).
+AUTH_KEYS = ("redirect_uri", "cookie_secret")
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+SECRETS_FILE = ".streamlit/secrets.toml"
+
+
+def check_auth_secrets(auth: object, provider: str | None) -> None:
+    """Raise :class:`CalibError` naming what ``st.login`` would miss in the secrets'
+    ``[auth]`` section (``auth``: that section, ``None`` when there is none), so that the
+    page says which setting to write instead of failing in ``st.login`` with Streamlit's
+    generic error. The keys are those of :data:`AUTH_SECRETS_EXAMPLE`."""
+    if not isinstance(auth, Mapping):
+        raise CalibError(
+            f"CALIB_AUTH=oidc needs an [auth] section in {SECRETS_FILE} "
+            f"({', '.join(AUTH_KEYS + PROVIDER_KEYS)}; see the README's login section); there is none"
+        )
+    missing = [f"{k} in [auth]" for k in AUTH_KEYS if not auth.get(k)]
+    name = "[auth]" if provider is None else f"[auth.{provider}]"
+    section = auth if provider is None else auth.get(provider)
+    if not isinstance(section, Mapping):
+        missing.append(f"the section {name} (CALIB_AUTH_PROVIDER={provider})")
+    else:
+        missing += [f"{k} in {name}" for k in PROVIDER_KEYS if not section.get(k)]
+    if missing:
+        raise CalibError(f"CALIB_AUTH=oidc: {SECRETS_FILE} is missing {', '.join(missing)}")
+
+
 def parse_domains(text: str) -> tuple[str, ...]:
     """Parse an allow-list such as ``"example.com, @Example.org"`` into
     ``("example.com", "example.org")``.
