@@ -614,3 +614,57 @@ def test_attach_dash_values_joins_only_a_value_of_the_flags_own_shape() -> None:
         assert attach_dash_values(argv) == argv
     path = Path("-" + "a" * 31)
     assert attach_dash_values(["--token", path]) == ["--token", path]  # only strings are read
+
+
+# --------------------------------------------------- reviewer names: no invisible characters
+#: Characters that change how a name reads (or where a line ends) without being seen, typed
+#: from the Unicode standard: line and paragraph separators, C1 controls (NEL), the bidi
+#: embeddings, overrides, isolates and marks, zero-width characters, the soft hyphen, the BOM.
+INVISIBLE = {
+    "\u2028": "U+2028 (LINE SEPARATOR)", "\u2029": "U+2029 (PARAGRAPH SEPARATOR)",
+    "\u0085": "U+0085 (a control character)", "\u009b": "U+009B (a control character)",
+    "\u202a": "U+202A (LEFT-TO-RIGHT EMBEDDING)", "\u202b": "U+202B (RIGHT-TO-LEFT EMBEDDING)",
+    "\u202c": "U+202C (POP DIRECTIONAL FORMATTING)", "\u202d": "U+202D (LEFT-TO-RIGHT OVERRIDE)",
+    "\u202e": "U+202E (RIGHT-TO-LEFT OVERRIDE)", "\u2066": "U+2066 (LEFT-TO-RIGHT ISOLATE)",
+    "\u2067": "U+2067 (RIGHT-TO-LEFT ISOLATE)", "\u2068": "U+2068 (FIRST STRONG ISOLATE)",
+    "\u2069": "U+2069 (POP DIRECTIONAL ISOLATE)", "\u200e": "U+200E (LEFT-TO-RIGHT MARK)",
+    "\u200f": "U+200F (RIGHT-TO-LEFT MARK)", "\u061c": "U+061C (ARABIC LETTER MARK)",
+    "\u200b": "U+200B (ZERO WIDTH SPACE)", "\u200d": "U+200D (ZERO WIDTH JOINER)",
+    "\u2060": "U+2060 (WORD JOINER)", "\u00ad": "U+00AD (SOFT HYPHEN)",
+    "\ufeff": "U+FEFF (ZERO WIDTH NO-BREAK SPACE)", "\x1b": "U+001B (a control character)",
+    "\x7f": "U+007F (a control character)", "\t": "U+0009 (a control character)",
+}
+
+
+def invisible_message(name: str) -> str:
+    return (f"the reviewer's name contains {name}, a character that is not seen or changes how "
+            "the text around it reads: type the name without it")
+
+
+@pytest.mark.parametrize("char", sorted(INVISIBLE))
+def test_a_reviewer_name_with_an_invisible_character_is_refused_naming_it(store: Store, char: str) -> None:
+    typed = f"ann{char}evil"
+    with pytest.raises(ValueError) as refused:
+        hl.check_reviewer(typed)
+    assert str(refused.value) == invisible_message(INVISIBLE[char])
+    if char < " " or char == "\x7f":
+        return  # the store's own rule refuses these first (a newline or a tab: tested above)
+    # the store refuses it too, whatever path the label takes (a reviewer's, an import)
+    r = make_share(store)
+    out = store.add_label(r.token, lab(PLAN.queue[0].item, reviewer=typed), PLANS)
+    assert (out.ok, out.status) == (False, "invalid")
+    assert out.message == f"item {PLAN.queue[0].item!r}: {invisible_message(INVISIBLE[char])}"
+    imported = Label(PLAN.queue[0].item, True, reviewer=typed, time="2026-01-02T03:04:05Z")
+    out = store.import_labels(r.token, [imported], PLANS, owner_secret=r.owner_secret)
+    assert out.written == 0 and out.rejected == (
+        f"label 1: item {PLAN.queue[0].item!r}: {invisible_message(INVISIBLE[char])}",)
+    assert rows_of(store.data_dir) == []
+
+
+@pytest.mark.parametrize("name", ["Zoë Ørsted-Nuñez", "王芳", "דוד כהן", "زهراء", "Ann 🙂", "O'Brien, J.",
+                                  "ann@example.com", "Анна"])
+def test_names_in_any_script_are_kept(store: Store, name: str) -> None:
+    assert hl.check_reviewer(f"  {name} ") == name
+    r = make_share(store)
+    assert store.add_label(r.token, lab(PLAN.queue[0].item, reviewer=name), PLANS).ok
+    assert [g.reviewer for g in store.labels(r.token).labels] == [name]

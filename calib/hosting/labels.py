@@ -156,9 +156,21 @@ def now_iso(clock: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock))
 
 
+#: Unicode categories a reviewer's name may not hold: controls (C0, DEL and C1, such as
+#: NEL U+0085), format characters (the bidi embeddings, overrides, isolates and marks
+#: U+202A-U+202E, U+2066-U+2069, U+200E/F, zero-width characters, the soft hyphen, the
+#: BOM), line and paragraph separators (U+2028, U+2029) and lone surrogates.
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
 def check_reviewer(reviewer: object) -> str:
     """The reviewer identity as stored (trimmed), or a ``ValueError`` saying why not
-    (the rules of :func:`calib.labels.records.label_problem`)."""
+    (the rules of :func:`calib.labels.records.label_problem`, and no character of
+    :data:`INVISIBLE_CATEGORIES`: one that is not seen, or that reorders or breaks the
+    text around it, lets one name pass for another in the labels, the export and the
+    owner's tables, or end a line where a reader does not expect it)."""
+    import unicodedata
+
     from calib.labels.records import MAX_REVIEWER_CHARS
 
     if not isinstance(reviewer, str) or not reviewer.strip():
@@ -166,8 +178,11 @@ def check_reviewer(reviewer: object) -> str:
     who = reviewer.strip()
     if len(who) > MAX_REVIEWER_CHARS:
         raise ValueError(f"the reviewer's name is longer than {MAX_REVIEWER_CHARS} characters")
-    if any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in who):
-        raise ValueError("the reviewer's name contains control characters")
+    bad = next((c for c in who if unicodedata.category(c) in INVISIBLE_CATEGORIES), None)
+    if bad is not None:
+        name = unicodedata.name(bad, "") or "a control character"
+        raise ValueError(f"the reviewer's name contains U+{ord(bad):04X} ({name}), a character that is not "
+                         "seen or changes how the text around it reads: type the name without it")
     return who
 
 
@@ -259,6 +274,10 @@ class _Index:
         why = label_problem(label)
         if why is not None:
             raise ValueError(f"item {shown}: {why}")
+        try:
+            check_reviewer(label.reviewer)
+        except ValueError as exc:
+            raise ValueError(f"item {shown}: {exc}") from None
         ds = label.dataset
         if ds == "" and len(self.names) == 1:
             ds = self.names[0]
