@@ -86,3 +86,30 @@ def test_the_catalog_is_created_private_before_sqlite_writes_it(tmp_path):
     assert stat.S_IMODE((root / "catalog.sqlite3").stat().st_mode) == 0o600
     with sqlite3.connect(root / "catalog.sqlite3") as con:  # a real SQLite database, not an empty file
         assert con.execute("PRAGMA user_version").fetchone()[0] >= 1
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o000])
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_the_labels_export_file_is_private_whatever_the_umask(tmp_path, capsys, monkeypatch, mask, suffix):
+    """``calib labels export -o FILE``: the reviewers' labels (names, notes) leave the store
+    0600 like every file in it; an older export left readable is tightened when rewritten."""
+    from tests.cli_run import run
+    from tests.test_labels_store import PLAN, PLANS, lab, make_share
+
+    data_dir = tmp_path / "data"
+    store = Store.open(data_dir)
+    r = make_share(store)
+    assert store.add_label(r.token, lab(PLAN.queue[0].item, note="private note"), PLANS).ok
+    for var in ("CALIB_SHARE_TOKEN", "CALIB_OWNER_SECRET", "CALIB_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    out = tmp_path / f"labels.{suffix}"
+    args = ["labels", "export", "--token", r.token, "--data-dir", data_dir, "-o", out]
+    with umask(mask):
+        code, _, err = run(args, capsys)
+        assert code == 0, err
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600
+        first = out.read_bytes()
+        assert b"private note" in first
+        out.chmod(0o644)
+        assert run(args, capsys)[0] == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600 and out.read_bytes() == first

@@ -148,7 +148,9 @@ def run_export(args: argparse.Namespace) -> int:
         raise CalibError(got.message)
     data = labels_to_csv(got.labels) if fmt == "csv" else labels_to_jsonl(got.labels)
     if args.output:
-        Path(args.output).write_bytes(data)
+        from calib.hosting.catalog import write_private
+
+        write_private(args.output, data)  # 0600, like the store it comes from
         print(f"calib: wrote {len(got.labels):,} label(s) to {args.output}", file=sys.stderr)
     else:
         sys.stdout.buffer.write(data)

@@ -187,6 +187,18 @@ def _make_private(path: Path, mode: int) -> None:
         log.warning("%s has mode %o and cannot be made %o: other users may read it", path, current, mode)
 
 
+def write_private(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` readable by this user only (0600, whatever the umask),
+    as the store keeps its own files: for what leaves the store into a file (the labels'
+    export: reviewers' names and notes). An existing regular file is tightened to 0600
+    before a byte is written; a device (``/dev/stdout``) is written as it is."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "wb") as fh:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, FILE_MODE)
+        fh.write(data)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
