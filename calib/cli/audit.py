@@ -258,7 +258,7 @@ def write_plot(result: Audit, ds: Dataset, path: str, fmt: str) -> None:
 def add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "compare", help="several models side by side (one file each, or one file by --group-key)",
-        description="One row per model: right %%, mean stated, share stated at or above --at, right when it "
+        description="One row per model: right %, mean stated, share stated at or above --at, right when it "
                     "did, calibration error [CI], Brier vs the constant base rate.",
     )
     p.add_argument("files", metavar="FILE", nargs="+")

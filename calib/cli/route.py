@@ -37,7 +37,7 @@ def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         "route", help="the recommended review threshold, its cost, and what a threshold does",
         description="Prints first the recommended review threshold: the one accepting the most items unseen "
                     "while, with --confidence, at most --target-error of them are wrong (fixed-sequence "
-                    "Clopper-Pearson testing, Learn-then-Test; default target 5%%, confidence 95%%). Items "
+                    "Clopper-Pearson testing, Learn-then-Test; default target 5%, confidence 95%). Items "
                     "with a confidence below the threshold (--threshold, else the recommended one) go to a "
                     "person; at or above it (or --upper) they are accepted unseen. With --map the threshold "
                     "is on the calibrated probability (0-1).",
