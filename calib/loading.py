@@ -12,6 +12,7 @@ JSON) is read by :func:`calib.table.read_counts`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -134,9 +135,13 @@ def load(
     if kind not in FORMATS:
         raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if kind == "counts":
-        return _load_counts(src, ds_name, options)
-    rows, report = _reader(kind)(src, options)
-    return _dataset(ds_name, rows, report, options, src)
+        ds = _load_counts(src, ds_name, options)
+    else:
+        rows, report = _reader(kind)(src, options)
+        ds = _dataset(ds_name, rows, report, options, src)
+    if src.notes:  # what was done to the bytes before the reader saw them (read_source)
+        ds = dataclasses.replace(ds, report=dataclasses.replace(ds.report, notes=src.notes + ds.report.notes))
+    return ds
 
 
 def load_many(

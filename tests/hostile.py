@@ -434,3 +434,29 @@ CASES: tuple[Case, ...] = (
 
 #: Cases whose file is compressed or sparse enough that the full size still fits in 5 MB.
 BY_NAME = {c.name: c for c in CASES}
+
+
+# --------------------------------------------------------------- issue 22: input forms and CPU
+def gzip_members(size: int) -> bytes:
+    """``size`` empty gzip members (20 bytes each) before the valid rows: linear, not quadratic."""
+    return gzip.compress(b"", mtime=0) * size + gz(good_lines())
+
+
+def gzip_padded(size: int) -> bytes:
+    """Valid rows gzipped, then ``size`` + 512 zero bytes (the padding tape and ``dd`` leave)."""
+    return gz(good_lines()) + b"\0" * (size + 512)
+
+
+def plain_named_gz(size: int) -> bytes:
+    """Valid rows, not compressed, in a file named ``.gz``."""
+    return good_lines()
+
+
+#: Issue 22's cases (input forms people produce, and inputs that cost quadratic CPU).
+ISSUE22: tuple[Case, ...] = (
+    Case("gzip_members.jsonl.gz", gzip_members, 2_000, 250_000, 0, (), GOOD),
+    Case("gzip_padded.jsonl.gz", gzip_padded, 0, 4_000_000, 0, (), GOOD),
+    Case("plain_named.jsonl.gz", plain_named_gz, 0, 0, 0, (), GOOD),
+)
+CASES = CASES + ISSUE22
+BY_NAME = {c.name: c for c in CASES}

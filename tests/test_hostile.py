@@ -211,3 +211,59 @@ def test_help_shows_a_single_percent_sign(command: str, capsys: pytest.CaptureFi
     assert "usage: calib" in out and "%%" not in out, out
     if command in ("route", "compare"):
         assert "%" in out  # the sign is still there, once
+
+
+# ------------------------------------------------------------- issue 22: gzip forms
+def test_gunzip_reads_each_input_byte_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many empty members: the decompressor was handed the whole rest of the file once per
+    member (250k members of 20 bytes took 150 s); the bytes handed to it must stay within a
+    constant factor of the file (independent of the number of members)."""
+    import gzip
+    import zlib
+
+    import calib.readers.source as source
+
+    fed = [0]
+
+    class Counting:
+        def __init__(self, *args: object) -> None:
+            self.d = zlib.decompressobj(*args)  # type: ignore[arg-type]
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            fed[0] += len(data)
+            return self.d.decompress(data, max_length)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.d, name)
+
+    class Zlib:
+        def __getattr__(self, name: str) -> object:
+            return Counting if name == "decompressobj" else getattr(zlib, name)
+
+    monkeypatch.setattr(source, "zlib", Zlib())
+    empty = gzip.compress(b"", mtime=0)
+    line = gzip.compress(b'{"confidence": 90, "correct": true}\n', mtime=0)
+    for n in (1_000, 4_000):
+        fed[0] = 0
+        data = empty * n + line
+        assert source.gunzip_capped(data, "m.jsonl.gz", 10**6) == b'{"confidence": 90, "correct": true}\n'
+        assert fed[0] <= 8 * len(data), (n, fed[0], len(data))
+
+
+def test_gunzip_ignores_trailing_zeros_and_a_plain_file_named_gz_is_read_as_plain() -> None:
+    import gzip
+
+    from calib.errors import CalibError
+    from calib.loading import load
+    from calib.readers.source import gunzip_capped
+
+    one = gzip.compress(b"a\n" * 10, mtime=0)
+    assert gunzip_capped(one + b"\0" * 1000, "x.gz", 10**6) == b"a\n" * 10  # tape / dd padding
+    assert gunzip_capped(one + one + b"\0", "x.gz", 10**6) == b"a\n" * 20
+    with pytest.raises(CalibError, match=r"not a valid gzip file"):
+        gunzip_capped(one + b"\0" * 10 + b"junk", "x.gz", 10**6)  # zeros, then not zeros
+    ds = load("pad.jsonl.gz", hostile.gzip_padded(0))
+    assert ds.report.kept == hostile.GOOD
+    ds = load("plain.jsonl.gz", hostile.good_lines())
+    assert ds.report.kept == hostile.GOOD
+    assert any("not gzip-compressed" in n for n in ds.report.notes), ds.report.notes

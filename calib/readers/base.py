@@ -90,10 +90,13 @@ class LoadOptions:
 
 @dataclass(frozen=True)
 class Source:
-    """One input's name and bytes (already decompressed when it was ``.gz``)."""
+    """One input's name and bytes (already decompressed when it was ``.gz``, as UTF-8 when
+    it was UTF-16/32 or had bare CR line ends); ``notes`` says what was done to them, for
+    the load report (:func:`calib.readers.source.read_source`)."""
 
     name: str
     data: bytes
+    notes: tuple[str, ...] = ()
 
 
 #: What every reader returns: the usable rows and what happened to every line.
