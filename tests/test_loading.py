@@ -297,3 +297,55 @@ def test_field_names_lists_the_first_objects_keys_one_level_deep() -> None:
     # only the first lines are looked at
     assert field_names(b"\n" * 60 + b'{"late": 1}\n') == []
     assert field_names(b"\n" * 60 + b'{"late": 1}\n', limit=100) == ["late"]
+
+
+# ------------------------------------------------------------------ issue 22: input forms
+def _rows(n: int = 30) -> list[str]:
+    return [f'{{"id": "q{i}", "confidence": {50 + 5 * (i % 9)}, "correct": {"true" if i % 3 else "false"}}}'
+            for i in range(n)]
+
+
+def _same_rows(ds: object, lines: list[str]) -> None:
+    """The dataset holds exactly the rows of ``lines`` (compared with json, not the reader)."""
+    import json
+
+    objs = [json.loads(t) for t in lines]
+    rows = ds.rows  # type: ignore[attr-defined]
+    assert list(rows.item_id) == [o["id"] for o in objs]
+    assert list(rows.stated) == [o["confidence"] for o in objs]
+    assert list(rows.correct) == [o["correct"] for o in objs]
+
+
+@pytest.mark.parametrize(("bom", "codec"), [
+    (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+])
+def test_utf16_and_utf32_with_a_byte_order_mark_are_read(bom: bytes, codec: str) -> None:
+    """PowerShell's ``>`` writes UTF-16-LE with a BOM and CRLF line ends."""
+    lines = _rows()
+    text = "\r\n".join(lines) + "\r\n"
+    ds = load("ps.jsonl", bom + text.encode(codec))
+    _same_rows(ds, lines)
+    assert any(codec in n and "converted to UTF-8" in n for n in ds.report.notes), ds.report.notes
+    counts = "value,n,correct\r\n90,10,9\r\n70,10,7\r\n"
+    assert load("t.csv", bom + counts.encode(codec)).table.total == 20
+
+
+def test_utf16_without_a_mark_or_with_bytes_not_utf16_is_refused_naming_utf16() -> None:
+    text = "\n".join(_rows()) + "\n"
+    with pytest.raises(CalibError, match=r"ps\.jsonl: looks like UTF-16 \(little-endian\) without a byte-order mark"):
+        load("ps.jsonl", text.encode("utf-16-le"))
+    with pytest.raises(CalibError, match=r"UTF-16 \(big-endian\)"):
+        load("ps.jsonl", text.encode("utf-16-be"))
+    lines = _rows(5)
+    broken = ("\n".join(lines[:3]) + "\n").encode("utf-16-le") + b"\x00\xd8" + "\n".join(lines[3:]).encode("utf-16-le")
+    with pytest.raises(CalibError, match=r"ps\.jsonl: line 4: bytes that are not UTF-16 \(utf-16-le\)"):
+        load("ps.jsonl", b"\xff\xfe" + broken)
+
+
+def test_cr_only_line_ends_are_read() -> None:
+    lines = _rows()
+    ds = load("mac.jsonl", "\r".join(lines).encode() + b"\r")
+    _same_rows(ds, lines)
+    assert any("bare carriage return" in n for n in ds.report.notes)
+    assert load("t.csv", b"value,n,correct\r90,10,9\r70,10,7\r").table.total == 20

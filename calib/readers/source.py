@@ -40,7 +40,60 @@ def read_source(path: str | Path, data: bytes | None = None, options: LoadOption
     elif name.lower().endswith(".gz"):
         notes.append(f"{Path(name).name}: named .gz but not gzip-compressed (it does not start with the "
                      "gzip signature 1f 8b); read as the plain file it is")
+    data = _as_utf8(data, name, notes)
+    data = _cr_lines(data, name, notes)
     return Source(strip_gz(Path(name).name) if "/" in name else strip_gz(name), data, tuple(notes))
+
+
+#: Byte-order marks of the encodings read besides UTF-8, longest first (UTF-32-LE's
+#: mark begins with UTF-16-LE's).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32"),
+         (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"))
+
+
+def _as_utf8(data: bytes, name: str, notes: list[str]) -> bytes:
+    """``data`` as UTF-8 when it starts with a UTF-16 or UTF-32 byte-order mark (PowerShell's
+    ``>`` writes UTF-16-LE with one); refused, naming UTF-16, when such a file holds bytes
+    that are not of its encoding or when it looks like UTF-16 without a mark."""
+    base = Path(name).name
+    for bom, codec, label in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(codec)
+            except UnicodeDecodeError as exc:
+                good = data[len(bom):len(bom) + exc.start].decode(codec)
+                raise CalibError(
+                    f"{name}: line {good.count(chr(10)) + 1}: bytes that are not {label} ({codec}) at byte "
+                    f"{len(bom) + exc.start:,}, in a file that starts with a {label} byte-order mark; "
+                    "save it again as UTF-8 (or as " + label + " throughout)"
+                ) from None
+            notes.append(f"{base}: read as {label} ({codec}, from its byte-order mark) and converted to UTF-8")
+            return text.encode("utf-8")  # a strict decode leaves no lone surrogate to encode
+    head = data[:4096]
+    if len(head) >= 8 and head[:4] not in (b"PK\x03\x04", b"PAR1") and _looks_utf16(head):
+        order = "little-endian" if head[1::2].count(0) > head[0::2].count(0) else "big-endian"
+        raise CalibError(
+            f"{name}: looks like UTF-16 ({order}) without a byte-order mark (every other byte is 0); "
+            "save it as UTF-8 (in PowerShell: Out-File -Encoding utf8), or as UTF-16 with its mark"
+        )
+    return data
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """Text of ASCII characters in UTF-16: zero bytes in most of one parity, none in the other."""
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    half = len(head) // 2
+    return (odd >= 0.9 * half and even == 0) or (even >= 0.9 * half and odd == 0)
+
+
+def _cr_lines(data: bytes, name: str, notes: list[str]) -> bytes:
+    """Bare carriage returns as line ends (old Mac OS) read as newlines: only in a file
+    without a single newline, so that no CR inside a line of another file is touched
+    (JSON allows none inside a string). Binary formats (zip, Parquet) are left alone."""
+    if b"\r" not in data or b"\n" in data or data[:4] in (b"PK\x03\x04", b"PAR1"):
+        return data
+    notes.append(f"{Path(name).name}: lines end with a bare carriage return (CR, old Mac OS): read as line ends")
+    return data.replace(b"\r", b"\n")
 
 
 def gunzip_capped(data: bytes, name: str, limit: int, *, max_lines: int | None = None) -> bytes:
