@@ -29,11 +29,20 @@ from calib.scale import Scale
 #: The scale of top-label confidences: probabilities.
 TOP_LABEL_SCALE = Scale(0.0, 1.0, "0-1", "top softmax probability over the options")
 
+#: Most options one item (one row) may have, and most distinct option labels one input
+#: may name: multiple-choice benchmarks have 2 to a few dozen; a row of 10,000 is refused
+#: by its line rather than padded into a table of every row times 10,000 columns.
+MAX_OPTIONS = 1000
+
+
 def option_letters(k: int) -> tuple[str, ...]:
     """Labels for ``k`` option columns: ``A, B, C...`` up to 26, else ``1..k``."""
-    if k <= 26:
-        return tuple(chr(ord("A") + i) for i in range(k))
-    return tuple(str(i + 1) for i in range(k))
+    return tuple(option_label(i, k) for i in range(k))
+
+
+def option_label(j: int, k: int) -> str:
+    """The label of column ``j`` of ``k`` (:func:`option_letters` without building them all)."""
+    return chr(ord("A") + j) if k <= 26 else str(j + 1)
 
 
 def pad_rows(rows: list[np.ndarray], k: int | None = None) -> np.ndarray:

@@ -466,6 +466,18 @@ def utf16_no_bom(size: int) -> bytes:
     return good_lines(max(GOOD, size)).decode().encode("utf-16-le")
 
 
+def logprobs_wide_rows(size: int) -> bytes:
+    """Valid rows, then ``size`` rows of 10,000 options each (over the cap: bad lines)."""
+    wide = b'{"logprobs": [' + b", ".join([b"-1.5"] * 10_000) + b'], "gold": 0}\n'
+    return logprob_lines() + wide * size
+
+
+def logprobs_at_the_cap(size: int) -> bytes:
+    """``size`` rows of 1,000 options each (the most a row may have): linear in the options."""
+    row = b'{"logprobs": [-0.5, ' + b", ".join([b"-2.5"] * 999) + b'], "gold": 0}\n'
+    return logprob_lines() + row * size
+
+
 #: Issue 22's cases (input forms people produce, and inputs that cost quadratic CPU).
 ISSUE22: tuple[Case, ...] = (
     Case("gzip_members.jsonl.gz", gzip_members, 2_000, 250_000, 0, (), GOOD),
@@ -474,6 +486,8 @@ ISSUE22: tuple[Case, ...] = (
     Case("utf16_powershell.jsonl", utf16_powershell, 0, 48_000, 0, (), GOOD),
     Case("utf32_bom.jsonl", utf32_bom, 0, 24_000, 0, (), GOOD),
     Case("utf16_no_bom.jsonl", utf16_no_bom, 0, 48_000, 2, ("utf-16", "byte-order mark")),
+    Case("logprobs_wide_rows.jsonl", logprobs_wide_rows, 2, 80, 0, ("line 21", "10,000 options"), GOOD),
+    Case("logprobs_at_the_cap.jsonl", logprobs_at_the_cap, 20, 800, 0, (), GOOD + 20),
 )
 CASES = CASES + ISSUE22
 BY_NAME = {c.name: c for c in CASES}

@@ -259,3 +259,53 @@ def test_damaged_files_raise_only_calib_errors(tmp_path: Path) -> None:
                 pass
             except Exception as exc:  # pragma: no cover
                 pytest.fail(f"mutation {i} raised {type(exc).__name__}: {exc}")
+
+
+# ------------------------------------------------------------------ issue 22: many options
+def test_option_labels_are_built_once_not_once_per_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The labels A, B... were rebuilt for every option of every row (10k options per row:
+    31 s for 158 kB): the labels built must stay linear in the options read."""
+    import calib.options
+
+    built = [0]
+    real = calib.options.option_letters
+
+    def counting(k: int) -> tuple[str, ...]:
+        built[0] += k
+        return real(k)
+
+    monkeypatch.setattr(logprobs, "option_letters", counting)
+    rows = [{"id": f"q{i}", "logprobs": [-1.0 - (j % 7) for j in range(400)], "gold": i % 3} for i in range(5)]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    got, report = logprobs.read(Source("many.jsonl", data), LoadOptions())
+    assert report.kept == 5 and got.options is not None and got.options.logits.shape == (5, 400)
+    assert built[0] <= 2 * 400 * 5, built[0]  # was 400 per option: 800,000
+
+
+def test_a_row_with_more_options_than_the_cap_is_a_bad_line_the_others_kept() -> None:
+    from calib.options import MAX_OPTIONS
+
+    good = [{"id": f"q{i}", "logprobs": [-0.5, -1.5, -2.0], "gold": i % 3} for i in range(6)]
+    big = {"id": "big", "logprobs": [-1.0] * (MAX_OPTIONS + 1), "gold": 0}
+    lines = good[:3] + [big] + good[3:]
+    data = "".join(json.dumps(r) + "\n" for r in lines).encode()
+    rows, report = logprobs.read(Source("cap.jsonl", data), LoadOptions())
+    assert report.kept == 6 and report.dropped == 1
+    (issue,) = report.issues
+    assert issue.line == 4 and f"{MAX_OPTIONS + 1:,} options, over the {MAX_OPTIONS:,}" in issue.message()
+    # dict rows whose keys differ: the columns (the union of the keys) are capped too
+    many = [{"id": f"d{i}", "option_probs": {f"k{i}_{j}": 0.5 for j in range(2)}, "answer": f"k{i}_0"}
+            for i in range(MAX_OPTIONS // 2 + 1)]
+    data = "".join(json.dumps(r) + "\n" for r in many).encode()
+    with pytest.raises(CalibError, match=rf"cols\.jsonl: the rows name {MAX_OPTIONS + 2:,} different options"):
+        logprobs.read(Source("cols.jsonl", data), LoadOptions())
+
+
+def test_a_table_of_rows_by_options_over_the_parse_budget_is_refused_before_it_is_built() -> None:
+    """A few wide rows among many narrow ones: every row is padded to the widest."""
+    rows = [{"id": f"q{i}", "logprobs": [-0.5, -1.5], "gold": 0} for i in range(3)]
+    rows.insert(1, {"id": "wide", "logprobs": [-1.0] * 900, "gold": 0})
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    with pytest.raises(CalibError, match=r"w\.jsonl: 4 rows x 900 option columns \(the widest row is line 2\)"):
+        logprobs.read(Source("w.jsonl", data), LoadOptions(max_parse_bytes=8 * 4 * 900 - 1))
+    assert logprobs.read(Source("w.jsonl", data), LoadOptions(max_parse_bytes=8 * 4 * 900))[1].kept == 4

@@ -39,7 +39,15 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.loadreport import LoadReport, preview_of
-from calib.options import TOP_LABEL_SCALE, length_normalise, option_letters, pad_rows, to_judgments
+from calib.options import (
+    MAX_OPTIONS,
+    TOP_LABEL_SCALE,
+    length_normalise,
+    option_label,
+    option_letters,
+    pad_rows,
+    to_judgments,
+)
 from calib.readers.base import IssueCollector, LoadOptions, Read, Source
 from calib.readers.jsonl import JsonLines, as_number, first_key, get_path, is_missing, short_text
 from calib.rows import OptionScores
@@ -98,6 +106,7 @@ def read(source: Source, options: LoadOptions) -> Read:
         )
     kind, kind_note = _score_kind(rows, keys.scores, keys.scores in PROB_KEYS)
     letters = _letters(rows)
+    _check_width(rows, letters, keys.scores, source.name, options)
     logits_rows, gold, kept, renormalised = _option_rows(rows, kind, letters, keys, issues)
     if not kept:
         reasons = ", ".join(f"{n} {k}" for k, n in sorted(issues.log.counts.items())) or "no data lines"
@@ -239,11 +248,15 @@ def _parse_row(no: int, obj: dict[str, Any], score_key: str | None, gold_key: st
     if len(items) < 2:
         issues.bad(no, score_key, "fewer than 2 options", f"{score_key!r} has {len(items)} option(s); need 2 or more")
         return None
+    if len(items) > MAX_OPTIONS:
+        issues.bad(no, score_key, "too many options",
+                   f"{score_key!r} has {len(items):,} options, over the {MAX_OPTIONS:,} one item may have")
+        return None
     values: list[float] = []
     for j, v in enumerate(items):
         x = as_number(v)
-        label = keys[j] if keys else option_letters(len(items))[j]
         if x is None or math.isnan(x) or x == math.inf:
+            label = keys[j] if keys else option_label(j, len(items))
             issues.bad(no, score_key, "score not a number", f"score of option {label} is {v!r}, not a number")
             return None
         values.append(x)
@@ -328,10 +341,31 @@ def _letters(rows: list[_Row]) -> tuple[str, ...]:
             for k in r.keys:
                 seen.setdefault(k, None)
     base = list(option_letters(k_list)) if k_list else []
-    extra = [k for k in seen if k not in base]
+    in_base = set(base)
+    extra = [k for k in seen if k not in in_base]
     if extra and all(len(k) == 1 and k.isalpha() for k in list(seen) + base):
         return tuple(sorted(set(base) | set(seen)))
     return tuple(base + extra)
+
+
+def _check_width(rows: list[_Row], letters: tuple[str, ...], key: str, name: str, options: LoadOptions) -> None:
+    """Refuse, before the table of rows x option columns is built, more columns than
+    :data:`~calib.options.MAX_OPTIONS` (dict rows whose keys differ from row to row) or a
+    table over :attr:`LoadOptions.max_parse_bytes` (8 bytes a cell: a few wide rows among
+    millions of narrow ones, from a small ``.gz``)."""
+    if len(letters) > MAX_OPTIONS:
+        raise CalibError(
+            f"{name}: the rows name {len(letters):,} different options (the keys of {key!r}), over the "
+            f"{MAX_OPTIONS:,} one input may have; each row's options must come from one set of labels"
+        )
+    cells = len(rows) * len(letters)
+    if 8 * cells > options.max_parse_bytes:
+        widest = max(rows, key=lambda r: len(r.values))
+        raise CalibError(
+            f"{name}: {len(rows):,} rows x {len(letters):,} option columns (the widest row is line "
+            f"{widest.line:,}) would take {8 * cells / 2**20:,.0f} MB as a table, over the "
+            f"{options.max_parse_bytes / 2**20:,.0f} MB allowed (raise CALIB_MAX_PARSE_MB if this file is genuine)"
+        )
 
 
 def _gold_index(r: _Row, row_keys: list[str], col: dict[str, int], gold_key: str | None,
