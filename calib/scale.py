@@ -162,6 +162,9 @@ def parse_rescale(text: str) -> Scale:
         lo, hi = float(parts[0]), float(parts[1])
     except ValueError:
         raise CalibError(f"--rescale wants two numbers LO,HI (e.g. 0,100), got {text!r}") from None
+    span = hi - lo  # Python floats: inf past the float range, no warning
+    if math.isfinite(lo) and math.isfinite(hi) and not math.isfinite(span):
+        raise CalibError(f"--rescale {text}: LO, HI and HI - LO must be finite numbers (HI - LO is {span:g})")
     return Scale(lo, hi, f"{parts[0]}-{parts[1]}", f"given: --rescale {parts[0]},{parts[1]}")
 
 
@@ -334,8 +337,9 @@ def _off_the_bulk(v: np.ndarray, low: np.ndarray, rest: np.ndarray, scale: Scale
     about as many in (0, 1) as in [1, 2), a file of probabilities among 0-100 values far more.
     """
     r = v[rest]
-    if r.size and np.all(2 * r == np.round(2 * r)):
-        return low & (2 * v != np.round(2 * v))
+    # "a multiple of 0.5" as an exact remainder: 2 * v overflowed (a RuntimeWarning) near 1.8e308
+    if r.size and np.all(np.fmod(r, 0.5) == 0):
+        return low & (np.fmod(v, 0.5) != 0)
     width = max(1.0, (scale.hi - scale.lo) / 10)
     near = int((rest & (v >= 1) & (v < 1 + width)).sum())
     return low if int(low.sum()) > 2 * near else np.zeros_like(low)

@@ -478,6 +478,11 @@ def logprobs_at_the_cap(size: int) -> bytes:
     return logprob_lines() + row * size
 
 
+def near_float_limit(size: int) -> bytes:
+    """Confidences near the largest float (2 * v overflowed into a RuntimeWarning)."""
+    return good_lines() + b'{"confidence": 1.7976931348623157e308, "correct": true}\n'
+
+
 #: Issue 22's cases (input forms people produce, and inputs that cost quadratic CPU).
 ISSUE22: tuple[Case, ...] = (
     Case("gzip_members.jsonl.gz", gzip_members, 2_000, 250_000, 0, (), GOOD),
@@ -486,6 +491,7 @@ ISSUE22: tuple[Case, ...] = (
     Case("utf16_powershell.jsonl", utf16_powershell, 0, 48_000, 0, (), GOOD),
     Case("utf32_bom.jsonl", utf32_bom, 0, 24_000, 0, (), GOOD),
     Case("utf16_no_bom.jsonl", utf16_no_bom, 0, 48_000, 2, ("utf-16", "byte-order mark")),
+    Case("near_float_limit.jsonl", near_float_limit, 0, 0, 0, ("line 21", "outside"), GOOD),
     Case("logprobs_wide_rows.jsonl", logprobs_wide_rows, 2, 80, 0, ("line 21", "10,000 options"), GOOD),
     Case("logprobs_at_the_cap.jsonl", logprobs_at_the_cap, 20, 800, 0, (), GOOD + 20),
 )

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,11 @@ def test_every_hostile_file_gets_a_message_not_a_crash(
 ) -> None:
     path = tmp_path / case.name
     path.write_bytes(case.bytes())
-    code, text = run(capsys, path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, text = run(capsys, path)
     assert code == case.exit, text[-2000:]
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
     low = text.lower()
     for frag in case.says:
         assert frag.lower() in low, f"{frag!r} not in:\n{text[-3000:]}"

@@ -349,3 +349,42 @@ def test_cr_only_line_ends_are_read() -> None:
     _same_rows(ds, lines)
     assert any("bare carriage return" in n for n in ds.report.notes)
     assert load("t.csv", b"value,n,correct\r90,10,9\r70,10,7\r").table.total == 20
+
+
+@pytest.mark.parametrize("values", [(1e308, -1e308, 1.7976931348623157e308), (1e308, 2.5e307, -4e307)])
+def test_values_near_the_float_limit_raise_no_warning(values: tuple[float, ...], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A RuntimeWarning (overflow in 2 * v) reached the terminal with its source line; such
+    values are outside every scale and dropped by line with that reason."""
+    import json
+    import warnings
+
+    from calib.cli import main
+
+    lines = _rows(100) + [json.dumps({"confidence": v, "correct": True}) for v in values]
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code = main(["audit", str(path), "--reps", "0"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "Warning" not in out.err and "kept 100" in out.out
+    assert f"{len(values)} outside the scale" in out.out
+
+
+@pytest.mark.parametrize("given", ["-1e308,1e308", "-1.7e308,1.7e308"])
+def test_a_rescale_whose_span_is_not_finite_is_refused(given: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """--rescale=-1e308,1e308 overflowed in HI - LO (a RuntimeWarning, then nonsense)."""
+    import warnings
+
+    from calib.cli import main
+
+    path = tmp_path / "j.jsonl"
+    path.write_text("\n".join(_rows(20)) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code = main(["audit", str(path), f"--rescale={given}", "--reps", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--rescale {given}: LO, HI and HI - LO must be finite numbers" in err, err
