@@ -483,6 +483,11 @@ def near_float_limit(size: int) -> bytes:
     return good_lines() + b'{"confidence": 1.7976931348623157e308, "correct": true}\n'
 
 
+def bad_lines_first(size: int) -> bytes:
+    """``size`` lines that are not JSON, then the valid rows (every valid row is kept)."""
+    return b"x\n" * size + good_lines()
+
+
 #: Issue 22's cases (input forms people produce, and inputs that cost quadratic CPU).
 ISSUE22: tuple[Case, ...] = (
     Case("gzip_members.jsonl.gz", gzip_members, 2_000, 250_000, 0, (), GOOD),
@@ -491,6 +496,7 @@ ISSUE22: tuple[Case, ...] = (
     Case("utf16_powershell.jsonl", utf16_powershell, 0, 48_000, 0, (), GOOD),
     Case("utf32_bom.jsonl", utf32_bom, 0, 24_000, 0, (), GOOD),
     Case("utf16_no_bom.jsonl", utf16_no_bom, 0, 48_000, 2, ("utf-16", "byte-order mark")),
+    Case("bad_lines_first.jsonl", bad_lines_first, 25_000, 1_000_000, 0, ("line 1", "invalid json"), GOOD),
     Case("near_float_limit.jsonl", near_float_limit, 0, 0, 0, ("line 21", "outside"), GOOD),
     Case("logprobs_wide_rows.jsonl", logprobs_wide_rows, 2, 80, 0, ("line 21", "10,000 options"), GOOD),
     Case("logprobs_at_the_cap.jsonl", logprobs_at_the_cap, 20, 800, 0, (), GOOD + 20),

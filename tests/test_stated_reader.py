@@ -473,3 +473,24 @@ def test_integer_literals_beyond_pythons_digit_limit() -> None:
     assert [(i.line, i.reason) for i in report.issues] == [(2, "NaN/Infinity"), (3, "NaN/Infinity")]
     assert report.issues[0].detail == "confidence is Infinity, not a finite number"
     assert report.issues[1].detail.startswith("confidence is 999999") and report.kept == 2
+
+
+# ------------------------------------------------------------------ issue 22: bad lines first
+@pytest.mark.parametrize("fast", [False, True])
+def test_every_valid_row_is_kept_after_more_bad_lines_than_the_sample_scans(fast: bool) -> None:
+    """1M bad lines followed by 200 good ones were refused ("no JSON object in the first
+    20,000 non-blank lines"): the field sampler stopped before the first object."""
+    from calib.readers.stated.fields import SAMPLE_LINES
+
+    bad = SAMPLE_LINES + 500
+    good = [{"id": f"q{i}", "confidence": 50 + 10 * (i % 5), "correct": i % 2 == 0} for i in range(30)]
+    data = b"not json\n" * bad + b"".join(json.dumps(g).encode() + b"\n" for g in good)
+    rows, report = stated.read(Source("late.jsonl", data), LoadOptions(), fast=fast)
+    assert list(rows.item_id) == [g["id"] for g in good]
+    assert list(rows.stated) == [g["confidence"] for g in good]
+    assert list(rows.line) == list(range(bad + 1, bad + 31))
+    assert report.kept == 30 and report.dropped == bad  # type: ignore[attr-defined]
+    assert report.dropped_by_reason == {"invalid JSON": bad}  # type: ignore[attr-defined]
+    assert report.issues[0].line == 1  # type: ignore[attr-defined]
+    with pytest.raises(CalibError, match=rf"no JSON object in its {bad:,} non-blank lines"):
+        stated.read(Source("none.jsonl", b"not json\n" * bad), LoadOptions(), fast=fast)

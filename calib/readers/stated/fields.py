@@ -27,7 +27,8 @@ from calib.readers.stated.rules import (
 
 #: Objects sampled from the start of the file to find the fields.
 SAMPLE_OBJECTS = 1000
-#: Lines scanned at most while sampling.
+#: Lines scanned at most while sampling, once an object has been found (before that the
+#: scan goes on to the end of the file: 1M bad lines before 200 good ones were refused).
 SAMPLE_LINES = 20_000
 
 
@@ -178,7 +179,9 @@ def _resolve(sample: _Sample, options: LoadOptions, name: str) -> tuple[_Fields,
 
 
 def _sample(data: bytes, name: str, max_line: int) -> _Sample:
-    """Parse the first objects of the file (the per-line rules) to find the fields.
+    """Parse the first objects of the file (the per-line rules) to find the fields: up to
+    :data:`SAMPLE_OBJECTS` objects in the first :data:`SAMPLE_LINES` non-blank lines, or
+    further until the first object (one pass, each line parsed once).
 
     A line over ``max_line`` bytes is skipped unread, as the per-line path reports it:
     the sample must not parse what the limit refuses."""
@@ -186,7 +189,7 @@ def _sample(data: bytes, name: str, max_line: int) -> _Sample:
     problems: Counter[str] = Counter()
     first: str | None = None
     pos, no, nonblank = 0, 0, 0
-    while pos < len(data) and nonblank < SAMPLE_LINES and len(objects) < SAMPLE_OBJECTS:
+    while pos < len(data) and (nonblank < SAMPLE_LINES or not objects) and len(objects) < SAMPLE_OBJECTS:
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
         if end - pos > max_line + 4:  # a BOM and a CR are not counted
@@ -228,7 +231,7 @@ def _sample(data: bytes, name: str, max_line: int) -> _Sample:
     if not objects:
         reasons = ", ".join(f"{k} ({v:,})" for k, v in problems.most_common())
         raise CalibError(
-            f"{name}: no JSON object in the first {nonblank:,} non-blank lines; commonest problem: "
+            f"{name}: no JSON object in its {nonblank:,} non-blank lines; commonest problem: "
             f"{reasons}; first: {first}. Expected one JSON object per line, e.g. "
             '{"id": "q1", "confidence": 90, "correct": true}'
         )
