@@ -21,7 +21,7 @@ from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
 from calib.readers.base import LoadOptions, Read, Source
-from calib.readers.jsonl import json_loads
+from calib.readers.jsonl import array_as_lines, json_loads, records_named
 from calib.readers.source import read_source, strip_gz
 from calib.rows import Judgments
 from calib.scale import rescale_warnings
@@ -134,10 +134,16 @@ def load(
     kind = sniff_format(src.name, src.data) if fmt == "auto" else fmt
     if kind not in FORMATS:
         raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    records = kind in ("stated", "logprobs") and (array := array_as_lines(src)) is not None
+    if records:  # json.dump(list_of_dicts): one record per line, then sniffed again
+        src = array
+        kind = sniff_format(src.name, src.data) if fmt == "auto" else kind
     if kind == "counts":
         ds = _load_counts(src, ds_name, options)
     else:
         rows, report = _reader(kind)(src, options)
+        if records:
+            report = dataclasses.replace(report, issues=records_named(report.issues))
         ds = _dataset(ds_name, rows, report, options, src)
     if src.notes:  # what was done to the bytes before the reader saw them (read_source)
         ds = dataclasses.replace(ds, report=dataclasses.replace(ds.report, notes=src.notes + ds.report.notes))

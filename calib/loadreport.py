@@ -33,6 +33,9 @@ class LineIssue:
         File (or archive member) the line came from.
     sample_id:
         Sample id when the format has one (Inspect, lm-eval), else ``None``.
+    unit:
+        What ``line`` counts: ``"line"``, or ``"record"`` for the records of a JSON array
+        read one at a time (:func:`calib.readers.jsonl.array_as_lines`).
     """
 
     line: int
@@ -42,11 +45,12 @@ class LineIssue:
     preview: str = ""
     source: str = ""
     sample_id: str | None = None
+    unit: str = "line"
 
     def message(self) -> str:
         """``file:line: field: detail`` — the form every face prints."""
         where = f"{self.source}:" if self.source else ""
-        where += f"line {self.line}" if self.line else "file"
+        where += f"{self.unit} {self.line}" if self.line else "file"
         if self.sample_id is not None:
             where += f" (sample {self.sample_id})"
         fld = f" [{self.field}]" if self.field else ""
@@ -61,7 +65,7 @@ class LineIssue:
             "preview": self.preview,
             "source": self.source,
             "sample_id": self.sample_id,
-        }
+        } | ({"unit": self.unit} if self.unit != "line" else {})
 
 
 def preview_of(text: str) -> str:

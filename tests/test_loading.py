@@ -388,3 +388,50 @@ def test_a_rescale_whose_span_is_not_finite_is_refused(given: str, tmp_path: Pat
         code = main(["audit", str(path), f"--rescale={given}", "--reps", "0"])
     err = capsys.readouterr().err
     assert code == 2 and f"--rescale {given}: LO, HI and HI - LO must be finite numbers" in err, err
+
+
+def test_a_json_array_of_records_is_read_record_by_record() -> None:
+    """``json.dump(list_of_dicts)``: each record gets the per-line rules, named by record."""
+    import json
+
+    good = [json.loads(t) for t in _rows(30)]
+    records: list[object] = [dict(g) for g in good]
+    records[3] = {"id": "bad3", "confidence": "high", "correct": True}  # record 4
+    records[8] = 17  # record 9: not an object
+    text = json.dumps(records, indent=2)
+    # record 7 names its confidence twice (json.load would keep the last one silently)
+    text = text.replace('"id": "q6",', '"id": "q6", "confidence": 5,')
+    ds = load("arr.json", text.encode())
+    keep = [g for i, g in enumerate(good) if i not in (3, 6, 8)]
+    assert list(ds.rows.item_id) == [g["id"] for g in keep]
+    assert list(ds.rows.stated) == [g["confidence"] for g in keep]
+    msgs = [i.message() for i in ds.report.issues]
+    assert any(m.startswith("arr.json:record 4 [confidence]") and "'high'" not in m and "high" in m for m in msgs), msgs
+    assert any(m.startswith("arr.json:record 7") and "twice" in m for m in msgs), msgs
+    assert any(m.startswith("arr.json:record 9") for m in msgs), msgs
+    assert ds.report.dropped == 3 and any("JSON array of 30 record(s)" in n for n in ds.report.notes)
+    # option log-probs written as an array are read as option log-probs
+    lp = [{"id": f"q{i}", "logprobs": [-0.1, -2.0 - i % 3], "gold": i % 2} for i in range(12)]
+    ds = load("lp.json", json.dumps(lp).encode())
+    assert ds.report.format == "logprobs" and ds.report.kept == 12
+
+
+def test_a_json_array_is_under_the_line_limits_and_a_broken_one_keeps_its_records() -> None:
+    import json
+
+    good = [json.loads(t) for t in _rows(12)]
+    long = dict(good[0], question="x" * 400)
+    data = json.dumps(good[:5] + [long] + good[5:]).encode()
+    ds = load("a.json", data, options=LoadOptions(max_line_chars=300))
+    assert ds.report.kept == 12 and ds.report.issues[0].message().startswith("a.json:record 6: line is")
+    with pytest.raises(CalibError, match=r"more than 11 lines"):
+        load("a.json", json.dumps(good).encode(), options=LoadOptions(max_rows=11))
+    cut = json.dumps(good)[:-30]  # the last record cut off: the others kept, it reported
+    ds = load("cut.json", cut.encode())
+    assert ds.report.kept == 11 and ds.report.issues[-1].message().startswith("cut.json:record 12")
+    # JSON Lines whose first line is an array stay JSON Lines (the array is a bad line)
+    lines = ["[1, 2]"] + _rows(12)
+    ds = load("l.jsonl", ("\n".join(lines) + "\n").encode())
+    assert ds.report.kept == 12 and ds.report.issues[0].message().startswith("l.jsonl:line 1")
+    with pytest.raises(CalibError, match=r"empty"):
+        load("e.json", b"[ ]\n")

@@ -12,13 +12,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from calib.errors import CalibError
+from calib.loadreport import LineIssue
 from calib.readers.base import IssueCollector, LoadOptions, Source, megabytes
 
 #: Longest per-row text kept for the review queue.
@@ -178,6 +181,67 @@ def check_lines_cost(data: bytes, name: str, options: LoadOptions, *, row_bytes:
             f"{options.max_parse_bytes / 2**20:,.0f} MB allowed; refused (raise CALIB_MAX_PARSE_MB "
             "if this file is genuine)"
         )
+
+
+# ------------------------------------------------------------------ a JSON array of records
+_BLANKS = re.compile(r"[ \t\n\r]*")
+
+
+def array_as_lines(source: Source) -> Source | None:
+    """A JSON array of records (``json.dump(list_of_dicts)``) as JSON Lines: record N on
+    line N, so that every line reader applies its per-line rules (duplicate keys, NaN,
+    a bad record reported and the others kept) and its limits (line length, rows, parse
+    cost) to each record; the faces then say "record N" (:func:`records_named`).
+
+    Each record's text is cut from the file as written (found with
+    :meth:`json.JSONDecoder.raw_decode`, one record parsed at a time; numbers are not
+    converted), its line breaks (whitespace between tokens: JSON strings hold none) made
+    spaces. ``None`` when ``source`` is not one JSON array (not UTF-8, the first record
+    unreadable, or more text after the closing ``]``): it is then read line by line as
+    before. A record that cannot be parsed ends the array: the rest of the text becomes
+    one last record, reported as bad."""
+    data = source.data.removeprefix(BOM)
+    start = len(data) - len(data.lstrip(b" \t\r\n"))
+    if data[start:start + 1] != b"[":
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder(parse_int=lambda _: 0, parse_float=lambda _: 0.0, parse_constant=lambda _: 0.0)
+    records: list[str] = []
+    pos = _BLANKS.match(text, start + 1).end()  # type: ignore[union-attr]
+    closed = text.startswith("]", pos)
+    if closed:
+        pos += 1
+    while not closed:
+        try:
+            end = decoder.raw_decode(text, pos)[1]
+        except (ValueError, RecursionError):
+            if not records:
+                return None
+            records.append(text[pos:])
+            break
+        records.append(text[pos:end])
+        pos = _BLANKS.match(text, end).end()  # type: ignore[union-attr]
+        if text.startswith(",", pos):
+            pos = _BLANKS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        elif text.startswith("]", pos):
+            pos, closed = pos + 1, True
+        else:
+            records.append(text[pos:])
+            break
+    if closed and text[pos:].strip(" \t\r\n"):
+        return None  # more after the array: JSON Lines whose first line is an array
+    body = "".join(r.replace("\r", " ").replace("\n", " ") + "\n" for r in records)
+    note = (f"{source.name}: a JSON array of {len(records):,} record(s), not JSON Lines: each record read "
+            "as one line would be (record N in the messages is the N-th element of the array)")
+    return Source(source.name, body.encode("utf-8"), (*source.notes, note))
+
+
+def records_named(issues: tuple[LineIssue, ...]) -> tuple[LineIssue, ...]:
+    """The issues of an input read by :func:`array_as_lines`, named by record."""
+    return tuple(dataclasses.replace(i, unit="record") for i in issues)
 
 
 # ------------------------------------------------------------------ lines and fields
