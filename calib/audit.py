@@ -26,7 +26,7 @@ undefined, never NaN or infinity.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,10 +324,10 @@ def audit(
         raise CalibError("nothing to audit: no answers were read (see the load report)")
     groups: tuple[Audit, ...] = ()
     if len(table.groups) > 1:
-        groups = tuple(
-            _audit_one(table.select(gi), scheme=scheme, bins=bins, reps=reps, seed=seed + 1 + gi, level=level,
+        groups = tuple(  # by_group: every group's table in one pass (select per group is quadratic)
+            _audit_one(sub, scheme=scheme, bins=bins, reps=reps, seed=seed + 1 + gi, level=level,
                        below=below, name=g, group=g)
-            for gi, g in enumerate(table.groups) if table.select(gi).total > 0
+            for gi, (g, sub) in enumerate(zip(table.groups, table.by_group(), strict=True)) if sub.total > 0
         )
     pooled = _audit_one(m.single(table), scheme=scheme, bins=bins, reps=reps, seed=seed, level=level,
                         below=below, name=name, group=None)
@@ -369,7 +369,9 @@ def _audit_one(
     # Both threads read the table's pooled version; built here, before they start, it is one
     # object for both (Python 3.12's cached_property no longer locks a first build).
     t.coarse()
-    with ThreadPoolExecutor(1) as beside:
+    # a thread costs more than it saves on a small table (a group of a few rows: 4 ms
+    # a group to start and join it, most of the cost of 100,000 one-row groups)
+    with ThreadPoolExecutor(1) if t.cells >= BESIDE_FROM_CELLS else _Inline() as beside:
         # Two parts that need neither the plan nor the bootstrap run on a second thread
         # while the rest runs here: the goodness-of-fit test's Monte Carlo null (binomial
         # draws, which release the GIL) and the Cox fit (numpy's large-array loops release
@@ -413,6 +415,26 @@ def _audit_one(
     from dataclasses import replace
 
     return replace(a, verdict=Verdict(_verdict(a)), notes=tuple(_notes(a, t)))
+
+
+#: Tables of at least this many cells run two parts of the audit on a second thread
+#: (:func:`_audit_one`); smaller ones run them in turn (the same results: own seeds).
+BESIDE_FROM_CELLS = 1_000
+
+
+class _Inline:
+    """The part of :class:`ThreadPoolExecutor` that :func:`_audit_one` uses, run in turn."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Any, *args: Any, **kwargs: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        done.set_result(fn(*args, **kwargs))
+        return done
 
 
 def miscalibrated(tests: dict[str, m.Test], level: float) -> bool | None:

@@ -25,14 +25,17 @@ limits below act in layers, cheapest first:
    upper estimate of ``json.loads``' memory) is over :attr:`LoadOptions.max_parse_bytes`
    is refused before it is parsed, and nesting deeper than Python's recursion limit
    is reported (:func:`calib.readers.jsonl.json_loads`); for a sample it is a bad sample.
-5. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file's row count
+5. **Groups** — :attr:`LoadOptions.max_groups`: an input with more groups than this
+   (``--group-key`` values, count-table groups) is refused once loaded, before any
+   per-group audit runs (:func:`check_groups`).
+6. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file's row count
    is read from its metadata before any row, a CSV or JSONL table is parsed up to one
    row past the cap (:func:`calib.table.read_counts`).
-6. **Memory per session and in total** — :class:`calib.hosting.budget.MemoryLedger` books the estimated
+7. **Memory per session and in total** — :class:`calib.hosting.budget.MemoryLedger` books the estimated
    in-memory size of every dataset a session holds (:func:`~calib.hosting.budget.estimated_bytes`) and
    refuses a dataset that would push the session over its budget, or the server over
    its total, with a message that says what to do.
-7. **Heavy work at once** — :class:`calib.hosting.budget.HeavyGate`, a process-wide semaphore around
+8. **Heavy work at once** — :class:`calib.hosting.budget.HeavyGate`, a process-wide semaphore around
    parsing and resampling, so that at most ``heavy_jobs`` of them run at the same time
    and the peak memory of parsing is bounded by ``heavy_jobs`` times one input.
 
@@ -54,6 +57,7 @@ from calib.errors import CalibError
 from calib.readers.base import (
     MAX_CELLS,
     MAX_DECOMPRESSED_BYTES,
+    MAX_GROUPS,
     MAX_JSON_BYTES,
     MAX_LINE_CHARS,
     MAX_PARSE_BYTES,
@@ -76,6 +80,7 @@ ENV_DEFAULTS: dict[str, str] = {
     "CALIB_MAX_CELLS": str(MAX_CELLS),
     "CALIB_MAX_JSON_MB": str(MAX_JSON_BYTES // (1024 * 1024)),
     "CALIB_MAX_PARSE_MB": str(MAX_PARSE_BYTES // (1024 * 1024)),
+    "CALIB_MAX_GROUPS": str(MAX_GROUPS),
 }
 
 
@@ -145,6 +150,8 @@ class Limits:
     max_parse_mb:
         Most memory parsing one JSON document may take by
         :func:`calib.readers.jsonl.parse_cost`, MB (``CALIB_MAX_PARSE_MB``, default 512).
+    max_groups:
+        Most groups of one input (``CALIB_MAX_GROUPS``, default :data:`calib.readers.base.MAX_GROUPS`).
     """
 
     max_upload_mb: int = 200
@@ -158,6 +165,7 @@ class Limits:
     max_cells: int = MAX_CELLS
     max_json_mb: int = MAX_JSON_BYTES // MB
     max_parse_mb: int = MAX_PARSE_BYTES // MB
+    max_groups: int = MAX_GROUPS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, max_upload_mb: int | None = None) -> Limits:
@@ -187,6 +195,7 @@ class Limits:
             max_cells=env_int(env, "CALIB_MAX_CELLS", d.max_cells, minimum=1),
             max_json_mb=env_int(env, "CALIB_MAX_JSON_MB", d.max_json_mb, minimum=1),
             max_parse_mb=env_int(env, "CALIB_MAX_PARSE_MB", d.max_parse_mb, minimum=1),
+            max_groups=env_int(env, "CALIB_MAX_GROUPS", d.max_groups, minimum=1),
         )
 
     def load_options(self, options: LoadOptions | None = None) -> LoadOptions:
@@ -202,6 +211,7 @@ class Limits:
             max_cells=self.max_cells,
             max_json_bytes=self.max_json_mb * MB,
             max_parse_bytes=self.max_parse_mb * MB,
+            max_groups=self.max_groups,
         )
 
     def check_upload(self, name: str, nbytes: int) -> None:
@@ -211,3 +221,15 @@ class Limits:
                 f"{name}: {nbytes / MB:,.1f} MB is more than this server accepts "
                 f"({self.max_upload_mb} MB per file); compress it (.gz) or upload a count table"
             )
+
+
+def check_groups(count: int, name: str, limit: int, key: str | None = None) -> None:
+    """Refuse an input of more than ``limit`` groups (:attr:`LoadOptions.max_groups`)
+    before the per-group work: each group gets an audit of its own."""
+    if count > limit:
+        what = f"distinct values of the group field {key!r}" if key else "groups"
+        raise CalibError(
+            f"{name}: {count:,} groups ({what}), over the {limit:,} one input may have: each group "
+            "gets an audit of its own. Group by a coarser field, or raise CALIB_MAX_GROUPS "
+            "(LoadOptions(max_groups=...) in Python) if this is genuine"
+        )

@@ -19,6 +19,7 @@ from pathlib import Path
 from calib import clusters
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.limits import check_groups
 from calib.loadreport import LoadReport
 from calib.readers.base import LoadOptions, Read, Source
 from calib.readers.jsonl import array_as_lines, json_loads, records_named
@@ -169,13 +170,16 @@ def _dataset(name: str, rows: Judgments, report: LoadReport, options: LoadOption
     ``--cluster-key``; across a folder, a repeated task/doc_id) are clustered first, so
     that intervals resample clusters."""
     rows, report = clusters.infer(rows, report, options, src)
-    return Dataset(name, from_judgments(rows), report, rows)
+    table = from_judgments(rows)
+    check_groups(len(table.groups), report.source, options.max_groups, options.group_key)
+    return Dataset(name, table, report, rows)
 
 
 def _load_counts(src: Source, name: str, options: LoadOptions) -> Dataset:
     """A count table (value, n, correct) as a dataset without rows."""
     table = read_counts(src.name, scale=options.rescale, data=src.data, max_rows=options.max_cells,
                         max_line=options.max_line_chars, max_parse=options.max_parse_bytes)
+    check_groups(len(table.groups), src.name, options.max_groups)
     # --rescale 0,100 on a table of values 1 to 9: said, not applied silently
     warnings = tuple(rescale_warnings(table.value[table.n > 0], options.rescale)) if options.rescale else ()
     report = LoadReport(

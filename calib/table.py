@@ -180,6 +180,26 @@ class CountTable:
             clusters=None if cl is None else cl.select(np.flatnonzero(m)),
         )
 
+    def by_group(self) -> list[CountTable]:
+        """:meth:`select` of every group, in order, in one pass: cells sorted by group
+        once, each cluster count once. Calling :meth:`select` per group scans every
+        cell (and every cluster) per group, groups x cells: 100,000 one-row groups did
+        not finish in 600 s."""
+        order = np.argsort(self.group, kind="stable")  # ascending cells within a group, as select
+        bounds = np.searchsorted(self.group[order], np.arange(len(self.groups) + 1))
+        parts = [order[bounds[g]:bounds[g + 1]] for g in range(len(self.groups))]
+        cl = self.clusters
+        per_cluster = None if cl is None else _clusters_by_group(cl, self.group, parts)
+        return [
+            replace(
+                self, value=self.value[m], prob=self.prob[m], n=self.n[m], correct=self.correct[m],
+                py_sum=self.py_sum[m], sq_sum=self.sq_sum[m], nll_sum=self.nll_sum[m],
+                group=np.zeros(m.size, dtype=np.int64), groups=(self.groups[g],),
+                clusters=None if per_cluster is None else per_cluster[g],
+            )
+            for g, m in enumerate(parts)
+        ]
+
     def pooled_over_groups(self) -> CountTable:
         """All groups merged into one (cells with the same stated value summed)."""
         if len(self.groups) == 1:
@@ -243,6 +263,37 @@ class CountTable:
 
 def _most_cells_in_a_group(group: np.ndarray) -> int:
     return int(np.bincount(group).max()) if group.size else 0
+
+
+def _clusters_by_group(cl: Clusters, group: np.ndarray, parts: list[np.ndarray]) -> list[Clusters]:
+    """``cl.select(parts[g])`` for every group ``g`` from one pass over the nonzero counts
+    (each group's clusters in their order, the empty ones dropped, as :meth:`Clusters.select`)."""
+    from scipy import sparse
+
+    from calib.clusters import Clusters
+
+    local = np.empty(group.size, dtype=np.int64)  # each cell's column within its group
+    for m in parts:
+        local[m] = np.arange(m.size)
+    out: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]] = [[] for _ in parts]
+    for mat in (cl.n, cl.k):
+        coo = sparse.coo_matrix(mat)
+        keep = coo.data != 0
+        row, col, val = coo.row[keep], coo.col[keep], coo.data[keep]
+        order = np.lexsort((col, row, group[col]))  # by group, then cluster, then cell
+        row, col, val = row[order], col[order], val[order]
+        g_of = group[col]
+        bounds = np.searchsorted(g_of, np.arange(len(parts) + 1))
+        for g, m in enumerate(parts):
+            a, b = bounds[g], bounds[g + 1]
+            out[g].append((row[a:b], local[col[a:b]], val[a:b], m.size))
+    result: list[Clusters] = []
+    for (nr, nc, nv, cells), (kr, kc, kv, _) in out:
+        live = np.unique(nr)  # the clusters with a row in this group, in their order
+        n = sparse.csr_matrix((nv, (np.searchsorted(live, nr), nc)), shape=(live.size, cells), dtype=np.int64)
+        k = sparse.csr_matrix((kv, (np.searchsorted(live, kr), kc)), shape=(live.size, cells), dtype=np.int64)
+        result.append(Clusters(n, k, cl.how))
+    return result
 
 
 def _from_cells(

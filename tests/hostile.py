@@ -46,6 +46,8 @@ class Case:
         and the reason.
     kept:
         Rows kept (exit 0).
+    args:
+        Options of ``calib audit`` besides the file (``--group-key g``).
     """
 
     name: str
@@ -55,6 +57,7 @@ class Case:
     exit: int
     says: tuple[str, ...]
     kept: int | None = None
+    args: tuple[str, ...] = ()
 
     def bytes(self, full: bool = False) -> bytes:
         return self.make(self.full if full else self.small)
@@ -500,6 +503,16 @@ def array_deep_record(size: int) -> bytes:
     return b"[" + rows + b',\n{"confidence": 90, "correct": true, "x": ' + deep(size) + b"}]"
 
 
+def many_groups(size: int) -> bytes:
+    """``size`` one-row groups (``--group-key g``), gzipped; see :data:`GROUP_ARGS`."""
+    return gz(b"".join(b'{"g": "group%06d", "confidence": %d, "correct": %s}\n'
+                       % (i, 50 + 10 * (i % 5), b"true" if i % 2 else b"false") for i in range(size)))
+
+
+#: ``calib audit`` options of the group cases.
+GROUP_ARGS = ("--group-key", "g")
+
+
 #: Issue 22's cases (input forms people produce, and inputs that cost quadratic CPU).
 ISSUE22: tuple[Case, ...] = (
     Case("gzip_members.jsonl.gz", gzip_members, 2_000, 250_000, 0, (), GOOD),
@@ -511,6 +524,8 @@ ISSUE22: tuple[Case, ...] = (
     Case("bad_lines_first.jsonl", bad_lines_first, 25_000, 1_000_000, 0, ("line 1", "invalid json"), GOOD),
     Case("array_records.json", array_records, 0, 50_000, 0, (), GOOD),
     Case("array_deep_record.json", array_deep_record, 100_000, 2_000_000, 0, ("record 21", "nested too deeply"), GOOD),
+    Case("many_groups.jsonl.gz", many_groups, 1_001, 100_000, 2, ("groups", "calib_max_groups"), args=GROUP_ARGS),
+    Case("groups_at_the_cap.jsonl.gz", many_groups, 30, 1_000, 0, (), 30, args=GROUP_ARGS),
     Case("near_float_limit.jsonl", near_float_limit, 0, 0, 0, ("line 21", "outside"), GOOD),
     Case("logprobs_wide_rows.jsonl", logprobs_wide_rows, 2, 80, 0, ("line 21", "10,000 options"), GOOD),
     Case("logprobs_at_the_cap.jsonl", logprobs_at_the_cap, 20, 800, 0, (), GOOD + 20),

@@ -34,7 +34,7 @@ def test_every_hostile_file_gets_a_message_not_a_crash(
     path.write_bytes(case.bytes())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        code, text = run(capsys, path)
+        code, text = run(capsys, path, *case.args)
     assert code == case.exit, text[-2000:]
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
     low = text.lower()

@@ -263,3 +263,64 @@ def test_dockerfile_flags_and_env_name_real_options() -> None:
     env_names = {o.env_var for o in known.values()}
     for name in re.findall(r"\b(STREAMLIT_[A-Z_]+)=", text):
         assert name in env_names, name
+
+
+# ------------------------------------------------------------------ issue 22: groups
+def _grouped_lines(groups: int, per: int = 1, repeat_ids: bool = False) -> bytes:
+    rows = []
+    for g in range(groups):
+        for j in range(per):
+            item = f"i{j}" if repeat_ids else f"g{g}-{j}"
+            rows.append(json.dumps({"id": item, "g": f"grp{g:05d}", "confidence": 50 + 10 * ((g + j) % 5),
+                                    "correct": (g * 7 + j) % 3 > 0}))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_the_number_of_groups_is_capped_before_any_group_is_audited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """100,000 one-row groups (8 MB) had not finished `audit --group-key` after 600 s."""
+    import calib.audit
+
+    def no_audit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a group was audited")
+
+    monkeypatch.setattr(calib.audit, "_audit_one", no_audit)
+    opts = LoadOptions(group_key="g", max_groups=40)
+    with pytest.raises(CalibError, match=r"g\.jsonl: 41 groups \(distinct values of the group field 'g'\), "
+                                         r"over the 40 one input may have.*CALIB_MAX_GROUPS"):
+        load("g.jsonl", _grouped_lines(41), options=opts)
+    assert len(load("g.jsonl", _grouped_lines(40), options=opts).table.groups) == 40
+    counts = b"group,value,n,correct\n" + b"".join(b"g%d,90,10,9\n" % i for i in range(41))
+    with pytest.raises(CalibError, match=r"t\.csv: 41 groups"):
+        load("t.csv", counts, options=LoadOptions(max_groups=40))
+    assert Limits.from_env({"CALIB_MAX_GROUPS": "7"}).load_options().max_groups == 7
+    assert Limits.from_env({}).load_options().max_groups == 1_000
+    with pytest.raises(CalibError, match="CALIB_MAX_GROUPS"):
+        Limits.from_env({"CALIB_MAX_GROUPS": "0"})
+
+
+def test_every_group_table_comes_from_one_pass_and_equals_select(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-group audits took each group's table with select, which scans every cell
+    and every cluster per group (groups x cells). by_group must give the same tables."""
+    from calib.audit import audit
+    from calib.table import CountTable
+
+    for data, key in ((_grouped_lines(20, per=3), None), (_grouped_lines(10, per=4, repeat_ids=True), "id")):
+        ds = load("g.jsonl", data, options=LoadOptions(group_key="g", cluster_key=key))
+        t = ds.table
+        assert (t.clusters is not None) == (key is not None)
+        parts = t.by_group()
+        assert len(parts) == len(t.groups)
+        for gi, part in enumerate(parts):
+            ref = t.select(gi)  # the reference: one group's mask
+            for f in ("value", "prob", "n", "correct", "py_sum", "sq_sum", "nll_sum", "group"):
+                assert np.array_equal(getattr(part, f), getattr(ref, f)), f
+            assert part.groups == ref.groups
+            if key is not None:
+                assert part.clusters is not None and ref.clusters is not None
+                assert np.array_equal(part.clusters.n.toarray(), ref.clusters.n.toarray())
+                assert np.array_equal(part.clusters.k.toarray(), ref.clusters.k.toarray())
+        calls: list[object] = []
+        with monkeypatch.context() as mp:
+            mp.setattr(CountTable, "select", lambda self, group, calls=calls: calls.append(group))
+            a = audit(t, reps=0)
+        assert calls == [] and len(a.groups) == len(t.groups)  # select was called twice per group

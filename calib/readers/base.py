@@ -36,6 +36,10 @@ MAX_CELLS = 1_000_000
 #: sample of a ``.json`` log, a JSON count table (Inspect samples are 10-100 kB; one
 #: holding images as base64 a few MB).
 MAX_JSON_BYTES = 64 * 2**20
+#: Default cap on the number of groups of one input (``CALIB_MAX_GROUPS``): each group gets
+#: its own audit (about 10 ms without resamples, far more with them), so 100,000 one-row
+#: groups held a heavy-job slot for more than 10 minutes (:func:`calib.limits.check_groups`).
+MAX_GROUPS = 1_000
 #: Default cap on the memory :func:`calib.readers.jsonl.parse_cost` estimates parsing one JSON document takes.
 MAX_PARSE_BYTES = 512 * 2**20
 
@@ -64,7 +68,7 @@ class LoadOptions:
         ``"token"`` (lm-eval's ``acc_norm`` is ``"char"``).
     variant:
         For lm-eval samples: ``"acc"`` or ``"acc_norm"`` (sets normalisation).
-    max_rows, max_line_chars, max_decompressed_bytes, max_cells, max_json_bytes, max_parse_bytes:
+    max_rows, max_line_chars, max_decompressed_bytes, max_cells, max_json_bytes, max_parse_bytes, max_groups:
         Limits; inputs over them are refused with a clear message, before the cost they
         guard (see :mod:`calib.limits`).
     """
@@ -85,6 +89,7 @@ class LoadOptions:
     max_cells: int = MAX_CELLS
     max_json_bytes: int = MAX_JSON_BYTES
     max_parse_bytes: int = MAX_PARSE_BYTES
+    max_groups: int = MAX_GROUPS
     extra: dict[str, str] = field(default_factory=dict)
 
 
