@@ -189,7 +189,15 @@ def _sample(data: bytes, name: str, max_line: int) -> _Sample:
     problems: Counter[str] = Counter()
     first: str | None = None
     pos, no, nonblank = 0, 0, 0
+    skipped = 0
     while pos < len(data) and (nonblank < SAMPLE_LINES or not objects) and len(objects) < SAMPLE_OBJECTS:
+        if nonblank >= SAMPLE_LINES:  # no object yet: only a line holding a "{" can hold one
+            brace = data.find(b"{", pos)
+            start = len(data) if brace < 0 else max(pos, data.rfind(b"\n", pos, brace) + 1)
+            jumped = data.count(b"\n", pos, start) + (brace < 0 and not data.endswith(b"\n"))
+            skipped, no, pos = skipped + jumped, no + jumped, start
+            if pos >= len(data):
+                break
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
         if end - pos > max_line + 4:  # a BOM and a CR are not counted
@@ -231,7 +239,8 @@ def _sample(data: bytes, name: str, max_line: int) -> _Sample:
     if not objects:
         reasons = ", ".join(f"{k} ({v:,})" for k, v in problems.most_common())
         raise CalibError(
-            f"{name}: no JSON object in its {nonblank:,} non-blank lines; commonest problem: "
+            f"{name}: no JSON object in its {nonblank + skipped:,} lines; commonest problem"
+            + (f" in the first {nonblank:,}: " if skipped else ": ") +
             f"{reasons}; first: {first}. Expected one JSON object per line, e.g. "
             '{"id": "q1", "confidence": 90, "correct": true}'
         )

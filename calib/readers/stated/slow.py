@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from calib.loadreport import IssueLog, LineIssue, preview_of
+from calib.loadreport import EXAMPLES_PER_REASON, IssueLog, LineIssue, preview_of
 from calib.readers.base import LoadOptions
 from calib.readers.jsonl import (
     BOM,
@@ -90,6 +90,9 @@ class _Slow:
         self.rows: list[tuple[int, float, bool, bool, str, str, str]] = []
 
     def bad(self, no: int, fld: str | None, reason: str, detail: str, text: str) -> None:
+        if self.ex.counts[reason] >= EXAMPLES_PER_REASON:  # counted only: no example kept
+            self.ex.counts[reason] += 1
+            return
         self.ex.add(LineIssue(no, fld, reason, detail, preview_of(text), self.ctx.name))
 
     def line(self, raw: bytes, no: int) -> None:
