@@ -80,6 +80,10 @@ class _Ctx:
     parse_options: pj.ParseOptions | None
 
 
+#: The characters a JSON text can start with (after the blanks :meth:`_Slow.line` strips).
+_JSON_STARTS = frozenset('{["-0123456789tfnNI \t\r')
+
+
 class _Slow:
     """The per-line reference path: Python's ``json`` and the value rules."""
 
@@ -114,6 +118,11 @@ class _Slow:
         except UnicodeDecodeError as exc:
             self.bad(no, None, R_UTF8, not_utf8(exc),
                      raw.decode("utf-8", "replace"))
+            return
+        if text[0] not in _JSON_STARTS and self.ex.counts[R_JSON] >= EXAMPLES_PER_REASON and not (
+                no == ctx.last_line and ctx.unterminated):
+            # surely not JSON (no JSON value starts so) and its examples are full: counted unparsed
+            self.ex.counts[R_JSON] += 1
             return
         try:
             obj = json_loads(text)
