@@ -136,7 +136,7 @@ def main() -> int:
                          "older commit: git archive HEAD | tar -x -C /tmp/old), to compare")
     args = ap.parse_args()
     root = args.calib_root.resolve()
-    cases = [c for c in hostile.CASES if args.only in c.name]
+    cases = [c for c in hostile.CASES if args.only in c.name and c not in hostile.ISSUE22]
     with tempfile.TemporaryDirectory() as tmp:
         good = Path(tmp) / "good.jsonl"
         good.write_bytes(hostile.good_lines())
@@ -162,7 +162,48 @@ def main() -> int:
                   f"{'yes' if ok else 'NO'}" + (f"  ({last})" if code not in (0, 2) else ""))
         print(f"\nworst peak of a corpus input of at most {DISK_MB} MB on disk: {worst:,} MB "
               f"({'under' if worst < GOAL_MB else 'OVER'} the {GOAL_MB} MB goal)")
+        issue22(Path(tmp), args.only, args.cap_mb, root, floor)
     return 0
+
+
+# ---------------------------------------------------------------- issue 22: input forms and CPU
+#: Seconds any input of at most :data:`DISK_MB` MB may take (issue 22: each holds a heavy-job slot).
+GOAL_S = 30
+
+#: :data:`CHILD` with the case's own ``calib audit`` options (``--group-key g``) after the path.
+CHILD22 = CHILD.replace('main(["audit", sys.argv[2], "--reps", "0"])',
+                        'main(["audit", sys.argv[2], "--reps", "0", *sys.argv[3:]])')
+
+
+def measure22(path: str, extra: tuple[str, ...], cap_mb: int, root: Path) -> tuple[int, int, str, float]:
+    """:func:`measure` with the case's options."""
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", CHILD22, str(cap_mb * 2**20), path, *extra],
+                       capture_output=True, text=True, cwd=root, timeout=900)
+    secs = time.perf_counter() - t
+    fields = r.stdout.rstrip("\n").split("\t")
+    if len(fields) != 3:
+        return 0, r.returncode, r.stderr.strip()[-90:], secs
+    return int(fields[0]), int(fields[1]), fields[2], secs
+
+
+def issue22(tmp: Path, only: str, cap_mb: int, root: Path, floor: int) -> None:
+    """Issue 22's cases at full size: peak memory and seconds against 1 GB and 30 s (the
+    quadratic ones took 150 s, 165 s and over 600 s before)."""
+    cases = [c for c in hostile.ISSUE22 if only in c.name]
+    if not cases:
+        return
+    print(f"\nissue 22 (input forms, linear CPU): goal under {GOAL_MB} MB and {GOAL_S} s for at most {DISK_MB} MB")
+    print(f"{'input':<42} {'on disk':>9} {'peak MB':>8} {'over floor':>10} {'exit':>4} {'s':>6}  within goal")
+    for c in cases:
+        path = tmp / c.name
+        write(c.name, path)
+        disk = path.stat().st_size
+        peak, code, last, secs = measure22(str(path), c.args, cap_mb, root)
+        path.unlink()
+        ok = peak < GOAL_MB and secs <= GOAL_S and code == c.exit
+        print(f"{c.name:<42} {disk / 2**20:>7.2f}MB {peak:>8,} {peak - floor:>+10,} {code:>4} {secs:>6.1f}  "
+              f"{'yes' if ok else 'NO'}" + (f"  ({last})" if code not in (0, 2) else ""))
 
 
 if __name__ == "__main__":
