@@ -135,7 +135,7 @@ def load(
     kind = sniff_format(src.name, src.data) if fmt == "auto" else fmt
     if kind not in FORMATS:
         raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    records = kind in ("stated", "logprobs") and (array := array_as_lines(src)) is not None
+    records = kind in ("stated", "logprobs") and (array := array_as_lines(src, options)) is not None
     if records:  # json.dump(list_of_dicts): one record per line, then sniffed again
         src = array
         kind = sniff_format(src.name, src.data) if fmt == "auto" else kind

@@ -435,3 +435,8 @@ def test_a_json_array_is_under_the_line_limits_and_a_broken_one_keeps_its_record
     assert ds.report.kept == 12 and ds.report.issues[0].message().startswith("l.jsonl:line 1")
     with pytest.raises(CalibError, match=r"empty"):
         load("e.json", b"[ ]\n")
+    # the conversion's memory (about four copies of the text) is refused before it starts
+    text = json.dumps(good).encode()
+    with pytest.raises(CalibError, match=r"a\.json: a JSON array of .* over the .* MB allowed \(CALIB_MAX_PARSE_MB\)"):
+        load("a.json", text, options=LoadOptions(max_parse_bytes=4 * len(text) - 1))
+    assert load("a.json", text, options=LoadOptions(max_parse_bytes=4 * len(text) + 10**5)).report.kept == 12

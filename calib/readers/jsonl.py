@@ -185,9 +185,11 @@ def check_lines_cost(data: bytes, name: str, options: LoadOptions, *, row_bytes:
 
 # ------------------------------------------------------------------ a JSON array of records
 _BLANKS = re.compile(r"[ \t\n\r]*")
+#: Copies of its text that reading a JSON array record by record holds at its peak.
+ARRAY_COPIES = 4
 
 
-def array_as_lines(source: Source) -> Source | None:
+def array_as_lines(source: Source, options: LoadOptions) -> Source | None:
     """A JSON array of records (``json.dump(list_of_dicts)``) as JSON Lines: record N on
     line N, so that every line reader applies its per-line rules (duplicate keys, NaN,
     a bad record reported and the others kept) and its limits (line length, rows, parse
@@ -199,11 +201,20 @@ def array_as_lines(source: Source) -> Source | None:
     spaces. ``None`` when ``source`` is not one JSON array (not UTF-8, the first record
     unreadable, or more text after the closing ``]``): it is then read line by line as
     before. A record that cannot be parsed ends the array: the rest of the text becomes
-    one last record, reported as bad."""
+    one last record, reported as bad. The conversion holds the text about four times
+    (bytes, text, records, lines): over :attr:`LoadOptions.max_parse_bytes` it is refused
+    before it starts."""
     data = source.data.removeprefix(BOM)
     start = len(data) - len(data.lstrip(b" \t\r\n"))
     if data[start:start + 1] != b"[":
         return None
+    if ARRAY_COPIES * len(data) > options.max_parse_bytes:
+        raise CalibError(
+            f"{source.name}: a JSON array of {megabytes(len(data))} MB would take about "
+            f"{megabytes(ARRAY_COPIES * len(data))} MB to read record by record, over the "
+            f"{megabytes(options.max_parse_bytes)} MB allowed (CALIB_MAX_PARSE_MB); write it as JSON Lines "
+            "(one record per line), which is read without that cost"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -233,8 +244,11 @@ def array_as_lines(source: Source) -> Source | None:
             break
     if closed and text[pos:].strip(" \t\r\n"):
         return None  # more after the array: JSON Lines whose first line is an array
+    del text  # the records are copies: one copy of the text less at the peak
     body = "".join(r.replace("\r", " ").replace("\n", " ") + "\n" for r in records)
-    note = (f"{source.name}: a JSON array of {len(records):,} record(s), not JSON Lines: each record read "
+    count = len(records)
+    del records
+    note = (f"{source.name}: a JSON array of {count:,} record(s), not JSON Lines: each record read "
             "as one line would be (record N in the messages is the N-th element of the array)")
     return Source(source.name, body.encode("utf-8"), (*source.notes, note))
 
