@@ -28,9 +28,12 @@ limits below act in layers, cheapest first:
 5. **Groups** — :attr:`LoadOptions.max_groups`: an input with more groups than this
    (``--group-key`` values, count-table groups) is refused once loaded, before any
    per-group audit runs (:func:`check_groups`).
-6. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file's row count
-   is read from its metadata before any row, a CSV or JSONL table is parsed up to one
-   row past the cap (:func:`calib.table.read_counts`).
+6. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file is refused
+   when its metadata declares more, then decoded batch by batch, its rows counted again
+   and its decoded bytes kept under a quarter of :attr:`LoadOptions.max_parse_bytes`
+   (text columns as dictionaries, never expanded per row), so that a footer that lies
+   costs one batch; a CSV or JSONL table is parsed up to one row past the cap
+   (:func:`calib.table.read_counts`).
 7. **Memory per session and in total** — :class:`calib.hosting.budget.MemoryLedger` books the estimated
    in-memory size of every dataset a session holds (:func:`~calib.hosting.budget.estimated_bytes`) and
    refuses a dataset that would push the session over its budget, or the server over

@@ -63,6 +63,7 @@ from calib.scale import PROBABILITY, Scale, detect_scale, onto_ends, snap
 
 if TYPE_CHECKING:  # pandas is imported where used: it costs 0.3 s at start-up
     import pandas as pd
+    import pyarrow as pa
 
     from calib.clusters import Clusters
 
@@ -344,7 +345,16 @@ def _from_cells(
 def _group_codes(group: np.ndarray | None, size: int) -> tuple[np.ndarray, tuple[str, ...]]:
     if group is None:
         return np.zeros(size, dtype=np.int64), ("",)
-    names, codes = np.unique(np.asarray(group, dtype=str), return_inverse=True)
+    # a dictionary of the names, not numpy's fixed-width text: one 4,000-character name on a
+    # million rows would take 16 GB as '<U4000' (4 bytes a character on every row); a
+    # shared name is hashed once
+    first: dict[str, int] = {}
+    seen = np.fromiter((first.setdefault(g if type(g) is str else str(g), len(first))
+                        for g in np.asarray(group, dtype=object).ravel()), dtype=np.int64, count=size)
+    names = np.array(sorted(first), dtype=object)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[[first[x] for x in names]] = np.arange(len(first))
+    codes = rank[seen]
     return codes.astype(np.int64), tuple(str(x) for x in names)
 
 
@@ -504,8 +514,10 @@ def read_counts(
     ``value, n, correct`` and optionally ``group``.
 
     This is what a warehouse GROUP BY produces (see the README). Limits apply before
-    the cost they guard: a Parquet file's row count is read from its metadata before
-    any row; a CSV or JSONL line longer than ``max_line`` bytes is refused before
+    the cost they guard: a Parquet file is refused when its metadata declares more than
+    ``max_rows`` rows, and is then decoded batch by batch with its rows counted again
+    and its decoded bytes (text held once per distinct value) kept under a quarter of
+    ``max_parse``, trusting no footer (:func:`_read_parquet`); a CSV or JSONL line longer than ``max_line`` bytes is refused before
     parsing, and at most ``max_rows + 1`` rows are parsed; a JSON array's parse cost
     (:func:`calib.readers.jsonl.parse_cost`) must be under ``max_parse``. A Parquet file is
     recognised by its magic bytes whatever its name. A cell that is not a number, or a
@@ -529,7 +541,9 @@ def read_counts(
                 "stated value: aggregate it further, or raise LoadOptions.max_cells; on the dashboard CALIB_MAX_CELLS)")
     try:
         if data[:4] == b"PAR1" or low.endswith(".parquet"):
-            df = _read_parquet(data, name, max_rows, too_many)
+            # a quarter of the parse budget: text decoded by Arrow is held about four times over
+            # while it is read (its pages, Arrow's dictionary builder and dictionary, Python's strings)
+            df = _read_parquet(data, name, max_rows, too_many, max_parse // 4)
         elif low.endswith((".csv", ".csv.gz", ".jsonl", ".ndjson")):
             if low.endswith(".gz"):
                 data = gzip.decompress(data)
@@ -561,7 +575,7 @@ def read_counts(
             f"{name}: a count table needs columns value, n, correct (+ optional group); "
             f"missing {', '.join(missing)}; found {', '.join(map(str, df.columns))}"
         )
-    group = df[cols["group"]].astype(str).to_numpy() if "group" in cols else None
+    group = _text(df[cols["group"]]) if "group" in cols else None
     value, n, correct = (_numbers(df[cols[c]], c, name) for c in ("value", "n", "correct"))
     try:
         return from_counts(value, n, correct, scale=scale, group=group)
@@ -569,17 +583,106 @@ def read_counts(
         raise CalibError(f"{name}: {exc}") from None
 
 
-def _read_parquet(data: bytes, name: str, max_rows: int, too_many: str) -> pd.DataFrame:
-    """The count columns of a Parquet file, its row count checked in the metadata first."""
+#: Rows decoded at a time from a Parquet file (:func:`_read_parquet`).
+PARQUET_BATCH = 4_096
+
+
+class _TextColumn:
+    """A Parquet text column read as a dictionary, batch by batch: the distinct names
+    (each held once, in Python) and each row's code. Arrow grows a row group's dictionary
+    from batch to batch; only the entries past the previous batch's (when it is a prefix of
+    this one) are new."""
+
+    def __init__(self) -> None:
+        self.names: dict[object, int] = {}
+        self.codes: list[np.ndarray] = []
+        self.last: pa.Array | None = None
+        self.local = np.empty(0, dtype=np.int64)  # the current dictionary's entries -> names
+
+    def add(self, col: pa.DictionaryArray) -> int:
+        """Take one batch's column; returns the bytes of the names it added."""
+        d, start = col.dictionary, 0
+        if self.last is not None and len(d) >= len(self.last) and d.slice(0, len(self.last)).equals(self.last):
+            start = len(self.last)
+        else:
+            self.local = np.empty(0, dtype=np.int64)
+        fresh = d.slice(start)
+        added = np.fromiter((self.names.setdefault(x, len(self.names)) for x in fresh.to_pylist()),
+                            dtype=np.int64, count=len(fresh))
+        self.local, self.last = np.concatenate([self.local, added]), d
+        idx = col.indices.to_numpy(zero_copy_only=False)
+        null = col.indices.is_null().to_numpy(zero_copy_only=False)
+        self.codes.append(np.where(null, -1, self.local[np.where(null, 0, idx).astype(np.int64)]))
+        return int(fresh.nbytes) + idx.nbytes
+
+    def series(self) -> pd.Series:
+        import pandas as pd
+
+        names = np.empty(len(self.names), dtype=object)
+        names[:] = list(self.names)
+        codes = np.concatenate(self.codes) if self.codes else np.empty(0, dtype=np.int64)
+        return pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object)))
+
+
+def _read_parquet(data: bytes, name: str, max_rows: int, too_many: str, max_bytes: int) -> pd.DataFrame:
+    """The count columns of a Parquet file, decoded under a row cap and a byte budget.
+
+    Nothing in the footer is trusted: its row count refuses early when it is over the cap,
+    but the rows are counted again as they are decoded, batch by batch, and the decoded
+    bytes (the numbers, each row's dictionary code, each distinct text once) are summed
+    against ``max_bytes``; reading stops at the first batch over either limit and what was
+    read is freed. Text columns are read as dictionaries and never expanded per row: one
+    4,000-character group name on a million rows costs 4 kB, not 4 GB."""
     import io
 
+    import pandas as pd
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(io.BytesIO(data))
-    if pf.metadata.num_rows > max_rows:
-        raise CalibError(f"{too_many} (the file's metadata says {pf.metadata.num_rows:,})")
-    want = [c for c in pf.schema_arrow.names if str(c).lower() in ("value", "n", "correct", "group")]
-    return pf.read(columns=want).to_pandas()
+    declared = pf.metadata.num_rows
+    if declared > max_rows:
+        raise CalibError(f"{too_many} (the file's metadata says {declared:,})")
+    schema = pf.schema_arrow
+    want = [c for c in schema.names if str(c).lower() in ("value", "n", "correct", "group")]
+    is_text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+    text = [c for c in want if any(t(schema.field(c).type) for t in is_text)]
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
+    plain: dict[str, list[pa.Array]] = {c: [] for c in want}
+    texts: dict[str, _TextColumn] = {}
+    rows = used = 0
+    try:
+        for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=want, use_threads=False):
+            rows += batch.num_rows
+            if rows > max_rows:
+                raise CalibError(f"{too_many} (found while reading; the file's metadata says {declared:,})")
+            for c, col in zip(batch.schema.names, batch.columns, strict=True):
+                if pa.types.is_dictionary(col.type):
+                    used += texts.setdefault(c, _TextColumn()).add(col)
+                else:
+                    plain[c].append(col)
+                    used += col.nbytes
+                if used > max_bytes:
+                    raise CalibError(f"{name}: decodes to more than {max_bytes / 2**20:,.0f} MB (at row {rows:,}, "
+                                     f"column {c!r}); refused (a count table holds one short row per group and "
+                                     "stated value)")
+        return pd.DataFrame({c: texts[c].series() if c in texts else
+                             pa.chunked_array(plain[c], type=schema.field(c).type).to_pandas() for c in want})
+    finally:
+        plain.clear()
+        texts.clear()
+        pa.default_memory_pool().release_unused()  # a refused file's batches go back to the system
+
+
+def _text(col: pd.Series) -> np.ndarray:
+    """A column as text, one object per row; a categorical column (a Parquet dictionary)
+    converts its few categories and shares them between rows."""
+    import pandas as pd
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        names = pd.Series([*col.cat.categories, None], dtype=object).astype(str).to_numpy(dtype=object)
+        return names[col.cat.codes.to_numpy()]  # code -1 (a null) is the last name, as astype(str) reads it
+    return col.astype(str).to_numpy()
 
 
 def _check_lines(data: bytes, name: str, max_line: int) -> None:

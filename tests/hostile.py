@@ -435,6 +435,67 @@ CASES: tuple[Case, ...] = (
     Case(LMEVAL_ARRAY, lmeval_array_deep, 100_000, 2_000_000, 0, ("sample 21", "nested too deeply"), GOOD),
 )
 
+# --------------------------------------------------------------- Parquet under a byte budget (issue 22)
+def parquet_dict_group(size: int) -> bytes:
+    """A count table of ``size`` rows sharing one 4,000-character group name, stored once
+    in a Parquet dictionary (0.4 MB for a million rows; 4 GB expanded per row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    group = pa.DictionaryArray.from_arrays(pa.array([0] * size, pa.int32()), pa.array(["g" * 4000]))
+    table = pa.table({"group": group, "value": pa.array([90.0] * size), "n": pa.array([1] * size),
+                      "correct": pa.array([1] * size)})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def _varint(x: int) -> bytes:
+    out = bytearray()
+    while x >= 0x80:
+        out.append(x & 0x7F | 0x80)
+        x >>= 7
+    return bytes(out + bytes([x]))
+
+
+def parquet_lying_footer(size: int, says: int = 10) -> bytes:
+    """:func:`parquet` of ``size`` rows whose footer says it holds ``says``: the file's
+    ``num_rows`` (FileMetaData field 3, Thrift compact: header byte 0x16, then the zigzag
+    varint) is rewritten; the row groups' own counts, which the reader follows, are not."""
+    data = parquet(size)
+    length = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - length
+    footer = data[start:-8]
+    old = b"\x16" + _varint(2 * size)
+    at = footer.index(old)  # FileMetaData's num_rows comes before the row groups'
+    footer = footer[:at] + b"\x16" + _varint(2 * says) + footer[at + len(old):]
+    return data[:start] + footer + len(footer).to_bytes(4, "little") + b"PAR1"
+
+
+def parquet_distinct_text(size: int) -> bytes:
+    """``size`` distinct 4,000-character group names, plain-encoded: zstd packs the
+    shared filler (300,000 names: 1.2 GB decoded, about 4 MB on disk)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf, block = io.BytesIO(), 10_000
+    schema = pa.schema([("group", pa.string()), ("value", pa.float64()), ("n", pa.int64()), ("correct", pa.int64())])
+    with pq.ParquetWriter(buf, schema, compression="zstd", use_dictionary=False) as w:
+        for start in range(0, size, block):
+            k = min(block, size - start)
+            w.write_table(pa.table({"group": [f"{start + i:08d}" + "x" * 3992 for i in range(k)],
+                                    "value": [90.0] * k, "n": [1] * k, "correct": [1] * k}, schema=schema))
+    return buf.getvalue()
+
+
+CASES += (
+    Case("parquet_dict_group.parquet", parquet_dict_group, 100_000, 1_000_000, 0, (), 1),
+    Case("parquet_lying_footer.parquet", parquet_lying_footer, 2_000_000, 60_000_000, 2,
+         ("more than 1,000,000 rows", "metadata says 10")),
+    Case("parquet_distinct_text.parquet", parquet_distinct_text, 40_000, 300_000, 2,
+         ("decodes to more than 128 MB", "'group'")),
+)
+
 #: Cases whose file is compressed or sparse enough that the full size still fits in 5 MB.
 BY_NAME = {c.name: c for c in CASES}
 
