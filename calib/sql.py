@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calib.errors import CalibError
 from calib.readers.stated.rules import (
     FALSE_TOKENS,
     R_BAD_OUTCOME,
@@ -57,25 +58,25 @@ class Dialect:
     to_double: str      # {x} as a double, NULL when it is not one
     text: str           # {x} as text
     strip: str          # {s} without surrounding whitespace
-    quote: str          # an identifier {x} quoted
+    quote: str          # the identifier quote: '"' (standard SQL) or '`'
     is_finite: str      # {x} (a double) is finite
 
 
 _DIALECTS = {
     "duckdb": Dialect("duckdb", "regexp_matches({s}, {p})", "regexp_extract({s}, {p}, 1)",
                       "TRY_CAST({x} AS DOUBLE)", "CAST({x} AS VARCHAR)",
-                      "regexp_replace({s}, {ws}, '', 'g')", '"{x}"', "isfinite({x})"),
+                      "regexp_replace({s}, {ws}, '', 'g')", '"', "isfinite({x})"),
     "spark": Dialect("spark", "({s} RLIKE {p})", "regexp_extract({s}, {p}, 1)",
                      "TRY_CAST({x} AS DOUBLE)", "CAST({x} AS STRING)",
-                     "regexp_replace({s}, {ws}, '')", "`{x}`",
+                     "regexp_replace({s}, {ws}, '')", "`",
                      "({x} NOT IN (double('inf'), double('-inf')) AND NOT isnan({x}))"),
     "bigquery": Dialect("bigquery", "REGEXP_CONTAINS({s}, {p})", "REGEXP_EXTRACT({s}, {p})",
                         "SAFE_CAST({x} AS FLOAT64)", "CAST({x} AS STRING)",
-                        "REGEXP_REPLACE({s}, {ws}, '')", "`{x}`",
+                        "REGEXP_REPLACE({s}, {ws}, '')", "`",
                         "NOT (IS_INF({x}) OR IS_NAN({x}))"),
     "snowflake": Dialect("snowflake", "REGEXP_LIKE({s}, {p})", "REGEXP_SUBSTR({s}, {p}, 1, 1, 'e', 1)",
                          "TRY_TO_DOUBLE({x})", "CAST({x} AS VARCHAR)",
-                         "REGEXP_REPLACE({s}, {ws}, '')", '"{x}"',
+                         "REGEXP_REPLACE({s}, {ws}, '')", '"',
                          "({x} NOT IN ('inf'::FLOAT, '-inf'::FLOAT) AND {x} = {x})"),
 }
 
@@ -155,9 +156,31 @@ def rules(d: Dialect, conf_text: str, conf_kind: str, out_text: str, out_kind: s
     return Rules(conf_reason, value, percent, outcome_reason, right)
 
 
+#: BigQuery's named escapes (its quoted identifiers read the escapes of its string literals).
+_BQ_ESCAPES = {"\\": "\\\\", "`": "\\`", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def identifier(d: Dialect, name: str) -> str:
+    r"""``name`` as one quoted identifier of dialect ``d``, whatever it holds.
+
+    DuckDB and Snowflake (standard SQL) double a ``"``; Spark doubles a backtick; BigQuery
+    reads backslash escapes inside backticks (`Lexical structure
+    <https://cloud.google.com/bigquery/docs/reference/standard-sql/lexical>`_), so a
+    backslash, a backtick and a control character are escaped there (``\\``, ``\```,
+    ``\n``, ``\u0001``): doubling a backtick would end the identifier at ``\```."""
+    if "\x00" in name:
+        raise CalibError(f"column name {name!r} holds a NUL character, which no SQL dialect reads")
+    if d.name == "bigquery":
+        body = "".join(_BQ_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or c == "\x7f" else c)
+                       for c in name)
+    else:
+        body = name.replace(d.quote, d.quote * 2)
+    return d.quote + body + d.quote
+
+
 def column(d: Dialect, key: str) -> str:
     """A column named ``key`` (a dotted key is a path: ``meta.conf`` is ``meta``.``conf``)."""
-    return ".".join(d.quote.format(x=part.replace(d.quote[0], d.quote[0] * 2)) for part in key.split("."))
+    return ".".join(identifier(d, part) for part in key.split("."))
 
 
 def aggregation_query(
@@ -172,7 +195,7 @@ def aggregation_query(
     the rows left out, by reason.
     """
     d = dialect(dialect_name)
-    qg = d.quote.format(x="group")
+    qg = identifier(d, "group")
     sel = f"{qg}, " if group_key else ""
     keys = "1, 2" if group_key else "1"
     return (
@@ -192,7 +215,7 @@ def dropped_query(dialect_name: str, confidence_key: str, outcome_key: str, *, t
 def _judged(d: Dialect, confidence_key: str, outcome_key: str, group_key: str | None, table: str) -> str:
     """``WITH t AS (...), judged AS (...)``: each row's text, then its reason, value and
     outcome. Warehouse columns are judged by their text (kind ``'S'``, or ``'N'`` if null)."""
-    group = (f",\n         COALESCE({d.text.format(x=column(d, group_key))}, '(missing)') AS {d.quote.format(x='group')}"
+    group = (f",\n         COALESCE({d.text.format(x=column(d, group_key))}, '(missing)') AS {identifier(d, 'group')}"
              if group_key else "")
     r = rules(d, "c", "ck", "o", "ok")
     return (

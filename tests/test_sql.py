@@ -4,8 +4,9 @@
 The reference is :mod:`calib.readers.stated.rules` (``_conf_value``, ``_outcome_value``)
 value by value, and the stated JSONL reader on the same rows. The Spark query is run
 for real in tests/test_sql_spark.py (a local PySpark session); BigQuery and Snowflake
-are not run (no engine here; sqlglot is not installed either): their queries, and
-Spark's, are checked for their quoting and their literals.
+are not run (no engine here): their queries, and Spark's, are checked for their literals,
+and every dialect's quoting by that dialect's parser in sqlglot (and by DuckDB and Spark
+themselves) on hostile column names.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 
 from calib import sql
 from calib.audit import audit
+from calib.errors import CalibError
 from calib.loading import load
 from calib.readers.base import LoadOptions
 from calib.readers.stated.rules import (
@@ -176,3 +178,54 @@ def test_cli_prints_the_query_and_refuses_bad_flags(tmp_path: Path) -> None:
                         (["--outcome-key", "o"], "--confidence-key")):
         bad = _cli(*args)
         assert bad.returncode == 2 and words in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+
+
+# --------------------------------------------------------------- quoting per dialect (issue 22)
+#: Column names that break a quoting that is wrong for its dialect: BigQuery reads backslash
+#: escapes inside backticks, so a name ending in a backslash used to swallow the closing
+#: backtick and run the next key as SQL.
+HOSTILE_KEYS = ["ends\\", "back`tick", "\\`", "it's", 'say "hi"', "new\nline", "tab\tcr\r",
+                "é 中文 🙂", "`, 1 AS pwned, `", '", 1 AS pwned, "', "a\\\\`b'c\"d"]
+
+
+def _column_names(query: str, dialect: str) -> list[str]:
+    import sqlglot
+    from sqlglot import exp
+
+    return [c.name for c in sqlglot.parse_one(query, read=dialect).find_all(exp.Column)]
+
+
+@pytest.mark.parametrize("name", ["bigquery", "snowflake", "spark", "duckdb"])
+def test_every_key_is_exactly_one_identifier_in_the_dialects_own_parser(name: str) -> None:
+    """sqlglot's parser for each dialect (BigQuery and Snowflake have no engine here; Spark
+    and DuckDB also run for real): with hostile keys in place of plain ones, the query's
+    columns are the plain query's with each key once, byte for byte."""
+    def queries(c: str, o: str, g: str) -> list[str]:
+        return [sql.aggregation_query(name, c, o, group_key=g), sql.dropped_query(name, c, o)]
+
+    plain = [_column_names(q, name) for q in queries("kc", "ko", "kg")]
+    assert all(cols.count(k) == 1 for cols in plain[:1] for k in ("kc", "ko", "kg"))
+    for i, key in enumerate(HOSTILE_KEYS):
+        other, third = HOSTILE_KEYS[(i + 1) % len(HOSTILE_KEYS)], HOSTILE_KEYS[(i + 2) % len(HOSTILE_KEYS)]
+        as_key = {"kc": key, "ko": other, "kg": third}
+        for q, cols in zip(queries(key, other, third), plain, strict=True):
+            assert sorted(_column_names(q, name)) == sorted(as_key.get(c, c) for c in cols), (key, q)
+
+
+def test_duckdb_runs_the_query_with_hostile_column_names() -> None:
+    """DuckDB's own parser and engine: a table whose columns carry the hostile names, the
+    counts against a direct count of the rows."""
+    keys = HOSTILE_KEYS[:3]  # confidence, outcome, group
+    rows = [("80", "true", "a"), ("80", "false", "a"), ("90", "true", "b"), ("x", "true", "b"), ("90", "yes", "b")]
+    df = pd.DataFrame(rows, columns=keys)
+    con = duckdb.connect()
+    con.register("judgments", df)
+    got = con.execute(sql.aggregation_query("duckdb", *keys[:2], group_key=keys[2])).fetchall()
+    assert got == [("a", 80.0, 2, 1), ("b", 90.0, 2, 2)]
+    assert con.execute(sql.dropped_query("duckdb", *keys[:2])).fetchall() == [("non-numeric confidence", 1)]
+
+
+def test_a_name_with_a_nul_character_is_refused() -> None:
+    for name in sql.DIALECTS:
+        with pytest.raises(CalibError, match="NUL"):
+            sql.aggregation_query(name, "a\x00b", "o")

@@ -199,3 +199,22 @@ def test_spark_query_run_for_real_gives_the_audit_of_the_rows(
     b = audit(ref.table, reps=200, seed=7, name="j", load_report=ref.report).to_dict()
     a.pop("load_report"), b.pop("load_report")
     same_json(a, b)
+
+
+def test_spark_runs_the_query_with_hostile_column_names(spark: SparkSession) -> None:
+    """Spark's own parser and engine on the hostile keys of tests/test_sql.py (backslash,
+    backtick, quotes, newline, unicode, injections): each column found by its exact name,
+    the counts against a direct count of the rows."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from tests.test_sql import HOSTILE_KEYS
+
+    rows = [("80", "true", "a"), ("80", "false", "a"), ("90", "true", "b"), ("x", "true", "b"), ("90", "yes", "b")]
+    for i in range(0, len(HOSTILE_KEYS), 3):
+        keys = [HOSTILE_KEYS[(i + j) % len(HOSTILE_KEYS)] for j in range(3)]
+        schema = StructType([StructField(k, StringType()) for k in keys])
+        spark.createDataFrame(rows, schema).createOrReplaceTempView("judgments")
+        got = [tuple(r) for r in spark.sql(sql.aggregation_query("spark", *keys[:2], group_key=keys[2])).collect()]
+        assert got == [("a", 80.0, 2, 1), ("b", 90.0, 2, 2)], keys
+        dropped = [tuple(r) for r in spark.sql(sql.dropped_query("spark", *keys[:2])).collect()]
+        assert dropped == [("non-numeric confidence", 1)], keys
