@@ -336,3 +336,62 @@ def test_duckdb_draws_no_progress_bar(tmp_path: Path) -> None:
         assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
     finally:
         con.close()
+
+
+# --------------------------------------------------------------- globs that never loop or re-expand (issue 22)
+def _good_jsonl(path: Path, n: int) -> None:
+    path.write_text("".join(json.dumps({"confidence": 50 + 10 * (i % 5), "correct": i % 2 == 0}) + "\n"
+                            for i in range(n)))
+
+
+def test_a_recursive_glob_never_follows_a_symlink_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``logs/loop -> logs``: glob.glob descended it until the kernel's 40-link limit (one
+    loop: each file read ~40 times; two loops: 2**40 paths). Each file is read once."""
+    logs = tmp_path / "logs"
+    (logs / "sub").mkdir(parents=True)
+    _good_jsonl(logs / "a.jsonl", 7)
+    _good_jsonl(logs / "sub" / "b.jsonl", 5)
+    (logs / "loop").symlink_to(logs, target_is_directory=True)
+    ds = load(str(logs / "**" / "*.jsonl"))
+    assert ds.report.kept == 12
+    assert any("from 2 jsonl file(s)" in n for n in ds.report.notes)
+    monkeypatch.setattr(warehouse, "MAX_FILES", 1)
+    with pytest.raises(CalibError, match="matches more than 1 files"):
+        load(str(logs / "**" / "*.jsonl"))
+
+
+def test_a_file_name_with_glob_characters_is_read_once(tmp_path: Path) -> None:
+    """DuckDB expands ``*``, ``?`` and ``[`` in the names it is given: ``run1*.jsonl``
+    read ``run1.jsonl`` and ``run12.jsonl`` a second time."""
+    d = tmp_path / "runs"
+    d.mkdir()
+    sizes = {"run1.jsonl": 3, "run1*.jsonl": 5, "run12.jsonl": 11, "run[12].jsonl": 13, "run?.jsonl": 17}
+    for name, n in sizes.items():
+        _good_jsonl(d / name, n)
+    ds = load(str(d / "*.jsonl"))
+    assert ds.report.kept == sum(sizes.values())
+
+
+def test_a_bad_file_in_a_glob_is_named_and_skipped(tmp_path: Path) -> None:
+    """A CSV with a ragged line past DuckDB's sniffing sample, among good files: it used
+    to refuse the whole glob with "CSV Error on Line: 30002" and no file name. It is
+    skipped as a bad line is, the report naming it with the reason and the line; --strict
+    refuses it by name."""
+    d = tmp_path / "csvs"
+    d.mkdir()
+    for name, n in (("a.csv", 4), ("c.csv", 6)):
+        (d / name).write_text("confidence,correct\n" + "".join(f"{60 + 10 * (i % 3)},{i % 2}\n" for i in range(n)))
+    bad = d / "b.csv"
+    bad.write_text("confidence,correct\n" + "80,1\n" * 30_000 + "90,0,extra\n70,1\n")
+    ds = load(str(d / "*.csv"))
+    assert ds.report.kept == 10
+    issues = [i for i in ds.report.issues if i.source == str(bad)]
+    assert len(issues) == 1 and issues[0].reason == "unreadable file" and issues[0].line == 30_002, ds.report.issues
+    assert "Expected Number of Columns: 2 Found: 3" in issues[0].detail
+    assert any(str(bad) in n for n in ds.report.notes)
+    with pytest.raises(CalibError, match="strict mode refuses") as err:
+        load(str(d / "*.csv"), options=LoadOptions(strict=True))
+    assert str(bad) in str(err.value)
+    out = subprocess.run([sys.executable, "-m", "calib", "audit", str(d / "*.csv"), "--reps", "0"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and str(bad) in out.stdout + out.stderr, out.stdout + out.stderr

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import glob as globlib
 import os
+import re
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ import numpy as np
 
 from calib.dataset import Dataset
 from calib.errors import CalibError
-from calib.loadreport import LoadReport
+from calib.loadreport import LineIssue, LoadReport
 from calib.readers.base import LoadOptions
 from calib.readers.jsonl import R_JSON, R_NOT_OBJECT
 from calib.readers.stated.fields import (
@@ -70,6 +71,7 @@ from calib.table import from_counts
 
 KINDS = {"parquet": (".parquet",), "jsonl": (".jsonl", ".ndjson", ".json"), "csv": (".csv",)}
 _BLANK = "\x00blank"
+R_UNREADABLE = "unreadable file"
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
 
@@ -96,11 +98,40 @@ def _default_name(pattern: str) -> str:
     return stem
 
 
+#: Most files one glob may match (each is opened by DuckDB and probed alone when one is bad).
+MAX_FILES = 10_000
+
+
+def _matches(pattern: str) -> list[str]:
+    """The files ``pattern`` matches, at most :data:`MAX_FILES` (more are refused).
+
+    A recursive ``**`` is expanded by :meth:`pathlib.Path.glob`, which never descends a
+    symlinked directory there (:func:`glob.glob` does, and loops forever on ``a/loop -> a``);
+    a pattern without ``**`` has a fixed depth. Matches are read lazily, so the cap stops
+    the walk."""
+    p = Path(pattern)
+    if p.is_dir():
+        found: Any = (str(f) for f in sorted(p.iterdir()))
+    elif "**" in pattern:
+        parts = p.parts
+        first = next(i for i, part in enumerate(parts) if any(c in part for c in "*?["))
+        base = Path(*parts[:first]) if first else Path(".")
+        found = (str(f) for f in base.glob(str(Path(*parts[first:]))))
+    else:
+        found = globlib.iglob(pattern)
+    files: list[str] = []
+    for f in found:
+        if Path(f).is_file():
+            files.append(f)
+            if len(files) > MAX_FILES:
+                raise CalibError(f"{pattern}: matches more than {MAX_FILES:,} files; refused (narrow the pattern, "
+                                 "or merge the files)")
+    return sorted(files)
+
+
 def _files(pattern: str) -> tuple[list[str], str]:
     """The files matched and their kind (``parquet``, ``jsonl`` or ``csv``; ``.gz`` allowed)."""
-    p = Path(pattern)
-    files = sorted(str(f) for f in p.iterdir() if f.is_file()) if p.is_dir() else sorted(
-        f for f in globlib.glob(pattern, recursive=True) if Path(f).is_file())
+    files = _matches(pattern)
     if not files:
         raise CalibError(f"{pattern}: no file matches this pattern")
     kinds = set()
@@ -115,6 +146,21 @@ def _files(pattern: str) -> tuple[list[str], str]:
         raise CalibError(f"{pattern}: matches files of several formats ({', '.join(sorted(kinds))}); "
                          "give one pattern per format")
     return files, kinds.pop()
+
+
+def _links(files: list[str], kind: str, temp: str) -> dict[str, str]:
+    """Each file under a plain name (``000001.jsonl.gz``, a symbolic link in ``temp``) ->
+    its own name: DuckDB expands ``*``, ``?`` and ``[`` in every name it is given, so a file
+    called ``run1*.jsonl`` would read its siblings again."""
+    folder = Path(temp) / "files"
+    folder.mkdir()
+    links = {}
+    for i, f in enumerate(files):
+        ext = ".gz" if f.lower().endswith(".gz") else ""
+        link = folder / f"{i:06d}.{kind}{ext}"
+        link.symlink_to(Path(f).resolve())
+        links[str(link)] = f
+    return links
 
 
 def _connect(temp: str) -> Any:
@@ -278,27 +324,28 @@ def load_glob(pattern: str, *, name: str | None = None, options: LoadOptions | N
     options = options or LoadOptions()
     files, kind = _files(pattern)
     ds_name = name or _default_name(pattern)
-    src = _source(kind, files)
     with tempfile.TemporaryDirectory(prefix="calib-duckdb-") as temp:
+        links = _links(files, kind, temp)
         con = _connect(temp)
         try:
-            fields, notes, types = _fields(con, kind, src, pattern, options)
-            cluster = _cluster_path(options, kind, types, pattern)
-            # at most max_cells + 1 cells come back (continuous values need ROUND first); with
-            # clusters, one row per (cluster, cell): at most the pair cap + 1
-            cap = options.max_cells if cluster is None else WAREHOUSE_MAX_CLUSTER_PAIRS
-            query = _query(kind, src, fields, types, cluster) + f" LIMIT {cap + 2}"
-            if cluster is not None:  # numbered in DuckDB: no label or text reaches Python
-                query = ("SELECT reason, g, v, pct, n, k, cl IS NULL AS none, dense_rank() OVER (ORDER BY cl) "
-                         f"AS cid, dense_rank() OVER (ORDER BY reason, g, v, pct) AS qid FROM ({query})")
-            result = con.execute(query)
-            # cells: a few tuples; (cluster, cell) rows: up to millions, as numpy columns
-            cells = [row[:6] for row in result.fetchall()] if cluster is None else None
-            columns = result.fetchnumpy() if cluster is not None else None
-        except CalibError:
-            raise
-        except Exception as exc:  # duckdb raises many types for unreadable files or absent columns
-            raise CalibError(f"{pattern}: cannot read with DuckDB: {str(exc).splitlines()[0]}") from None
+            try:
+                fields, notes, cells, columns = _reduce(con, kind, list(links), pattern, options)
+                skipped: list[LineIssue] = []
+            except _DuckError as whole:
+                skipped = _bad_files(con, kind, links)
+                if not skipped:  # no file fails alone: the files disagree with each other
+                    raise CalibError(f"{pattern}: cannot read with DuckDB: {whole.text(links)}") from None
+                if options.strict:
+                    raise CalibError(f"{pattern}: {len(skipped):,} unreadable file(s); strict mode refuses them: "
+                                     + "; ".join(i.message() for i in skipped)) from None
+                good = [link for link, f in links.items() if f not in {i.source for i in skipped}]
+                if not good:
+                    raise CalibError(f"{pattern}: no readable file: "
+                                     + "; ".join(i.message() for i in skipped)) from None
+                try:
+                    fields, notes, cells, columns = _reduce(con, kind, good, pattern, options)
+                except _DuckError as exc:
+                    raise CalibError(f"{pattern}: cannot read with DuckDB: {exc.text(links)}") from None
         finally:
             con.close()
     pairs = None
@@ -309,7 +356,68 @@ def load_glob(pattern: str, *, name: str | None = None, options: LoadOptions | N
                              "files at once, or --cluster-key none to treat rows as independent)")
         cells, pairs = _pairs(columns)
     assert cells is not None
-    return _dataset(ds_name, pattern, kind, len(files), fields, notes, cells, options, pairs)
+    notes = [*notes, *(f"skipped {i.source}: {i.detail}" for i in skipped)]
+    ds = _dataset(ds_name, pattern, kind, len(files) - len(skipped), fields, notes, cells, options, pairs)
+    if skipped:
+        from dataclasses import replace
+
+        ds = replace(ds, report=replace(ds.report, issues=(*ds.report.issues, *skipped)))
+    return ds
+
+
+class _DuckError(Exception):
+    """DuckDB could not read the files (its message, with the plain names in it)."""
+
+    def text(self, links: dict[str, str]) -> str:
+        lines = str(self).splitlines() or ["unreadable"]
+        # DuckDB's first line, and its "Expected Number of Columns: 2 Found: 3" when it says one
+        msg = "; ".join([lines[0], *(x.strip() for x in lines[1:] if x.startswith("Expected"))])
+        for link, f in links.items():
+            msg = msg.replace(link, f)
+        return msg
+
+
+def _reduce(con: Any, kind: str, files: list[str], pattern: str,
+            options: LoadOptions) -> tuple[_Fields, list[str], list[tuple] | None, dict | None]:
+    """The fields, and the cells (or, with clusters, the (cluster, cell) columns) of ``files``."""
+    src = _source(kind, files)
+    try:
+        fields, notes, types = _fields(con, kind, src, pattern, options)
+        cluster = _cluster_path(options, kind, types, pattern)
+        # at most max_cells + 1 cells come back (continuous values need ROUND first); with
+        # clusters, one row per (cluster, cell): at most the pair cap + 1
+        cap = options.max_cells if cluster is None else WAREHOUSE_MAX_CLUSTER_PAIRS
+        query = _query(kind, src, fields, types, cluster) + f" LIMIT {cap + 2}"
+        if cluster is not None:  # numbered in DuckDB: no label or text reaches Python
+            query = ("SELECT reason, g, v, pct, n, k, cl IS NULL AS none, dense_rank() OVER (ORDER BY cl) "
+                     f"AS cid, dense_rank() OVER (ORDER BY reason, g, v, pct) AS qid FROM ({query})")
+        result = con.execute(query)
+        # cells: a few tuples; (cluster, cell) rows: up to millions, as numpy columns
+        cells = [row[:6] for row in result.fetchall()] if cluster is None else None
+        columns = result.fetchnumpy() if cluster is not None else None
+    except CalibError:
+        raise
+    except Exception as exc:  # duckdb raises many types for unreadable files or absent columns
+        raise _DuckError(str(exc)) from None
+    return fields, notes, cells, columns
+
+
+def _bad_files(con: Any, kind: str, links: dict[str, str]) -> list[LineIssue]:
+    """The files DuckDB cannot read alone (every column of every row: ``count(t)`` of the
+    whole row), each as a whole-file issue (``unreadable file``, DuckDB's message, its line
+    when it gives one), as a bad line is reported. A key absent from the files is not a
+    bad file: the files read, the query does not."""
+    bad = []
+    for link, f in links.items():
+        try:
+            con.execute(f"SELECT count(t) FROM {_source(kind, [link])} AS t").fetchall()
+        except Exception as exc:  # duckdb's many error types for an unreadable file
+            bad.append((f, _DuckError(str(exc)).text(links)))
+    out = []
+    for f, msg in bad:
+        m = re.search(r"on line:? (\d+)", msg, re.IGNORECASE)
+        out.append(LineIssue(int(m.group(1)) if m else 0, None, R_UNREADABLE, msg, source=f))
+    return out
 
 
 @dataclass(frozen=True)
