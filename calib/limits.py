@@ -30,7 +30,7 @@ limits below act in layers, cheapest first:
    per-group audit runs (:func:`check_groups`).
 6. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file is refused
    when its metadata declares more, then decoded batch by batch, its rows counted again
-   and its decoded bytes kept under a quarter of :attr:`LoadOptions.max_parse_bytes`
+   and its decoded bytes kept under an eighth of :attr:`LoadOptions.max_parse_bytes`
    (text columns as dictionaries, never expanded per row), so that a footer that lies
    costs one batch; a CSV or JSONL table is parsed up to one row past the cap
    (:func:`calib.table.read_counts`).

@@ -516,7 +516,7 @@ def read_counts(
     This is what a warehouse GROUP BY produces (see the README). Limits apply before
     the cost they guard: a Parquet file is refused when its metadata declares more than
     ``max_rows`` rows, and is then decoded batch by batch with its rows counted again
-    and its decoded bytes (text held once per distinct value) kept under a quarter of
+    and its decoded bytes (text held once per distinct value) kept under an eighth of
     ``max_parse``, trusting no footer (:func:`_read_parquet`); a CSV or JSONL line longer than ``max_line`` bytes is refused before
     parsing, and at most ``max_rows + 1`` rows are parsed; a JSON array's parse cost
     (:func:`calib.readers.jsonl.parse_cost`) must be under ``max_parse``. A Parquet file is
@@ -541,9 +541,10 @@ def read_counts(
                 "stated value: aggregate it further, or raise LoadOptions.max_cells; on the dashboard CALIB_MAX_CELLS)")
     try:
         if data[:4] == b"PAR1" or low.endswith(".parquet"):
-            # a quarter of the parse budget: text decoded by Arrow is held about four times over
-            # while it is read (its pages, Arrow's dictionary builder and dictionary, Python's strings)
-            df = _read_parquet(data, name, max_rows, too_many, max_parse // 4)
+            # an eighth of the parse budget: text decoded by Arrow is held about six times over
+            # while it is read (its pages, Arrow's dictionary builder, this batch's and the last
+            # batch's dictionary, Python's strings): 64 MB of text peaked at 0.5 GB
+            df = _read_parquet(data, name, max_rows, too_many, max_parse // 8)
         elif low.endswith((".csv", ".csv.gz", ".jsonl", ".ndjson")):
             if low.endswith(".gz"):
                 data = gzip.decompress(data)

@@ -493,7 +493,7 @@ CASES += (
     Case("parquet_lying_footer.parquet", parquet_lying_footer, 2_000_000, 60_000_000, 2,
          ("more than 1,000,000 rows", "metadata says 10")),
     Case("parquet_distinct_text.parquet", parquet_distinct_text, 40_000, 300_000, 2,
-         ("decodes to more than 128 MB", "'group'")),
+         ("decodes to more than 64 MB", "'group'")),
 )
 
 #: Cases whose file is compressed or sparse enough that the full size still fits in 5 MB.
