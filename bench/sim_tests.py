@@ -22,7 +22,10 @@ calibration tests at 5% overall). A valid 5% test reads 5% +- 2 standard errors.
 ``brier_vs_constant`` tests "the stated confidence has the Brier score of the constant
 base rate", not calibration; its null is simulated separately (``brier_null``: half the
 answers right 95% of the time and stated 0.95, half right 45% and stated 0.8036, so
-that both Brier scores are 0.21).
+that both Brier scores are 0.21); its direction where the stated confidence is better
+(``brier_skewed``: 80 meaning 55% and 99 meaning 99%, 41% and 59% of the answers;
+Brier 0.136 vs the constant's 0.156), where Johnson's correction used before named the
+constant.
 
 Power: the blind spots of Spiegelhalter's Z at n = 500 and 2,000 (all stated at 100
 with 70% right, which the verdict's tests reject with p = 0: a wrong answer at 100 is
@@ -98,6 +101,10 @@ def draw(shape: str, n: int, rng: np.random.Generator) -> CountTable:
         a = rng.binomial(n, 0.5)
         cnt = np.array([n - a, a])
         return from_counts(np.array([0.8036, 0.95]), cnt, rng.binomial(cnt, [0.45, 0.95]), scale=PROBABILITY)
+    if shape == "brier_skewed":  # issue 22: 80 meaning 55%, 99 meaning 99%; the stated Brier is lower
+        a = rng.binomial(n, 0.59)
+        cnt = np.array([n - a, a])
+        return from_counts(np.array([80.0, 99.0]), cnt, rng.binomial(cnt, [0.55, 0.99]), scale=S100)
     if shape == "all100_70":
         return from_counts(np.array([100.0]), np.array([n]), np.array([rng.binomial(n, 0.7)]), scale=S100)
     if shape == "symmetric":  # half the answers at each value, so the mean stated equals the hit rate
@@ -138,6 +145,19 @@ def rates(shape: str, n: int, datasets: int, seed: int, names: tuple[str, ...]) 
     return {k: (hits[k] / defined[k] if defined[k] else math.nan, defined[k]) for k in names}
 
 
+def direction(n: int, datasets: int) -> None:
+    """Which forecast the paired Brier test names at 5% where the stated confidence's
+    population Brier score (0.136) is lower than the constant's (0.156): every
+    "constant" is a verdict pointing the wrong way."""
+    rng = np.random.default_rng(n)
+    said = {"stated": 0, "constant": 0, "neither": 0}
+    for _ in range(datasets):
+        w = m.brier_winner(m.brier_vs_constant(draw("brier_skewed", n, rng)), ALPHA)
+        said[w or "neither"] += 1
+    print(f"| brier_skewed | {n:,} | " + " | ".join(f"{100 * said[k] / datasets:5.1f}" for k in said) + " |",
+          flush=True)
+
+
 def cell(r: float, d: int) -> str:
     if d == 0 or math.isnan(r):
         return f"{'n/a':>13}"
@@ -174,6 +194,11 @@ def main() -> None:
     if args.only in (None, "brier"):
         table("Type-I error of the paired Brier test (its own null: equal Brier scores)", ("brier_null",),
               sizes, ("brier_vs_constant",), args.datasets)
+        print(f"\nDirection of the paired Brier test where the stated confidence is better "
+              f"(% of {args.datasets} datasets naming each at 5%)")
+        print("| shape | n | stated | constant (wrong way) | neither |\n|---|---:|---:|---:|---:|")
+        for n in (50, 200, 1000):
+            direction(n, args.datasets)
     if args.only in (None, "power"):
         table("Power in the blind spots of Spiegelhalter's Z", ("all100_70", "symmetric", "cancelling",
               "softmax_too_sure"), (500, 2000), (*TESTS, "verdict"), args.datasets)

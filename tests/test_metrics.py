@@ -249,9 +249,10 @@ def test_tests_against_row_level_formulas() -> None:
     assert g.statistic == pytest.approx(x2, rel=1e-12)
     assert g.df == inner.size
     d = (p - y) ** 2 - (y.mean() - y) ** 2
-    # Diebold-Mariano with Johnson's (1978) skewness correction, from the rows
-    s2, m3 = d.var(ddof=1), np.mean((d - d.mean()) ** 3)
-    bz = (d.mean() + m3 / (6 * s2 * d.size) + m3 * d.mean() ** 2 / (3 * s2**2)) / math.sqrt(s2 / d.size)
+    # Diebold-Mariano with Hall's (1992) monotone skewness correction, from the rows
+    sd = d.std(ddof=1)
+    wr, g = d.mean() / sd, np.mean((d - d.mean()) ** 3) / sd**3
+    bz = math.sqrt(d.size) * (((1 + g * wr / 3) ** 3 - 1) / g + g / (6 * d.size))
     bt = m.brier_vs_constant(t)
     assert bt.statistic == pytest.approx(bz, rel=1e-9)
     assert bt.p_value == pytest.approx(2 * norm.sf(abs(bz)), rel=1e-9)
