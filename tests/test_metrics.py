@@ -534,3 +534,14 @@ def test_binomial_reference_for_the_share_tests() -> None:
     r = m.per_value(t)[0]
     exact = 2 * binom.cdf(694, 878, 0.95)
     assert r.p_value < 1e-20 and exact < 1e-20
+
+
+def test_wilson_interval_holds_its_estimate_at_zero_and_n() -> None:
+    # k = n: the bound was (k + z^2/2 + ...)/(n + z^2) = 1 - 1e-16 for n = 29, 30, 35, ... and the
+    # static figure's error bar got a negative length (issue 22); k = 0 likewise above 0
+    n = np.arange(1, 5001)
+    for k in (n, 0 * n, n // 3):
+        lo, hi = m.wilson_interval(k, n)
+        assert np.all(lo <= k / n) and np.all(k / n <= hi)
+        lo, hi = m.wilson_interval(k, n, df=np.full(n.size, 7.0))
+        assert np.all(lo <= k / n) and np.all(k / n <= hi)

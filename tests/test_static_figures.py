@@ -108,3 +108,17 @@ def test_binned_diagram_of_a_continuous_score(no_browser: None, tmp_path: Path) 
     for n in counts[counts > 0]:
         assert f"{int(n):,}" in texts
     assert "hit rate per bin (Wilson interval; area ~ n)" in texts and "n = 3,000" in texts
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_notebook_display_of_a_judge_right_every_time_at_one_value(seed: int) -> None:
+    # issue 22: 14 of 20 such judges (seeds 0-6, 8, 10, 12, 13, 16, 18, 19) raised "'yerr' must
+    # not contain negative values": at 100 (all right) the Wilson upper bound came out 1 - 1e-16
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    v = rng.choice(np.array([50, 60, 70, 80, 90, 100]), 3000)
+    y = rng.random(3000) < v / 100
+    assert y[v == 100].all()
+    html = calib.audit(pd.DataFrame({"confidence": v, "correct": y}), reps=0)._repr_html_()
+    assert "<svg" in html and f"{int((v == 100).sum()):,}" in html

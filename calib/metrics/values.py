@@ -104,8 +104,10 @@ def wilson_interval(k: np.ndarray | int, n: np.ndarray | int, level: float = LEV
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = (k + z * z / 2) / (n + z * z)
         half = z / (n + z * z) * np.sqrt(np.maximum(k * (n - k), 0) / n + z * z / 4)
-        lo = np.where(n > 0, np.clip(centre - half, 0, 1), np.nan)
-        hi = np.where(n > 0, np.clip(centre + half, 0, 1), np.nan)
+        # the bounds hold k / n exactly: at k = n, (k + z^2/2 + half)/(n + z^2) can round to 1 - 1e-16
+        share = k / np.where(n > 0, n, 1.0)
+        lo = np.where(n > 0, np.clip(np.minimum(centre - half, share), 0, 1), np.nan)
+        hi = np.where(n > 0, np.clip(np.maximum(centre + half, share), 0, 1), np.nan)
     return lo, hi
 
 

@@ -146,6 +146,8 @@ def _ranges(points: Any, corp: Any) -> tuple[tuple[float, float], tuple[float, f
 
 def _points(ax: Any, points: Any) -> Any:
     """Hit-rate points with their Wilson intervals (area ~ n); returns their x (percent)."""
+    import numpy as np
+
     from calib import curves
 
     if isinstance(points, curves.ValuePoints):
@@ -154,7 +156,9 @@ def _points(ax: Any, points: Any) -> Any:
         x, lo, hi, label = 100 * points.mean_prob, 100 * points.ci_lo, 100 * points.ci_hi, "hit rate per bin"
     y, n = 100 * points.hit_rate, points.n
     biggest = max(1, int(n.max())) if n.size else 1
-    ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="none", ecolor=POINTS_COLOR, elinewidth=1, capsize=2, zorder=3)
+    # lengths never below 0 (matplotlib refuses them): a bound at the hit rate is a zero-length bar
+    ax.errorbar(x, y, yerr=[np.maximum(y - lo, 0), np.maximum(hi - y, 0)], fmt="none", ecolor=POINTS_COLOR,
+                elinewidth=1, capsize=2, zorder=3)
     ax.scatter(x, y, s=12 + 180 * n / biggest, color=POINTS_COLOR, edgecolor="white", lw=0.6, zorder=4,
                label=f"{label} (Wilson interval; area ~ n)")
     if len(x) <= LABEL_POINTS:
