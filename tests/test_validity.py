@@ -369,3 +369,30 @@ def test_the_paired_brier_statistic_has_the_sign_of_the_mean_difference_when_sig
         bt = m.brier_vs_constant(t)
         if bt.p_value is not None and bt.p_value < 0.05:
             assert np.sign(bt.statistic) == np.sign(m.brier(t) - m.brier_base_rate(t))
+
+
+# -------------------------------------------------------------- Cox without a maximum
+def test_cox_reports_no_fit_when_a_wrong_answer_sits_at_100() -> None:
+    # issue 22: one wrong answer at 100 has probability expit(a + b * inf) = 1 - 1 = 0 under every
+    # slope b > 0, so the likelihood is 0 there and no fit exists; the code fitted the other cells
+    # and reported intercept, slope and Wald intervals (the same bit for bit with the answer flipped
+    # to right), quoted "Cox slope" in the verdict and said all answers at 100 carry no information
+    v, n = np.array([60.0, 70.0, 80.0, 90.0, 100.0]), np.array([200, 200, 200, 200, 300])
+    k = np.array([150, 150, 150, 150, 299])
+    t = from_counts(v, n, k, scale=PCT)
+    a = audit(t, reps=30)
+    c = a.cox
+    assert (c.intercept, c.slope, c.intercept_ci, c.slope_ci) == (None, None, (None, None), (None, None))
+    assert "no maximum-likelihood fit" in c.note and "1 wrong answer stated at 100" in c.note
+    assert "carry no information" not in c.note
+    assert a.metrics["cox_slope"] is None and a.metrics["cox_intercept"] is None
+    assert not any("Cox slope" in s for s in a.verdict)
+    json.dumps(a.to_dict(), allow_nan=False)
+    from calib.present.text_report import figures
+
+    assert any("no maximum-likelihood fit" in line for line in figures(a))
+    # a right answer at 0, likewise; answers at the ends that came out as stated still fit
+    t0 = from_counts(np.r_[0.0, v[:-1]], np.r_[50, n[:-1]], np.r_[1, k[:-1]], scale=PCT)
+    assert m.cox(t0).slope is None and "1 right answer stated at 0" in m.cox(t0).note
+    ok = from_counts(v, n, np.r_[k[:-1], 300], scale=PCT)
+    assert m.cox(ok).slope is not None and "300 answers stated at 0 or 100 carry no information" in m.cox(ok).note

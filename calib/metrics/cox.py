@@ -77,8 +77,12 @@ def cox_fit(
 
     Cells with a non-finite ``x`` (stated probability 0 or 1, :func:`cox_x`) are left
     out: when their outcome agrees with the stated end their likelihood is 1 for
-    every slope > 0, so they carry no information (an outcome that disagrees is
-    :func:`impossible`, and rejected by :func:`cox` before any fit)."""
+    every slope > 0, so they carry no information. An outcome that disagrees (a wrong
+    answer at 1, a right one at 0) has likelihood 0 for every slope > 0: there is no
+    maximum-likelihood fit, and ``a, b`` and their variances are NaN in that rep
+    (``no_fit`` true); ``ll`` is still that of the other cells."""
+    with np.errstate(invalid="ignore"):
+        no_fit = (((x == np.inf) & (k < n)) | ((x == -np.inf) & (k > 0))).any(axis=-1)
     fin = np.isfinite(x)
     x = np.where(fin, x, 0.0)
     n = np.where(fin, n, 0).astype(np.float64)
@@ -98,7 +102,9 @@ def cox_fit(
     idx = np.flatnonzero(~single & ~one_class & (N > 0))
     if idx.size:
         _fit_slope(out, idx, x, n[idx], k[idx], K[idx] / N[idx], start, need_ll)
-    return {**out, "ll0": ll0, "single": single, "one_class": one_class}
+    for key in ("a", "b", "va", "vb", "cab"):
+        out[key][no_fit] = np.nan
+    return {**out, "ll0": ll0, "single": single, "one_class": one_class, "no_fit": no_fit}
 
 
 def _fit_intercept_only(out: dict[str, np.ndarray], s1: np.ndarray, N: np.ndarray, K: np.ndarray,
@@ -228,7 +234,6 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
     sb = finite_or_none(np.sqrt(vb))
     df = 1 if single_v else 2
     n_fin = int(t.n[fin].sum())
-    n_end = t.total - n_fin
     imp = impossible_test(name, t)
     if imp is not None:
         test = imp
@@ -251,27 +256,53 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
                            f"{min(e_right, n_fin - e_right):.3g} right or wrong answers expected, "
                            f"fewer than {COX_MIN_EVENTS:g}")
         test = clustered_note(test, t, d)
-    notes = []
-    if n_end and n_fin:
-        notes.append(f"{n_end:,} answer{'s' if n_end != 1 else ''} stated at {t.scale.lo:g} or {t.scale.hi:g} "
-                     f"carry no information about intercept or slope: fitted on the other {n_fin:,}")
-    if n_fin == 0:
-        notes.append(f"every answer is stated at {t.scale.lo:g} or {t.scale.hi:g}: nothing to fit")
-    elif bool(f["one_class"][0]):
-        notes.append("every answer is " + ("right" if int(t.correct[fin].sum()) == n_fin else "wrong")
-                     + ": intercept and slope run to infinity; the test uses the likelihood's supremum")
-    elif single_v:
-        notes.append("one distinct stated value: the slope is not identifiable; intercept fitted with the slope "
-                     "held at 1")
-    elif a is None:
-        notes.append("the stated values separate right from wrong answers: the fit runs to infinity; the test "
-                     "uses the likelihood's supremum")
+    no_fit = bool(f["no_fit"][0])
+    notes = _notes_at_the_ends(t, x, n_fin, no_fit)
+    if not no_fit:
+        notes += _fit_note(t, f, n_fin, single_v, a is None)
     return Cox(
         intercept=a, slope=None if single_v else b,
         intercept_ci=(None, None) if a is None or sa is None else (a - z * sa, a + z * sa),
         slope_ci=(None, None) if b is None or sb is None or single_v else (b - z * sb, b + z * sb),
         test=test, note="; ".join(notes),
     )
+
+
+def _fit_note(t: CountTable, f: dict[str, np.ndarray], n_fin: int, single_v: bool, unfitted: bool) -> list[str]:
+    """Why the fit of the answers not at the ends has no estimate, or fixes the slope."""
+    lo, hi = t.scale.lo, t.scale.hi
+    if n_fin == 0:
+        return [f"every answer is stated at {lo:g} or {hi:g}: nothing to fit"]
+    if bool(f["one_class"][0]):
+        right = int(t.correct[np.isfinite(cox_x(t))].sum()) == n_fin
+        return ["every answer is " + ("right" if right else "wrong")
+                + ": intercept and slope run to infinity; the test uses the likelihood's supremum"]
+    if single_v:
+        return ["one distinct stated value: the slope is not identifiable; intercept fitted with the slope held at 1"]
+    if unfitted:
+        return ["the stated values separate right from wrong answers: the fit runs to infinity; the test uses the "
+                "likelihood's supremum"]
+    return []
+
+
+def _notes_at_the_ends(t: CountTable, x: np.ndarray, n_fin: int, no_fit: bool) -> list[str]:
+    """What the answers stated at the ends of the scale did to the fit: none where a
+    wrong one at the top (or a right one at the bottom) leaves no maximum; else those
+    that came out as stated carry no information."""
+    top, bottom = x == np.inf, x == -np.inf
+    wrong_top, right_bottom = int(t.wrong[top].sum()), int(t.correct[bottom].sum())
+    lo, hi = t.scale.lo, t.scale.hi
+    if no_fit:
+        parts = [f"{c:,} {what} answer{'s' if c != 1 else ''} stated at {v:g}"
+                 for c, what, v in ((wrong_top, "wrong", hi), (right_bottom, "right", lo)) if c]
+        return [" and ".join(parts) + " ha" + ("s" if wrong_top + right_bottom == 1 else "ve")
+                + " probability 0 under every positive Cox slope: no maximum-likelihood fit exists, so no "
+                "intercept, slope or interval is reported"]
+    as_stated = int(t.correct[top].sum() + t.wrong[bottom].sum())
+    if as_stated and n_fin:
+        return [f"{as_stated:,} answer{'s' if as_stated != 1 else ''} stated at {lo:g} or {hi:g} carry no "
+                f"information about intercept or slope (they came out as stated): fitted on the other {n_fin:,}"]
+    return []
 
 
 def _cluster_variances(t: CountTable, x: np.ndarray, a: float | None, b: float | None, va: float, vb: float

@@ -88,6 +88,8 @@ def figures(a: Audit) -> list[str]:
         _line("Cox intercept (0 = calibrated)", _n2(a.cox.intercept), _ival(a.cox.intercept_ci, _n2)),
         _line("Cox slope (1 = calibrated)", _n2(a.cox.slope), _ival(a.cox.slope_ci, _n2)),
     ]
+    if a.cox.intercept is None and a.cox.note:  # why the dashes (e.g. no maximum-likelihood fit exists)
+        rows.append(f"  Cox: {a.cox.note}")
     return rows
 
 
