@@ -7,6 +7,7 @@ import argparse
 import gzip
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from calib.cli.args import (
 from calib.cli.output import EXIT_OK, columns, emit_json, load_lines
 from calib.errors import CalibError
 from calib.present.format import interval, num, pct, signed, value
+from calib.present.meanings import FIT_ECE_INTERVAL_TEXT
 from calib.present.tables import map_formula
 from calib.settings import HIST_SCHEMES, METHODS, SCORINGS
 
@@ -137,6 +139,8 @@ def fit_text(result: FitResult, ds: Dataset, ev: Dataset | None, out: str | None
         rows.append(cells)
     after = "base rate (returned)" if result.useless else "after the map"
     lines += columns(["", "stated", after, "base rate", "change (after - stated)"], rows)
+    if result.reps:
+        lines += textwrap.wrap(FIT_ECE_INTERVAL_TEXT, 100, initial_indent="  ", subsequent_indent="  ")
     lines += ["", "The map: " + map_formula(result.map)]
     if result.useless and result.fitted.method != "base_rate":
         lines.append(f"  (as fitted, not used: {map_formula(result.fitted)})")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from calib import metrics
-from calib.bootstrap import percentile_interval, resample_counts
+from calib.bootstrap import ece_interval, percentile_interval, resample_counts
 from calib.errors import CalibError
 from calib.maps.calibration_map import CalibrationMap, cell_prob
 from calib.maps.fitters import nonempty_cells
@@ -25,7 +25,9 @@ from calib.table import GRID, MAX_EXACT_CELLS, CountTable, nll
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its percentile bootstrap interval."""
+    """A point estimate with its bootstrap interval: percentile, except the ECE of one
+    forecast, whose interval is the audit's for the population ECE
+    (:func:`calib.bootstrap.ece_interval`)."""
 
     value: float
     lo: float
@@ -210,7 +212,9 @@ def _rep_scores(table: CountTable, n: np.ndarray, k: np.ndarray, scheme: str, bi
     s = metrics.CellStats.resampled(table, n, k)
     fixed = None if scheme == "mass" else metrics.bin_index(table, scheme, bins)
     ids, nbins = metrics.bin_ids_batch(s, scheme, fixed, bins)
-    return {"brier": metrics.brier_batch(s), "log_loss": metrics.log_loss_batch(s), "ece": metrics.binned_errors_batch(s, ids, nbins)[0]}
+    ece = metrics.binned_errors_batch(s, ids, nbins)
+    return {"brier": metrics.brier_batch(s), "log_loss": metrics.log_loss_batch(s), "ece": ece[0],
+            "ece_debiased": ece[3]}
 
 
 def _point(table: CountTable, scheme: str, bins: int) -> dict[str, float]:
@@ -219,7 +223,7 @@ def _point(table: CountTable, scheme: str, bins: int) -> dict[str, float]:
 
     return {
         "brier": v(metrics.brier(table)), "log_loss": v(metrics.log_loss(table)),
-        "ece": v(metrics.ece(table, scheme, bins)),
+        "ece": v(metrics.ece(table, scheme, bins)), "ece_debiased": v(metrics.ece_debiased(table, scheme, bins)),
     }
 
 
@@ -235,8 +239,20 @@ class Draws:
     level: float
 
     def scores(self, side: str) -> Scores:
-        return Scores(*(self._est(self.points[side][m], None if self.draws is None else self.draws[side][m])
-                        for m in _NAMES))
+        """One forecast's scores. The ECE's interval is the audit's for the population ECE
+        (:func:`calib.bootstrap.ece_interval`): the resampled plug-in ECE is biased upward
+        by the noise of every bin's gap, so its percentile interval lay wholly above the
+        plug-in estimate of a map with many small cells ("0.036 [0.037, 0.064]" after a
+        k-fold isotonic map; 13 of 15 such fits at n = 1,000)."""
+        brier, log_loss = (self._est(self.points[side][m], None if self.draws is None else self.draws[side][m])
+                           for m in _NAMES[:2])
+        ece = self.points[side]["ece"]
+        if self.draws is None:
+            return Scores(brier, log_loss, Estimate(ece, math.nan, math.nan))
+        deb = self.points[side]["ece_debiased"]
+        lo, hi = ece_interval(self.draws[side]["ece"], self.draws[side]["ece_debiased"],
+                              None if math.isnan(deb) else deb, self.level)
+        return Scores(brier, log_loss, Estimate(ece, math.nan if lo is None else lo, math.nan if hi is None else hi))
 
     def change(self, side: str, ref: str) -> Scores:
         """``side - ref``, its interval from the same resamples (paired)."""

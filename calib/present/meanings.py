@@ -238,3 +238,10 @@ def drift_change(x: float, **_: object) -> str:
         f"Change {'+' if x >= 0 else '-'}{_points(x)} points: the new run minus the old; a test "
         "says whether it is more than noise."
     )
+
+#: What the ECE intervals of ``calib fit`` are (``calib.maps.scoring.Draws.scores``).
+FIT_ECE_INTERVAL_TEXT = (
+    "ECE intervals are for the population ECE, as in the audit: the plug-in ECE shown is biased upward by "
+    "the noise in each bin, most after a map with many small bins, so the lower end is a bound on the debiased "
+    "ECE; the change's interval is a percentile one of the paired resamples."
+)
