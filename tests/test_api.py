@@ -214,7 +214,7 @@ assert b.to_dict() == a.to_dict()
 import calib.compare
 c = calib.compare([{SAMPLE!r}, {SAMPLE!r}], reps=0)
 assert [r['model'] for r in c.to_dict()['models']] == ['judge_a_synthetic', 'judge_a_synthetic (2)']
-assert calib.compare.Comparison is type(c)
+assert calib.compare.Comparison is type(c.comparison)
 from calib import decision
 assert decision.decide is calib.decision.decide
 print('ok')

@@ -23,9 +23,12 @@ wraps what the engine returns:
   ``_repr_html_`` the recommendation with its bound, the cheapest threshold with its
   intervals, the AURC with its interval, the per-group table; ``.to_dict()`` the
   ``calib route --json`` object.
-- :func:`fit` and :func:`compare` return the engine's results
-  (:class:`~calib.maps.fitting.FitResult`, :class:`~calib.compare.Comparison`), whose
-  ``to_dict()`` is the CLI's JSON.
+- :class:`FitView` (what :func:`fit` returns) and :class:`CompareView` (what
+  :func:`compare` returns): the engine's :class:`~calib.maps.fitting.FitResult`
+  (``.result``) and :class:`~calib.compare.Comparison` (``.comparison``), their
+  attributes reachable on the view; a one-line ``repr`` (not the dataclass's kilobytes),
+  ``_repr_html_`` a small card (every model name escaped) and ``.to_dict()`` the CLI's
+  JSON.
 """
 
 from __future__ import annotations
@@ -38,13 +41,24 @@ from calib.present.format import esc
 
 if TYPE_CHECKING:
     from calib.audit import Audit, Verdict
+    from calib.compare import Comparison
     from calib.dataset import Dataset
     from calib.decision.decide import Decision
+    from calib.maps.fitting import FitResult
+    from calib.maps.scoring import Estimate
     from calib.present.static import StaticFigure
 
 load = api.load
-fit = api.fit
-compare = api.compare
+
+
+def fit(data: Any = None, method: str = "platt", **kwargs: Any) -> FitView:
+    """Fit and score a recalibration map (:func:`calib.api.fit`), wrapped for display."""
+    return FitView(api.fit(data, method, **kwargs))
+
+
+def compare(data: Any, **kwargs: Any) -> CompareView:
+    """Several models side by side (:func:`calib.api.compare`), wrapped for display."""
+    return CompareView(api.compare(data, **kwargs))
 
 
 def audit(data: Any = None, **kwargs: Any) -> AuditResult:
@@ -236,3 +250,90 @@ def decision_html(d: dict[str, Any]) -> str:
                      f"<th>accepted</th><th>error upper bound</th><th>threshold from</th></tr></thead>"
                      f"<tbody>{rows}</tbody></table>{more}")
     return "".join(parts) + "</div>"
+
+
+def _est(e: Estimate, signed: bool = False) -> str:
+    """``0.219 [0.210, 0.230]`` (NaN ends: no interval)."""
+    import math
+
+    v = "undefined" if math.isnan(e.value) else (f"{e.value:+.3f}" if signed else f"{e.value:.3f}")
+    ends = (None if math.isnan(x) else x for x in (e.lo, e.hi))
+    return f"{v} {_interval(*ends)}".rstrip()
+
+
+class _View:
+    """The engine's result (first field) with its attributes reachable on the view."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(getattr(self, self._inner), name)
+
+    _inner = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return getattr(self, self._inner).to_dict()
+
+
+@dataclass(frozen=True, repr=False)
+class FitView(_View):
+    """A fitted map and its scores, for a notebook (see the module docstring)."""
+
+    result: FitResult
+    _inner = "result"
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"<calib fit: {r.method} map, scored {r.scoring} on {r.n_eval:,} rows; Brier "
+                f"{_est(r.before.brier)} -> {_est(r.after.brier)}, ECE {_est(r.before.ece)} -> {_est(r.after.ece)}"
+                + (" (useless: the base rate is returned)" if r.useless else "") + ">")
+
+    def _repr_html_(self) -> str:
+        from calib.present.meanings import FIT_ECE_INTERVAL_TEXT
+        from calib.present.tables import map_formula
+
+        r = self.result
+        level = f"{100 * r.level:g}%"
+        rows = "".join(
+            f"<tr><td>{label}</td>" + "".join(f"<td>{esc(_est(getattr(side, key), side is r.change))}</td>"
+                                            for side in (r.before, r.after, r.base_rate, r.change)) + "</tr>"
+            for key, label in (("brier", "Brier score"), ("log_loss", "Log loss"), ("ece", "ECE")))
+        useless = f"<p>The map is useless: {esc(r.reason)}; the base rate is returned.</p>" if r.useless else ""
+        return (
+            f"<div class='calib-fit'><h4>Recalibration map: {esc(r.method)}</h4>"
+            f"<p>{r.n_fit:,} rows fitted, {r.n_eval:,} scored ({esc(r.scoring)}); {level} intervals, "
+            f"{r.reps:,} resamples; lower is better.</p>{useless}"
+            "<table><thead><tr><th></th><th>stated</th><th>after the map</th><th>base rate</th>"
+            f"<th>change</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<p>{esc(FIT_ECE_INTERVAL_TEXT) if r.reps else ''}</p>"
+            f"<p>The map: {esc(map_formula(r.map))}</p></div>"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class CompareView(_View):
+    """Several models side by side, for a notebook (see the module docstring)."""
+
+    comparison: Comparison
+    _inner = "comparison"
+
+    def __repr__(self) -> str:
+        rows = self.comparison.rows
+        ece = "; ".join(f"{r.model!r} ECE {_num(r.ece)}" for r in rows[:5])
+        more = f"; {len(rows) - 5:,} more" if len(rows) > 5 else ""
+        return f"<calib comparison of {len(rows):,} models: {ece}{more}>"
+
+    def _repr_html_(self) -> str:
+        c = self.comparison
+        rows = "".join(
+            f"<tr><td>{esc(r.model)}</td><td>{r.n:,}</td><td>{_num(r.accuracy)}</td>"
+            f"<td>{_num(r.ece)} {_interval(r.ece_lo, r.ece_hi)}</td><td>{_num(r.brier)} {_interval(*r.brier_ci)}</td>"
+            f"<td>{_num(r.brier_constant)} {_interval(*r.brier_constant_ci)}</td>"
+            f"<td>{esc(r.brier_winner or 'undefined')}</td></tr>" for r in c.rows)
+        return (
+            f"<div class='calib-compare'><h4>Comparison of {len(c.rows):,} models</h4>"
+            f"<p>{100 * c.level:g}% intervals, {c.reps:,} resamples.</p>"
+            "<table><thead><tr><th>model</th><th>n</th><th>accuracy</th><th>ECE</th><th>Brier</th>"
+            "<th>Brier, constant</th><th>Brier winner (paired test)</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
+        )
