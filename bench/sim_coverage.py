@@ -22,6 +22,13 @@ ECE 0.010), mildly (0.040) and clearly (0.150) miscalibrated; 41 stated values
 near-calibrated and mildly miscalibrated; a continuous Beta(5, 2) score, near-calibrated
 and overconfident (P(right) = p^1.4), in width and mass bins; n from 200 to 5,000.
 
+Kappa (``--only kappa``): the interval of Cohen's kappa between the file's outcome and a
+reviewer (:func:`calib.labels.agreement.kappa_interval`) at 30 and 50 labels, one per
+item, for 2x2 populations given by the two raters' shares right and the population
+kappa; beside it, the percentile bootstrap used before (resamples where kappa is
+undefined dropped, no interval when over 10% are): how often an interval is given and
+how often it covers.
+
 Run: ``python bench/sim_coverage.py [--datasets 200] [--reps 500] [--only SUBSTRING]``
 (about 10 minutes for every design on the 2-core machine at the defaults).
 """
@@ -43,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 from calib import metrics as m  # noqa: E402
 from calib import routing  # noqa: E402
 from calib.bootstrap import bootstrap, percentile_interval  # noqa: E402
+from calib.labels.agreement import _kappa_cells, kappa_interval  # noqa: E402
 from calib.rows import Judgments  # noqa: E402
 from calib.scale import Scale  # noqa: E402
 from calib.table import from_counts, from_judgments  # noqa: E402
@@ -165,6 +173,43 @@ def run(d: Design, datasets: int, reps: int, seed: int) -> tuple[dict[str, float
     return {f: hits[f] / datasets for f in FIGURES}, old / datasets, truth["ece"], scheme_used
 
 
+KAPPA_DESIGNS = ((0.8, 0.8, 0.6), (0.9, 0.85, 0.5), (0.7, 0.7, 0.8), (0.85, 0.8, 0.3), (0.9, 0.9, 0.7),
+                 (0.95, 0.9, 0.6), (0.6, 0.6, 0.4))
+
+
+def kappa_cells(a: float, b: float, kappa: float) -> np.ndarray:
+    """Shares (both right, file right only, reviewer right only, both wrong) of raters right
+    ``a`` and ``b`` of the time with Cohen's kappa ``kappa``: ``p11 = ab + kappa (1 - p_e) / 2``."""
+    pe = a * b + (1 - a) * (1 - b)
+    p11 = a * b + kappa * (1 - pe) / 2
+    return np.array([p11, a - p11, b - p11, 1 - a - b + p11])
+
+
+def kappa_table(datasets: int, reps: int, seed: int) -> None:
+    print(f"\nkappa, 95% intervals, {datasets} datasets: % given and % covering when given")
+    print("| file right | reviewer right | kappa | n | given | covers | old: given | old: covers |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for j, (a, b, kappa) in enumerate(KAPPA_DESIGNS):
+        for n in (30, 50):
+            rng = np.random.default_rng(seed + 100 * j + n)
+            got, cov, old_got, old_cov = 0, 0, 0, 0
+            for i in range(datasets):
+                c = rng.multinomial(n, kappa_cells(a, b, kappa)).astype(np.float64)
+                if not np.isfinite(_kappa_cells(c[None, :], 2)[0]):
+                    continue  # kappa undefined: no interval either way
+                live = c > 0
+                lo, hi = kappa_interval(np.eye(4)[live], c[live], reps, i, 0.95)
+                got += lo is not None
+                cov += lo is not None and lo <= kappa <= hi
+                draws = rng.multinomial(n, c / n, size=reps).astype(np.float64)
+                lo, hi = percentile_interval(_kappa_cells(draws, 2), 0.95)
+                old_got += lo is not None
+                old_cov += lo is not None and lo <= kappa <= hi
+            print(f"| {a:g} | {b:g} | {kappa:g} | {n} | {100 * got / datasets:.1f} | "
+                  f"{100 * cov / max(got, 1):.1f} | {100 * old_got / datasets:.1f} | "
+                  f"{100 * old_cov / max(old_got, 1):.1f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", type=int, default=200)
@@ -178,6 +223,10 @@ def main() -> None:
     head = "".join(f"{f:>17}" for f in ("accuracy", "mean conf", "Brier", "AUROC", "ECE", "routing acc"))
     print(f"{'design':<48}{'n':>6}{'bins':>8}{'true ECE':>9}{head}{'old ECE':>9}")
     t0 = time.perf_counter()
+    if args.only == "kappa":
+        kappa_table(args.datasets, args.reps, args.seed)
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     for j, d in enumerate(designs()):
         if args.only and args.only not in d.name:
             continue
@@ -185,6 +234,8 @@ def main() -> None:
         cells = "".join(f"{100 * cov[f]:>11.1f} ± {100 * np.sqrt(cov[f] * (1 - cov[f]) / args.datasets):3.1f}"
                         for f in FIGURES)
         print(f"{d.name:<48}{d.n:>6}{scheme:>8}{ece:>9.3f}{cells}{100 * old:>8.1f}%", flush=True)
+    if not args.only:
+        kappa_table(args.datasets, args.reps, args.seed)
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 

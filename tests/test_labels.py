@@ -155,22 +155,43 @@ def test_agreement_kappa_undefined_is_none_in_json():
     assert "undefined" in a.sentence()
 
 
-def test_kappa_bootstrap_interval_resamples_items():
-    """The interval is the percentile interval of kappa over item resamples: drawn here
-    item by item (numpy choice), its quantiles are close to the engine's."""
-    rng = np.random.default_rng(5)
-    n = 150
-    f = rng.random(n) < 0.6
-    h = np.where(rng.random(n) < 0.8, f, ~f)
-    rows = rows_of(np.full(n, 90.0), f)
-    a = agreement(rows, [lab(f"q{i}", bool(h[i])) for i in range(n)], reps=4000, seed=2)
-    ks = []
-    for _ in range(4000):
-        i = rng.integers(0, n, n)
-        ks.append(sk_kappa(f[i], h[i]))
-    lo, hi = np.quantile(ks, [0.025, 0.975])
-    assert a.kappa_ci[0] == pytest.approx(lo, abs=0.03)
-    assert a.kappa_ci[1] == pytest.approx(hi, abs=0.03)
+def jeffreys_kappa_quantiles(cells, draws=200_000, seed=0):
+    """The 2.5% and 97.5% quantiles of kappa under Dirichlet(cells + 1/2), by scipy."""
+    p = stats.dirichlet.rvs(np.asarray(cells, float) + 0.5, size=draws, random_state=seed)
+    po = p[:, 0] + p[:, 3]
+    a, b = p[:, 0] + p[:, 1], p[:, 0] + p[:, 2]
+    pe = a * b + (1 - a) * (1 - b)
+    return np.quantile((po - pe) / (1 - pe), [0.025, 0.975])
+
+
+def agreement_of(cells, reps=4000, seed=2):
+    """agreement() of one label per item with confusion ``cells`` (rr, rw, wr, ww)."""
+    f = np.repeat([True, True, False, False], cells)
+    h = np.repeat([True, False, True, False], cells)
+    rows = rows_of(np.full(f.size, 90.0), f)
+    return agreement(rows, [lab(f"q{i}", bool(h[i])) for i in range(f.size)], reps=reps, seed=seed)
+
+
+def test_kappa_interval_is_the_jeffreys_posterior_with_one_label_per_item():
+    for cells in ((80, 10, 15, 45), (20, 3, 2, 5)):
+        a = agreement_of(cells)
+        lo, hi = jeffreys_kappa_quantiles(cells)
+        assert a.kappa_ci[0] == pytest.approx(lo, abs=0.02) and a.kappa_ci[1] == pytest.approx(hi, abs=0.02)
+
+
+def test_kappa_interval_at_30_labels_is_given_and_holds_its_estimate():
+    # issue 22: with 30 labels the percentile bootstrap dropped every resample without a wrong
+    # verdict (kappa undefined there) and gave no interval when over 10% did: 28 both right and
+    # 2 both wrong lose both wrong answers in (28/30)^30 = 13% of resamples
+    a = agreement_of((28, 0, 0, 2))
+    assert a.kappa == 1.0
+    lo, hi = a.kappa_ci
+    assert lo == pytest.approx(jeffreys_kappa_quantiles((28, 0, 0, 2))[0], abs=0.02) and hi == 1.0
+    assert "interval" in a.sentence()
+    # a disputed item: both ends from the posterior, the estimate inside
+    a = agreement_of((25, 1, 0, 4))
+    lo, hi = jeffreys_kappa_quantiles((25, 1, 0, 4))
+    assert a.kappa_ci[0] == pytest.approx(lo, abs=0.02) and a.kappa_ci[0] <= a.kappa <= a.kappa_ci[1]
 
 
 # ------------------------------------------------------------------ the audit-sample estimate

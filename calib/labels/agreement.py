@@ -10,9 +10,11 @@ Contract
   same category for every item) or no items give ``nan``.
 - :func:`agreement` compares the file's outcome (the judge's verdict per the key) with
   every reviewer's current label (one pair per item and reviewer), with the 2x2 confusion
-  matrix and a percentile-bootstrap interval for kappa that resamples items (so an item
-  two reviewers labelled moves as one); and, for items with at least two reviewers, the
-  kappa of the first two reviewers' labels (in the order their labels first appear).
+  matrix and an interval for kappa (:func:`kappa_interval`: the equal-tailed interval of
+  kappa under a Bayesian bootstrap of the items with a Jeffreys prior on the four cells,
+  so an item two reviewers labelled moves as one); and, for items with at least two
+  reviewers, the kappa of the first two reviewers' labels (in the order their labels
+  first appear).
 """
 
 from __future__ import annotations
@@ -62,16 +64,40 @@ def _kappa_cells(cells: np.ndarray, k: int) -> np.ndarray:
     return kappa
 
 
-def _boot_kappa(patterns: np.ndarray, counts: np.ndarray, reps: int, seed: int, level: float) -> tuple:
-    """Percentile interval of kappa over item resamples: ``patterns`` are the distinct
-    per-item cell counts (shape ``(P, 4)``), ``counts`` how many items have each; a
-    resample of the items is one multinomial draw over the patterns."""
-    m = int(counts.sum())
+#: Prior weight on each cell of the 2x2 table in :func:`kappa_interval` (Jeffreys: 1/2).
+KAPPA_PRIOR = 0.5
+
+
+def kappa_interval(patterns: np.ndarray, counts: np.ndarray, reps: int, seed: int, level: float
+                   ) -> tuple[float | None, float | None]:
+    """Interval for Cohen's kappa of a 2x2 table from item ``patterns`` (distinct per-item
+    cell counts, shape ``(P, 4)``) and ``counts`` (items with each).
+
+    The ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of kappa over ``reps`` draws of
+    the cell shares ``g @ [patterns; I_4]``, ``g ~ Dirichlet(counts, 1/2, 1/2, 1/2, 1/2)``:
+    the Bayesian bootstrap of the items (Rubin 1981; whole items, so an item with two
+    reviewers moves as one) with :data:`KAPPA_PRIOR` = 1/2 pseudo-items in each cell
+    (Jeffreys). With one label per item it is the posterior of the cell shares under the
+    Jeffreys prior, ``Dirichlet(n_c + 1/2)``. Every draw has all four cells positive, so
+    kappa is defined in every draw and the interval always exists. The percentile
+    bootstrap used before dropped the resamples with an empty margin (kappa undefined):
+    at 30 labels it gave no interval in 1-23% of datasets and covered 86-95% when it did;
+    this covers 93-96% (``bench/sim_coverage.py --only kappa``). An end beyond the
+    estimate is moved to it (kappa 1 when no item is disputed)."""
+    m = float(counts.sum())
     if reps <= 0 or m == 0:
         return None, None
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(m, counts / m, size=reps).astype(np.float64)
-    return percentile_interval(_kappa_cells(draws @ patterns, 2), level)
+    pats = np.vstack([patterns, np.eye(4)])
+    conc = np.r_[counts, np.full(4, KAPPA_PRIOR)]
+    g = np.random.default_rng(seed).gamma(conc, size=(reps, conc.size))
+    lo, hi = percentile_interval(_kappa_cells(g @ pats, 2), level)
+    est = float(_kappa_cells((counts @ patterns)[None, :], 2)[0])
+    if lo is None or hi is None or not np.isfinite(est):
+        return lo, hi
+    # an end moved out to the estimate where it lies beyond it (kappa 1 with no disagreement:
+    # every draw is below 1), as Brown, Cai & DasGupta (2001) set the Jeffreys binomial
+    # interval's end to 1 at x = n
+    return min(lo, est), max(hi, est)
 
 
 def _patterns(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +119,8 @@ class Agreement:
         Distinct items among them.
     kappa, kappa_ci:
         Cohen's kappa of file outcome vs reviewer label (``None`` when undefined:
-        see :func:`cohen_kappa`) and its percentile-bootstrap interval over items.
+        see :func:`cohen_kappa`) and its interval (:func:`kappa_interval`; none where
+        kappa is undefined or ``reps`` is 0).
     agreement:
         Share of pairs on which the file and the reviewer agree.
     confusion:
@@ -211,7 +238,7 @@ def agreement(
     np.add.at(per_item, (item_of, cell), 1)
     total = per_item.sum(axis=0)
     kappa = _kappa_cells(total[None, :].astype(np.float64), 2)[0]
-    ci = _boot_kappa(*_patterns(per_item), reps, seed, level)
+    ci = kappa_interval(*_patterns(per_item), reps, seed, level) if np.isfinite(kappa) else (None, None)
     rk, rci, r_items = _reviewers(v.labels, v.row, reps, seed, level)
     return Agreement(
         pairs=int(cell.size),
@@ -244,4 +271,5 @@ def _reviewers(labels: tuple[Label, ...], row: np.ndarray, reps: int, seed: int,
     cells = np.zeros((a.size, 4), dtype=np.int64)
     cells[np.arange(a.size), 2 * (~a).astype(np.int64) + (~b).astype(np.int64)] = 1
     k = finite_or_none(_kappa_cells(cells.sum(axis=0)[None, :].astype(np.float64), 2)[0])
-    return k, _boot_kappa(*_patterns(cells), reps, seed + 1, level), int(a.size)
+    ci = (None, None) if k is None else kappa_interval(*_patterns(cells), reps, seed + 1, level)
+    return k, ci, int(a.size)
