@@ -20,7 +20,10 @@ Prints one table: coverage per design and interval, with its Monte Carlo standar
 percentile interval contained the truth. Designs: 7 stated values near-calibrated (true
 ECE 0.010), mildly (0.040) and clearly (0.150) miscalibrated; 41 stated values
 near-calibrated and mildly miscalibrated; a continuous Beta(5, 2) score, near-calibrated
-and overconfident (P(right) = p^1.4), in width and mass bins; n from 200 to 5,000.
+and overconfident (P(right) = p^1.4), in width and mass bins; n from 200 to 5,000; and
+(``--only "small n"``) 2 values (60 meaning 55%, 90 meaning 85%, half each) and 3 values
+(50, 70, 90 each meaning 5 points less; 30/40/30%) at n = 30, 50 and 100, where the
+audit warns that its percentile intervals run narrow.
 
 Kappa (``--only kappa``): the interval of Cohen's kappa between the file's outcome and a
 reviewer (:func:`calib.labels.agreement.kappa_interval`) at 30 and 50 labels, one per
@@ -145,6 +148,10 @@ def designs() -> list[Design]:
                               truth_of=lambda p: np.maximum(p - 0.01, 0.0), scheme=scheme))
             out.append(Design(f"continuous, p^1.4 overconfident, {scheme} bins", n,
                               truth_of=lambda p: p**1.4, scheme=scheme))
+    v2, v3 = np.array([0.6, 0.9]), np.array([0.5, 0.7, 0.9])
+    for n in (30, 50, 100):  # issue 22: percentile intervals at small n with few stated values
+        out.append(Design("small n, 2 values", n, v2, np.array([.5, .5]), np.array([.55, .85])))
+        out.append(Design("small n, 3 values", n, v3, np.array([.3, .4, .3]), v3 - 0.05))
     return out
 
 

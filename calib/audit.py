@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from calib import metrics as m
-from calib.bootstrap import Bootstrap, bootstrap
+from calib.bootstrap import SMALL_SAMPLE, Bootstrap, bootstrap
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
 from calib.numbers import finite_or_none, plain
@@ -647,6 +647,10 @@ def _notes(a: Audit, t: CountTable) -> list[str]:
                    "quadrature), the upper end from the plug-in's resamples.")
     if a.clusters is not None:
         out.append(_clusters_note(a))
+    if a.reps and a.n < SMALL_SAMPLE:
+        out.append(f"Only {a.n:,} answers: percentile bootstrap intervals (accuracy, Brier, AUROC, ...) run narrow "
+                   f"below {SMALL_SAMPLE:,}; in simulation, 95% intervals of the Brier score and AUROC with 2-3 "
+                   "stated values covered 90-93% at 30-50 answers (94.5-97.5% at 100). Read them as rough.")
     return out
 
 

@@ -176,3 +176,16 @@ def test_row_by_row_draws_keep_totals_and_leave_empty_sub_cells_empty(monkeypatc
     assert n.shape == (101, t.cells) and (n.sum(axis=1) == t.total).all()
     assert (k <= n).all() and (k[:, t.correct == 0] == 0).all() and (n - k)[:, t.n == t.correct].sum() == 0
     assert np.array_equal(b._draw(t, 101, 3)[0], n) and not np.array_equal(b._draw(t, 101, 4)[0], n)
+
+
+def test_a_small_audit_warns_that_its_percentile_intervals_run_narrow() -> None:
+    # issue 22: at n = 30-50 with 2-3 stated values the 95% percentile intervals covered 87-92%
+    # (bench/sim_coverage.py --only "small n") and nothing said so
+    from calib.audit import audit
+
+    rng = np.random.default_rng(7)
+    for n, warned in ((40, True), (b.SMALL_SAMPLE, False)):
+        v = rng.choice([60.0, 90.0], n)
+        a = audit(table_of(v, rng.random(n) < v / 100 - 0.05), reps=200)
+        assert any("run narrow" in s for s in a.notes) is warned
+    assert not any("run narrow" in s for s in audit(table_of(v[:40], v[:40] > 70), reps=0).notes)
