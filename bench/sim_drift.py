@@ -14,6 +14,12 @@ share of sequences with any alarm (false alarm); then a shift (accuracy -5 point
 among accepted +5 points, from the 11th run after the reference on): the share detected
 by run 20 and the median delay (runs from the shift to the alarm, 0 = at the first
 shifted run).
+(d) The CI gate (issue 22): two runs of an unchanged judge (fresh items; a quarter stated 90
+with population error e among them, the rest stated 70), threshold 90, target 5%, confidence
+95%: the share of pairs where ``calib drift --fail-on-drift`` fails: before, on drift *or* an
+uncertified threshold; now (:func:`calib.cli.drift.exit_code`) on drift only (exit 1), and
+the share where the new run does not certify the threshold (exit 4 with
+``--fail-on-uncertified``: a bound, not a test of change).
 
 Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` (about 8 minutes at the defaults on 2
 shared cores; the README's table is ``--sims 400``, about 15). ``--write DIR`` writes the README's example runs.
@@ -30,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from calib.cli.drift import exit_code  # noqa: E402
 from calib.drift import drift, ewma_chart  # noqa: E402
 from calib.rows import Judgments  # noqa: E402
 from calib.scale import PROBABILITY, Scale  # noqa: E402
@@ -133,10 +140,14 @@ def main() -> None:
     ap.add_argument("--chart-sims", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--only-chart", action="store_true", help="(c) only")
+    ap.add_argument("--only", choices=("gate",), help="one part only: gate = (d)")
     ap.add_argument("--write", metavar="DIR", help="only write the README's example runs into DIR")
     a = ap.parse_args()
     if a.write:
         write_examples(Path(a.write))
+        return
+    if a.only == "gate":
+        gate(a.sims, a.reps, a.seed)
         return
     if not a.only_chart:
         two_runs(a)
@@ -153,6 +164,32 @@ def main() -> None:
                 f, d, m = chart(a.chart_sims, n, a.seed, ref, shift, p0, side)
                 print(f"| {what} | {n:,} | {ref} | {a.chart_sims:,} | {100 * f:.1f}% | {100 * d:.1f}% | {m:g} |",
                       flush=True)
+
+
+def gate(sims: int, reps: int, seed: int, n: int = 2000) -> None:
+    """(d): how often the CI gate fails two runs of an unchanged judge (see the module docstring)."""
+    print("\n(d) --fail-on-drift on an unchanged judge, n = 2,000 per run (fresh items), threshold 90, target 5%, "
+          f"confidence 95%, reps {reps}")
+    print("| population error at 90 | sims | exit 1 before (drift or uncertified) | exit 1 now (drift) "
+          "| exit 4 (uncertified, --fail-on-uncertified) | time |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for err in (0.03, 0.046):
+        rng = np.random.default_rng([seed, int(1000 * err)])
+        before = now = uncertified = 0
+        t0 = time.perf_counter()
+        for s in range(sims):
+            runs = []
+            for _ in range(2):
+                stated = np.where(rng.random(n) < 0.25, 90.0, 70.0)
+                right = rng.random(n) < np.where(stated == 90, 1 - err, 0.7)
+                runs.append(Judgments(stated=stated, prob=stated / 100, correct=right, line=np.arange(1, n + 1),
+                                      item_id=np.array([""] * n), scale=PERCENT))
+            d = drift(runs[0], runs[1], reps=reps, seed=s, threshold=90.0, target=0.05, confidence=0.95)
+            before += d.drift or d.certified is False
+            now += exit_code(d.drift, d.certified, True, False)[0] == 1
+            uncertified += exit_code(d.drift, d.certified, False, True)[0] == 4
+        print(f"| {100 * err:.1f}% | {sims} | {100 * before / sims:.1f}% | {100 * now / sims:.1f}% | "
+              f"{100 * uncertified / sims:.1f}% | {time.perf_counter() - t0:.0f}s |", flush=True)
 
 
 def write_examples(folder: Path, n: int = 2000, seed: int = 2026) -> None:

@@ -1,6 +1,9 @@
 """``calib drift``: two runs of one judge compared (``OLD NEW``), or a list (or folder) of
-runs followed over time with a control chart (``--series``). ``--fail-on-drift`` exits 1
-when drift is found, or when the threshold no longer meets its target (for CI pipelines)."""
+runs followed over time with a control chart (``--series``). Exit codes for CI pipelines
+(:func:`exit_code`): ``--fail-on-drift`` exits 1 when the judge changed (the drift test at
+family-wise alpha, or a chart's alarm); ``--fail-on-uncertified`` exits 4 when the new run no
+longer certifies the threshold (its bound above the target: not a test of change, an unchanged
+judge near its target fails it often). Drift wins when both hold."""
 
 from __future__ import annotations
 
@@ -25,13 +28,21 @@ from calib.settings import BINS, DEFAULT_CONFIDENCE, DRIFT_ORDERS
 if TYPE_CHECKING:
     from calib.dataset import Dataset
 
+#: Exit code of ``--fail-on-uncertified``: the new run does not certify the threshold (no drift found).
+EXIT_UNCERTIFIED = 4
+#: Exit code of ``--fail-on-drift``: the judge changed.
+EXIT_DRIFT = EXIT_THRESHOLD
+
 #: Files a folder of runs is read from (what calib recognises), in any case.
 RUN_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".eval", ".csv", ".parquet")
 
 
 def add_drift(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "drift", help="drift between runs of the same judge: what moved, and is it real",
+        "drift",
+        epilog=f"exit codes: {EXIT_OK} no failure asked for; {EXIT_DRIFT} the judge changed (--fail-on-drift); "
+               f"{EXIT_UNCERTIFIED} the threshold is not certified on the new run, no drift "
+               "(--fail-on-uncertified); 2 unusable input or options; 3 an internal error", help="drift between runs of the same judge: what moved, and is it real",
         description="calib drift OLD NEW compares two runs of one judge: accuracy, mean stated confidence, "
                     "calibration error, overconfidence and the hit rate of each stated value, with bootstrap "
                     "intervals of the differences and tests (paired by item id when both runs judged the same "
@@ -65,7 +76,12 @@ def add_drift(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--reference", type=positive_int, default=1, metavar="K",
                    help="--series: the first K runs are the chart's reference (default 1)")
     g.add_argument("--fail-on-drift", action="store_true",
-                   help="exit 1 when drift is found (or the threshold no longer meets its target): a CI gate")
+                   help=f"exit {EXIT_DRIFT} when the judge changed: the drift test rejects at family-wise alpha "
+                        "(1 - --level), or with --series a chart alarms (a CI gate)")
+    g.add_argument("--fail-on-uncertified", action="store_true",
+                   help=f"exit {EXIT_UNCERTIFIED} when the new run does not certify --threshold at --target-error "
+                        "(its bound above the target) and no drift is found; not a test of change: an "
+                        "unchanged judge whose error is near the target fails it often")
     add_load_options(p)
     add_interval_options(p.add_argument_group("intervals"))
     add_json_option(p)
@@ -123,14 +139,23 @@ def cmd_drift(args: argparse.Namespace) -> int:
     d = drift(old, new, reps=args.reps, seed=args.seed, level=args.level, threshold=args.threshold,
               target=args.target_error, confidence=args.confidence, pairing=args.pairing, scheme=args.scheme,
               bins=args.bins)
-    broken = d.threshold is not None and d.threshold.holds is False
-    code = EXIT_THRESHOLD if args.fail_on_drift and (d.drift or broken) else EXIT_OK
+    code, why = exit_code(d.drift, d.certified, args.fail_on_drift, args.fail_on_uncertified)
     if args.json:
-        emit_json({**d.to_dict(), "files": paths,
+        emit_json({**d.to_dict(), "files": paths, "exit_code": code, "exit_reason": why,
                    "warnings": list(old.report.warnings) + list(new.report.warnings)})
         return code
     sys.stdout.write("\n".join(drift_lines(d)) + "\n")
     return code
+
+
+def exit_code(changed: bool, certified: bool | None, fail_on_drift: bool,
+              fail_on_uncertified: bool) -> tuple[int, str]:
+    """The exit code and its reason: drift (the judge changed) first, then an uncertified threshold."""
+    if fail_on_drift and changed:
+        return EXIT_DRIFT, "drift: the judge changed"
+    if fail_on_uncertified and certified is False:
+        return EXIT_UNCERTIFIED, "the threshold is not certified on the new run (no drift found)"
+    return EXIT_OK, "no failure asked for" if not (fail_on_drift or fail_on_uncertified) else "passed"
 
 
 def _series(paths: list[str], args: argparse.Namespace) -> int:
@@ -140,9 +165,9 @@ def _series(paths: list[str], args: argparse.Namespace) -> int:
     ordered = order_runs(paths, args.order)
     s = series(_load(ordered, args), threshold=args.threshold, target=args.target_error,
                confidence=args.confidence, reference=args.reference)
-    code = EXIT_THRESHOLD if args.fail_on_drift and s.alarm is not None else EXIT_OK
+    code, why = exit_code(s.alarm is not None, None, args.fail_on_drift, args.fail_on_uncertified)
     if args.json:
-        emit_json({**s.to_dict(), "files": ordered, "order": args.order})
+        emit_json({**s.to_dict(), "files": ordered, "order": args.order, "exit_code": code, "exit_reason": why})
         return code
     sys.stdout.write("\n".join(series_lines(s)) + "\n")
     return code

@@ -226,6 +226,13 @@ class Drift:
     def moved(self) -> tuple[ValueChange, ...]:
         return tuple(v for v in self.values if v.moved)
 
+    @property
+    def certified(self) -> bool | None:
+        """Whether the new run certifies the threshold (its bound at most the target); ``None``
+        without a threshold check. Not a test of change: an unchanged judge whose error at the
+        threshold is near the target fails it often (``bench/sim_drift.py``, (d))."""
+        return None if self.threshold is None else self.threshold.holds
+
     def change(self, name: str) -> Change:
         return next(c for c in self.changes if c.name == name)
 
@@ -240,6 +247,9 @@ class Drift:
             "values": [v.to_dict() for v in self.values], "moved": [v.value for v in self.moved],
             "threshold": None if self.threshold is None else self.threshold.to_dict(),
             "drift": self.drift, "rule": self.rule, "notes": list(self.notes), "scale": list(self.scale),
+            # two separate questions: did the judge change (the test above, at alpha), and does the
+            # new run certify the threshold (a bound, not a test of change)
+            "judge_changed": self.drift, "threshold_certified": self.certified,
         })
 
 

@@ -102,8 +102,23 @@ def drift_lines(d: Drift) -> list[str]:
     else:
         out += ["", f"Verdict: no drift at alpha {d.alpha:g}."]
     out.append(f"  Rule: {d.rule}.")
+    if d.threshold is not None:
+        out.append(f"  {threshold_verdict(d.threshold)}")
     out += [f"  {n}" for n in d.notes]
     return out
+
+
+def threshold_verdict(t: ThresholdCheck) -> str:
+    """Whether the new run certifies the threshold, said apart from drift (it is a bound, not a test of change)."""
+    if t.threshold is None or t.holds is None:
+        return "Threshold: nothing to certify on the new run (no threshold, or nothing accepted at it)."
+    if t.holds:
+        return (f"Threshold {t.threshold:g}: certified on the new run (bound {pct(t.upper_new)} <= target "
+                f"{pct(t.target, 1)}).")
+    return (f"Threshold {t.threshold:g}: NOT certified on the new run (bound {pct(t.upper_new)} > target "
+            f"{pct(t.target, 1)}). This is not a test of change: the new run alone does not show the error at "
+            "the threshold is under the target (an unchanged judge near its target misses it often); "
+            "calib drift --fail-on-uncertified exits 4 on it, --fail-on-drift only on drift.")
 
 
 def series_lines(s: Series) -> list[str]:
