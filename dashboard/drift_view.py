@@ -99,8 +99,10 @@ def show_headline(d: Drift) -> None:
 
 def show_values(d: Drift) -> None:
     """The per-value table and figure (moved values marked)."""
-    from calib.present.drift import values_figure
+    from calib.present.drift import use_lines, values_figure
 
+    if d.appeared or d.disappeared:  # plain text: never markdown
+        st.text("Stated values used in one run only (named, not tested):\n" + "\n".join(use_lines(d)))
     if not d.values:
         st.caption("No stated value is used by both runs (or the score is continuous): no per-value hit rates.")
         return

@@ -77,3 +77,15 @@ def test_three_runs_show_the_series_chart():
     assert any(s.value == "Runs over time" for s in at.subheader)
     # the sample names carry no date: the runs stay in the loaded order, and the page says so
     assert any(c.value.startswith("Runs ordered in the order they were loaded") for c in at.caption)
+
+
+def test_a_value_used_in_one_run_only_is_named():
+    # issue 22: judge A states 80 (440 answers), judge C never does: "80 disappeared" is said
+    old = [json.loads(x)["confidence"] for x in (SAMPLES / A).read_text().splitlines() if x.strip()]
+    new = {json.loads(x)["confidence"] for x in (SAMPLES / C).read_text().splitlines() if x.strip()}
+    gone = sorted(set(old) - new)
+    assert gone == [80]
+    at = drift_page(f"{A},{C}")
+    texts = "\n".join(t.value for t in at.text)
+    assert f"stated 80: {old.count(80):,} answers" in texts and "none in the new: disappeared" in texts
+    assert "values no longer used: 80" in texts

@@ -484,3 +484,35 @@ def test_paired_runs_with_clusters_keep_the_level():
     found = sum(drift(*clustered_pair(400, 20, 0.25, rng), reps=100, seed=s, pairing="paired").drift
                 for s in range(30))
     assert found <= 2
+
+
+# ------------------------------------------------------------------ values used in one run only (issue 22)
+def test_a_value_the_judge_stopped_using_is_named():
+    # every 90 became 95: the 90 disappeared, the 95 appeared; counted here with sets
+    rng = np.random.default_rng(33)
+    old_stated = rng.choice([70.0, 80.0, 90.0], size=600)
+    new_stated = np.where(old_stated == 90.0, 95.0, old_stated)
+    a = rows(old_stated, rng.random(600) < 0.8)
+    b = rows(new_stated, rng.random(600) < 0.8)
+    d = drift(a, b, reps=100)
+    assert set(old_stated) - set(new_stated) == {90.0} and set(new_stated) - set(old_stated) == {95.0}
+    assert d.disappeared == ((90.0, int(np.sum(old_stated == 90))),)
+    assert d.appeared == ((95.0, int(np.sum(new_stated == 95))),)
+    j = json.loads(json.dumps(d.to_dict(), allow_nan=False))
+    assert j["values_disappeared"] == [{"value": 90.0, "n_old": int(np.sum(old_stated == 90))}]
+    assert j["values_appeared"] == [{"value": 95.0, "n_new": int(np.sum(new_stated == 95))}]
+    from calib.present.drift import drift_lines
+
+    text = "\n".join(drift_lines(d))
+    assert f"stated 90: {int(np.sum(old_stated == 90)):,} answers" in text and "none in the new: disappeared" in text
+    assert "stated 95:" in text and "none in the old: appeared" in text
+    verdict = next(x for x in text.splitlines() if x.startswith("Verdict"))
+    assert "values no longer used: 90" in verdict and "values newly used: 95" in verdict
+
+
+def test_a_continuous_score_names_no_values():
+    rng = np.random.default_rng(34)
+    a = rows(rng.random(400), rng.random(400) < 0.7, scale=PROBABILITY)
+    b = rows(rng.random(400), rng.random(400) < 0.7, scale=PROBABILITY)
+    d = drift(a, b, reps=0)
+    assert d.appeared == () and d.disappeared == ()

@@ -220,6 +220,11 @@ class Drift:
     rule: str
     notes: tuple[str, ...] = ()
     scale: tuple[float, float] = (0.0, 1.0)
+    #: Stated values used in one run only, with their answers in that run (new / old): named,
+    #: not tested (a value the judge stopped using is a change in its scale; its hit rate has
+    #: nothing to compare with). Empty for a continuous score (more than MAX_EXACT_CELLS values).
+    appeared: tuple[tuple[float, int], ...] = ()
+    disappeared: tuple[tuple[float, int], ...] = ()
 
     @property
     def alpha(self) -> float:
@@ -253,6 +258,8 @@ class Drift:
             # two separate questions: did the judge change (the test above, at alpha), and does the
             # new run certify the threshold (a bound, not a test of change)
             "judge_changed": self.drift, "threshold_certified": self.certified,
+            "values_appeared": [{"value": v, "n_new": n} for v, n in self.appeared],
+            "values_disappeared": [{"value": v, "n_old": n} for v, n in self.disappeared],
         })
 
 
@@ -597,7 +604,18 @@ def drift(
     cis = [percentile_interval(boot[:, j], level) if reps else (None, None) for j in range(fo.size)]
     d = _assemble(names, why, shared is not None, (ro, rn), (ro0, rn0), clustered, scheme, nb, reps, seed,
                   level, lay, (so, sn), (fo, fn), tests, cis, _threshold(old, new, to, tn, threshold, target, confidence))
-    return replace(d, scale=(float(to.scale.lo), float(to.scale.hi)))
+    appeared, disappeared = _one_run_only(ro.stated, rn.stated) if grid.size <= MAX_EXACT_CELLS else ((), ())
+    return replace(d, scale=(float(to.scale.lo), float(to.scale.hi)), appeared=appeared, disappeared=disappeared)
+
+
+def _one_run_only(so: np.ndarray, sn: np.ndarray) -> tuple[tuple[tuple[float, int], ...], ...]:
+    """Values stated in the new run only (with their answers there), then in the old run only."""
+    vo, co = np.unique(so, return_counts=True)
+    vn, cn = np.unique(sn, return_counts=True)
+    new_only = ~np.isin(vn, vo)
+    old_only = ~np.isin(vo, vn)
+    return (tuple((float(v), int(c)) for v, c in zip(vn[new_only], cn[new_only], strict=True)),
+            tuple((float(v), int(c)) for v, c in zip(vo[old_only], co[old_only], strict=True)))
 
 
 def _assemble(names, why, paired, kept, whole, clustered, scheme, nb, reps, seed, level, lay, sums, figs,

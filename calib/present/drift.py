@@ -91,20 +91,38 @@ def drift_lines(d: Drift) -> list[str]:
     out += ["", "Headline"] + [f"  {change_line(c)}" for c in d.changes]
     if d.values:
         out += ["", "Stated values (hit rate old -> new)"] + [f"  {value_line(v)}" for v in d.values]
+    if d.appeared or d.disappeared:
+        out += ["", "Stated values used in one run only (named, not tested: nothing to compare their hit rate with)"]
+        out += [f"  {x}" for x in use_lines(d)]
     if d.threshold is not None:
         out += [""] + threshold_lines(d.threshold)
     moved = ", ".join(stated_text(v.value) for v in d.moved)
     changed = ", ".join(LABELS[c.name] for c in d.changes if c.rejected)
+    gone = ", ".join(stated_text(v) for v, _ in d.disappeared)
+    came = ", ".join(stated_text(v) for v, _ in d.appeared)
+    scale_use = "; ".join(x for x in (f"values no longer used: {gone}" if gone else "",
+                                      f"values newly used: {came}" if came else "") if x)
     if d.drift:
         what = "; ".join(x for x in (f"values that moved: {moved}" if moved else "",
-                                     f"changed: {changed}" if changed else "") if x)
+                                     f"changed: {changed}" if changed else "", scale_use) if x)
         out += ["", f"Verdict: DRIFT at alpha {d.alpha:g} ({what})."]
     else:
-        out += ["", f"Verdict: no drift at alpha {d.alpha:g}."]
+        out += ["", f"Verdict: no drift at alpha {d.alpha:g}" + (f" ({scale_use}: named, not tested)." if scale_use
+                                                                  else ".")]
     out.append(f"  Rule: {d.rule}.")
     if d.threshold is not None:
         out.append(f"  {threshold_verdict(d.threshold)}")
     out += [f"  {n}" for n in d.notes]
+    return out
+
+
+def use_lines(d: Drift) -> list[str]:
+    """One line per stated value used in one run only: ``stated 90: 823 answers (41%) in the old run, none in the new``."""
+    out = []
+    for values, run, other, total in ((d.disappeared, "old", "new", d.n_old), (d.appeared, "new", "old", d.n_new)):
+        for v, n in values:
+            out.append(f"stated {stated_text(v)}: {n:,} answers ({pct(n / total if total else None, 0)}) in the "
+                       f"{run} run, none in the {other}: {'disappeared' if run == 'old' else 'appeared'}")
     return out
 
 
