@@ -24,6 +24,12 @@ the share where the new run does not certify the threshold (exit 4 with
 whose hit rate moves by N(0, sd) afresh in each run; drift reported at alpha = 5%: before,
 the pairing dropped the clusters (reproduced here by giving the rows without them: the
 old code's units and tests exactly); now the clusters are the paired units.
+(f) The series' upper chart in control (issue 22): (1) a threshold recommended on run 1
+(target 10%) then 20 in-control runs: before, run 1 was also the error chart's reference
+(the old chart, normal score, replicated here by :func:`old_chart`); now the reference is
+run 2 and the score binomial; beside it the threshold fixed in advance. (2) About 10 errors
+per run (100 accepted at 10%, 50 at 20%; 10,000 at 10% for many): the normal score
+(before) against the binomial mid-p score (now), 20 runs after 1 or 5 reference runs.
 
 Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` (about 8 minutes at the defaults on 2
 shared cores; the README's table is ``--sims 400``, about 15). ``--write DIR`` writes the README's example runs.
@@ -42,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calib.cli.drift import exit_code  # noqa: E402
 from calib.drift import drift, ewma_chart  # noqa: E402
+from calib.errors import CalibError  # noqa: E402
 from calib.rows import Judgments  # noqa: E402
 from calib.scale import PROBABILITY, Scale  # noqa: E402
 
@@ -144,7 +151,8 @@ def main() -> None:
     ap.add_argument("--chart-sims", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--only-chart", action="store_true", help="(c) only")
-    ap.add_argument("--only", choices=("gate", "clusters"), help="one part only: gate = (d), clusters = (e)")
+    ap.add_argument("--only", choices=("gate", "clusters", "series"),
+                    help="one part only: gate = (d), clusters = (e), series = (f)")
     ap.add_argument("--write", metavar="DIR", help="only write the README's example runs into DIR")
     a = ap.parse_args()
     if a.write:
@@ -152,6 +160,9 @@ def main() -> None:
         return
     if a.only == "gate":
         gate(a.sims, a.reps, a.seed)
+        return
+    if a.only == "series":
+        series_rows(a.sims, a.chart_sims, a.seed)
         return
     if a.only == "clusters":
         paired_clusters(a.sims, a.reps, a.seed)
@@ -221,6 +232,75 @@ def paired_clusters(sims: int, reps: int, seed: int) -> None:
             before += drift(*(replace(r, cluster=None) for r in runs), reps=reps, seed=s, pairing="paired").drift
         print(f"| {n:,} | {m} | {sd:g} | {sims} | {100 * before / sims:.1f}% | {100 * now / sims:.1f}% | "
               f"{time.perf_counter() - t0:.0f}s |", flush=True)
+
+
+def old_chart(x: np.ndarray, n: np.ndarray, reference: int, side: str, lam: float = 0.2,
+              width: float = 3.0) -> int | None:
+    """The chart before issue 22 (normal score ``(x - mu0) / sigma``): its first alarm."""
+    nref = n[:reference].sum()
+    mu0 = np.clip((x[:reference] * n[:reference]).sum() / nref, 0.5 / nref, 1 - 0.5 / nref)
+    tau2, e, w, sig = mu0 * (1 - mu0) / nref, 0.0, np.zeros(0), np.zeros(0)
+    for k in range(reference, x.size):
+        if n[k] == 0:
+            continue
+        s = np.sqrt(mu0 * (1 - mu0) / n[k])
+        e = lam * (x[k] - mu0) / s + (1 - lam) * e
+        w, sig = np.append((1 - lam) * w, lam), np.append(sig, s)
+        half = width * np.sqrt(np.sum(w ** 2) + tau2 * np.sum(w / sig) ** 2)
+        if e > half or (side == "both" and e < -half):
+            return k
+    return None
+
+
+def series_rows(sims: int, chart_sims: int, seed: int, n: int = 1000) -> None:
+    """(f): in-control alarms of the series' upper chart (see the module docstring)."""
+    from calib.drift import series
+
+    stated_values = np.arange(80.0, 101.0)  # 21 values: many candidate thresholds near the target
+    wrong = 0.30 - 0.0125 * (stated_values - 80)
+    print(f"\n(f1) error-among-accepted chart, threshold recommended on run 1 (target 10%, confidence 95%; "
+          f"sequences where one qualifies), then 20 in-control runs of {n:,} answers stating 80-100")
+    print("| threshold | sequences | alarm before (run 1 the reference, normal score) | alarm now | time |")
+    print("|---|---:|---:|---:|---:|")
+    rng = np.random.default_rng([seed, 61])
+    charted = before = now = fixed = 0
+    t0 = time.perf_counter()
+    for _ in range(sims):
+        runs = []
+        for _ in range(22):
+            v = rng.integers(0, stated_values.size, n)
+            runs.append(Judgments(stated=stated_values[v], prob=stated_values[v] / 100,
+                                  correct=rng.random(n) >= wrong[v], line=np.arange(1, n + 1),
+                                  item_id=np.array([""] * n), scale=PERCENT))
+        fixed += series(runs[1:], threshold=95.0).error_accepted.alarm is not None
+        try:
+            s = series(runs, target=0.10)
+        except CalibError:  # no threshold qualifies on run 1: nothing to chart
+            continue
+        charted += 1
+        err = np.array([p.error_accepted or 0.0 for p in s.runs])
+        acc = np.array([p.accepted for p in s.runs], float)
+        before += old_chart(err[:21], acc[:21], 1, "upper") is not None
+        now += s.error_accepted.alarm is not None
+    secs = time.perf_counter() - t0
+    print(f"| recommended on run 1 | {charted} | {100 * before / max(charted, 1):.1f}% | "
+          f"{100 * now / max(charted, 1):.1f}% | {secs:.0f}s |")
+    print(f"| 95, fixed in advance (runs 2-22) | {sims} | | {100 * fixed / sims:.1f}% | |", flush=True)
+    print("\n(f2) upper chart, 20 in-control runs after the reference: normal score (before) vs binomial mid-p "
+          "score (now)")
+    print("| accepted per run | error rate | errors per run | reference runs | sequences | alarm before | alarm now |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for m, p0 in ((100, 0.1), (50, 0.2), (10000, 0.1)):
+        for ref in (1, 5):
+            g = np.random.default_rng([seed, m, ref])
+            b = c = 0
+            for _ in range(chart_sims):
+                x = g.binomial(m, p0, ref + 20) / m
+                ns = np.full(ref + 20, float(m))
+                b += old_chart(x, ns, ref, "upper") is not None
+                c += ewma_chart(x, ns, reference=ref, side="upper").alarm is not None
+            print(f"| {m:,} | {100 * p0:.0f}% | {m * p0:g} | {ref} | {chart_sims:,} | {100 * b / chart_sims:.1f}% | "
+                  f"{100 * c / chart_sims:.1f}% |", flush=True)
 
 
 def write_examples(folder: Path, n: int = 2000, seed: int = 2026) -> None:

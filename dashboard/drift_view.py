@@ -147,4 +147,4 @@ def show_series(s: Series, how: str) -> None:
         "error among accepted": fmt.pct(r.error_accepted),
         "EWMA of accuracy": fmt.num(s.accuracy.ewma[i]), "limit": fmt.num(s.accuracy.upper[i]),
     } for i, r in enumerate(s.runs)]), hide_index=True, width="stretch")
-    st.text("\n".join(series_lines(s)[-4:]))
+    st.text("\n".join(series_lines(s)[-5:]))  # the chart, its in-control rate, both charts, the verdict

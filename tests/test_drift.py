@@ -299,7 +299,9 @@ def test_ewma_recursion_and_limits():
     e, ws, sig = 0.0, [], []
     for k in range(1, 5):
         s = np.sqrt(mu0 * (1 - mu0) / n[k])
-        e = 0.2 * (x[k] - mu0) / s + 0.8 * e
+        cnt = round(x[k] * n[k])  # the binomial mid-p score (issue 22), by scipy's binomial
+        z = stats.norm.ppf(stats.binom.cdf(cnt - 1, n[k], mu0) + 0.5 * stats.binom.pmf(cnt, n[k], mu0))
+        e = 0.2 * z + 0.8 * e
         ws = [0.8 * w for w in ws] + [0.2]
         sig.append(s)
         var = sum(w * w for w in ws) + tau2 * sum(w / s_ for w, s_ in zip(ws, sig, strict=True)) ** 2
@@ -516,3 +518,36 @@ def test_a_continuous_score_names_no_values():
     b = rows(rng.random(400), rng.random(400) < 0.7, scale=PROBABILITY)
     d = drift(a, b, reps=0)
     assert d.appeared == () and d.disappeared == ()
+
+
+# ------------------------------------------------------------------ the series' chart in control (issue 22)
+def test_upper_chart_with_few_errors_alarms_on_the_binomial_tail():
+    # 100 accepted per run at a reference error of 10% known to 1e-6 (a huge reference): the
+    # first charted run alarms iff its binomial mid-p score exceeds 3 limits (scipy's binomial).
+    # The normal score alarmed at 20 errors (z = 3.33) whose binomial tail is 0.2%.
+    ref = 1_000_000
+    want, got = [], []
+    for c in range(41):
+        z = stats.norm.ppf(stats.binom.cdf(c - 1, 100, 0.1) + 0.5 * stats.binom.pmf(c, 100, 0.1))
+        want.append(z > 3 * np.sqrt(1 + 100 / ref * 0.2 ** 2 / 0.2 ** 2))
+        got.append(ewma_chart(np.array([0.1, c / 100]), np.array([ref, 100]), reference=1, side="upper").alarm == 1)
+    assert got == want
+    assert not got[20] and (20 - 10) / np.sqrt(100 * 0.1 * 0.9) > 3  # no alarm where the normal score had one
+    assert got.index(True) == 21
+
+
+def test_threshold_picked_on_the_first_run_is_not_its_own_reference():
+    rng = np.random.default_rng(35)
+    runs = [ds(rows(VALUES[b], rng.random(2000) < HIT[b]), f"r{k}")
+            for k, b in enumerate(rng.choice(5, size=(6, 2000), p=USE))]
+    s = series(runs, target=0.2)
+    assert s.threshold_source == "recommended on the first run"
+    e = s.error_accepted
+    assert e.skipped == 1 and e.ewma[:2] == (None, None) and e.ewma[2] is not None
+    r = runs[1].rows  # the reference is run 2: its own error among accepted
+    m = r.stated >= s.threshold
+    assert e.mu0 == pytest.approx((~r.correct[m]).mean())
+    assert s.accuracy.skipped == 0 and s.accuracy.mu0 == pytest.approx(runs[0].rows.correct.mean())
+    assert "run 1 picked the threshold" in "\n".join(__import__("calib.present.drift").present.drift.series_lines(s))
+    with pytest.raises(CalibError, match="give --threshold"):
+        series(runs[:2], target=0.2)

@@ -14,9 +14,18 @@ The chart
 ---------
 The first ``reference`` runs are the reference (phase I): their pooled rate ``mu0``
 (clipped to ``[0.5/n, 1 - 0.5/n]`` so that a reference without errors still has a
-variance). Each later run ``k`` (phase II) gives ``z_k = (x_k - mu0) / sigma_k`` with
-the binomial ``sigma_k = sqrt(mu0 (1 - mu0) / n_k)`` and the EWMA (Roberts 1959;
-Montgomery, *Introduction to Statistical Quality Control*, 8th ed., sec. 9.2)
+variance). Each later run ``k`` (phase II) gives the binomial score of its count
+``c_k = x_k n_k`` under ``mu0``: the mid-p probability integral transform
+
+.. math:: z_k = \\Phi^{-1}\\big(P(C < c_k) + \\tfrac12 P(C = c_k)\\big), \\quad C \\sim \\mathrm{Bin}(n_k, \\mu_0)
+
+(``n_k`` and ``c_k`` may be fractional, effective sizes: the binomial CDF is then the
+regularised incomplete beta function). For many errors per run it is the familiar
+``(x_k - mu0) / sigma_k`` with ``sigma_k = sqrt(mu0 (1 - mu0) / n_k)``; with few (about 10
+errors per run on the upper chart) the normal score's long right tail alarmed 3-4% of
+in-control sequences of 20 runs against 0.8-1.1% with many (issue 22), the binomial score
+1.5-1.7% (``bench/sim_drift.py``, (f)). The EWMA (Roberts 1959; Montgomery, *Introduction
+to Statistical Quality Control*, 8th ed., sec. 9.2)
 
 .. math:: E_k = \\lambda z_k + (1 - \\lambda) E_{k-1}, \\quad E_0 = 0,
 
@@ -30,7 +39,14 @@ the reference's own error (``mu0`` estimated from ``n_ref`` items, variance
 ``lambda`` = :data:`calib.settings.DRIFT_EWMA_LAMBDA` (0.2) and ``L`` =
 :data:`calib.settings.DRIFT_EWMA_WIDTH` (3): with a known ``mu0`` the in-control
 average run length is about 560 runs. ``bench/sim_drift.py`` measures the false-alarm
-rate over 20 in-control runs and the delay to detect a shift. With clustered rows
+rate over 20 in-control runs and the delay to detect a shift.
+
+The threshold of the error-among-accepted chart is fixed before the runs it is charted on:
+given, the default review threshold, or picked on the first run with ``target``; then the
+first run only picks it and that chart's reference starts at the second run
+(:attr:`Chart.skipped`): a threshold chosen where the first run's error happened to be low
+made that run a reference biased low, 10.8% in-control alarms against 5.1% at a threshold
+fixed in advance (issue 22). With clustered rows
 (:attr:`calib.table.CountTable.clusters`) ``n_k`` is the run's effective size, rows
 divided by Kish's design effect of the accuracy (of the error among accepted, for that
 chart), so the epochs of one item count as the fewer independent answers they are.
@@ -41,11 +57,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import special, stats
 
 from calib.dataset import Data, Dataset, table_and_rows
 from calib.errors import CalibError
@@ -104,11 +121,14 @@ class Chart:
     lower: tuple[float | None, ...]
     upper: tuple[float | None, ...]
     alarm: int | None
+    #: Runs before the reference, not charted: the first run when it picked the threshold.
+    skipped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return plain({"metric": self.metric, "reference_runs": self.reference, "reference_rate": self.mu0,
                       "lambda": self.lam, "width": self.width, "side": self.side, "ewma": list(self.ewma),
-                      "lower": list(self.lower), "upper": list(self.upper), "first_alarm": self.alarm})
+                      "lower": list(self.lower), "upper": list(self.upper), "first_alarm": self.alarm,
+                      "runs_before_reference": self.skipped, "score": "binomial mid-p"})
 
 
 @dataclass(frozen=True)
@@ -163,7 +183,7 @@ def ewma_chart(x: np.ndarray, n: np.ndarray, *, reference: int = 1, lam: float =
             ewma.append(None), lo.append(None), hi.append(None)
             continue
         s = np.sqrt(mu0 * (1 - mu0) / n[k])
-        e = lam * (x[k] - mu0) / s + (1 - lam) * e
+        e = lam * binomial_score(x[k] * n[k], n[k], mu0) + (1 - lam) * e
         w, sig = np.append((1 - lam) * w, lam), np.append(sig, s)
         half = width * float(np.sqrt(np.sum(w ** 2) + tau2 * np.sum(w / sig) ** 2))
         ewma.append(e)
@@ -173,6 +193,29 @@ def ewma_chart(x: np.ndarray, n: np.ndarray, *, reference: int = 1, lam: float =
             alarm = k
     return Chart(metric, reference, mu0, lam, width, side, tuple(map(finite_or_none, ewma)),
                  tuple(map(finite_or_none, lo)), tuple(map(finite_or_none, hi)), alarm)
+
+
+def _binom_cdf(c: float, n: float, p: float) -> float:
+    """``P(C <= c)`` for ``C ~ Bin(n, p)``, fractional ``c`` and ``n`` allowed (the regularised
+    incomplete beta ``I_{1-p}(n - c, c + 1)``)."""
+    if c < 0:
+        return 0.0
+    if c >= n:
+        return 1.0
+    return float(special.betainc(n - c, c + 1, 1 - p))
+
+
+def binomial_score(c: float, n: float, p: float) -> float:
+    """The mid-p normal score of a count ``c`` of ``n`` under rate ``p`` (see the module docstring)."""
+    mid = 0.5 * (_binom_cdf(c - 1, n, p) + _binom_cdf(c, n, p))
+    return float(stats.norm.ppf(min(max(mid, 1e-300), 1 - 1e-16)))
+
+
+def _skip(c: Chart, k: int) -> Chart:
+    """``c`` charted on the runs after the first ``k``: indices and entries of all runs."""
+    pad = (None,) * k
+    return replace(c, ewma=pad + c.ewma, lower=pad + c.lower, upper=pad + c.upper,
+                   alarm=None if c.alarm is None else c.alarm + k, skipped=k)
 
 
 def _point(x: Data, name: str, threshold: float) -> RunPoint:
@@ -225,9 +268,14 @@ def series(runs: Sequence[Data], *, threshold: float | None = None, target: floa
     acc_eff = np.array([p.accepted if p.accepted_eff is None else p.accepted_eff for p in pts], float)
     acc = ewma_chart(np.array([p.accuracy for p in pts], float), n_eff, reference=reference,
                      lam=lam, width=width, side="both", metric="accuracy")
-    err = np.array([np.nan if p.error_accepted is None else p.error_accepted for p in pts])
-    ea = ewma_chart(np.nan_to_num(err), acc_eff, reference=reference, lam=lam,
-                    width=width, side="upper", metric="error_accepted")
+    err = np.nan_to_num(np.array([np.nan if p.error_accepted is None else p.error_accepted for p in pts]))
+    skip = 1 if source == "recommended on the first run" else 0  # that run picked it: not its reference
+    if skip and reference + 1 >= len(pts):
+        raise CalibError(f"the threshold picked on the first run leaves {len(pts) - 1} run(s) for the error chart's "
+                         f"reference of {reference} and at least one charted run: give --threshold (fixed in "
+                         "advance) or more runs")
+    ea = _skip(ewma_chart(err[skip:], acc_eff[skip:], reference=reference, lam=lam,
+                          width=width, side="upper", metric="error_accepted"), skip)
     return Series(pts, float(threshold), source, acc, ea)
 
 

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 #: How each headline figure is named and written.
 LABELS = {"accuracy": "accuracy", "mean_confidence": "mean confidence", "ece": "calibration error (ECE)",
           "overconfidence": "overconfidence"}
+#: The charts' measured in-control alarm rate (bench/sim_drift.py, (c) and (f)).
+IN_CONTROL = ("a chart alarms in about 1-2% of sequences of 20 runs (measured; more with few runs in the "
+              "reference or few errors per run: bench/sim_drift.py).")
 #: Figures that are proportions (written as percentages, changes in points); the ECE is a number.
 AS_PCT = frozenset({"accuracy", "mean_confidence", "overconfidence"})
 
@@ -151,9 +154,14 @@ def series_lines(s: Series) -> list[str]:
         flag = "  <- first alarm" if i == s.alarm else ""
         out.append(f"  {r.name[:32]:<32} {r.n:>8,} {pct(r.accuracy):>9} {num(r.ece):>7} {r.accepted:>9,} "
                    f"{pct(r.error_accepted):>8} {ew:>9} {lim:>7}{flag}")
-    out.append(f"Chart: EWMA (lambda {a.lam:g}, limit {a.width:g} standard deviations) of the standardised accuracy "
-               f"(two-sided) and error among accepted (upper side), reference: the first {a.reference} run(s) "
-               f"(accuracy {pct(a.mu0)}, error among accepted {pct(e.mu0)})")
+    ref = (f"reference: the first {a.reference} run(s) (accuracy {pct(a.mu0)}, error among accepted {pct(e.mu0)})"
+           if not e.skipped else
+           f"reference: accuracy the first {a.reference} run(s) ({pct(a.mu0)}); error among accepted runs "
+           f"{e.skipped + 1}-{e.skipped + e.reference} ({pct(e.mu0)}: run 1 picked the threshold, so it is not "
+           "that chart's reference)")
+    out.append(f"Chart: EWMA (lambda {a.lam:g}, limit {a.width:g} standard deviations) of the binomial score of "
+               f"accuracy (two-sided) and error among accepted (upper side), {ref}")
+    out.append(f"  In control, {IN_CONTROL}")
     for c, what in ((a, "accuracy"), (e, "error among accepted")):
         out.append(f"  {what}: " + ("within the limits" if c.alarm is None else
                                      f"first crosses the limit at run {c.alarm + 1} ({s.runs[c.alarm].name})"))
