@@ -103,10 +103,17 @@ def test_paired_accuracy_is_exact_mcnemar():
     v = next(v for v in d.values if v.value == 90)
     ma, mb = a.stated == 90, b.stated == 90
     ra, rb = int(a.correct[ma].sum()), int(b.correct[mb].sum())
-    assert v.p == pytest.approx(stats.fisher_exact([[ra, ma.sum() - ra], [rb, mb.sum() - rb]]).pvalue)
+    assert v.p == pytest.approx(pooled_score_p(ra, int(ma.sum()), rb, int(mb.sum())))
 
 
-def test_unpaired_accuracy_and_values_are_fisher_exact():
+def pooled_score_p(ra, na, rb, nb):
+    """Miettinen-Nurminen at a difference of 0: the restricted rates are the pooled rate."""
+    pool, big = (ra + rb) / (na + nb), na + nb
+    t = (rb / nb - ra / na) / np.sqrt(pool * (1 - pool) * (1 / na + 1 / nb) * big / (big - 1))
+    return 2 * stats.norm.sf(abs(t))
+
+
+def test_unpaired_accuracy_is_fisher_exact_and_values_score_tests():
     rng = np.random.default_rng(4)
     a, b = run_pair(500, rng, paired=False)
     d = drift(a, b, reps=0, pairing="unpaired")
@@ -115,7 +122,7 @@ def test_unpaired_accuracy_and_values_are_fisher_exact():
     for v in d.values:
         ma, mb = a.stated == v.value, b.stated == v.value
         ra, rb = int(a.correct[ma].sum()), int(b.correct[mb].sum())
-        want = stats.fisher_exact([[ra, ma.sum() - ra], [rb, mb.sum() - rb]]).pvalue
+        want = pooled_score_p(ra, int(ma.sum()), rb, int(mb.sum()))
         if v.tested:
             assert v.p == pytest.approx(want)
 
@@ -551,3 +558,47 @@ def test_threshold_picked_on_the_first_run_is_not_its_own_reference():
     assert "run 1 picked the threshold" in "\n".join(__import__("calib.present.drift").present.drift.series_lines(s))
     with pytest.raises(CalibError, match="give --threshold"):
         series(runs[:2], target=0.2)
+
+
+# ------------------------------------------------------------------ per-value intervals agree with their tests (issue 22)
+def _brute_interval(ra, na, rb, nb, level=0.95):
+    """The score interval by brute force: the restricted likelihood maximised numerically on a
+    grid of differences, each difference kept when |T| <= z."""
+    from scipy import optimize
+
+    z, big, d_hat = stats.norm.ppf((1 + level) / 2), na + nb, rb / nb - ra / na
+    kept = []
+    for d in np.linspace(-0.999, 0.999, 999):
+        def nll(po, d=d):
+            q = np.clip([po, po + d], 1e-12, 1 - 1e-12)
+            return -(ra * np.log(q[0]) + (na - ra) * np.log(1 - q[0]) + rb * np.log(q[1]) + (nb - rb) * np.log(1 - q[1]))
+        po = optimize.minimize_scalar(nll, bounds=(max(0, -d), min(1, 1 - d)), method="bounded",
+                                      options={"xatol": 1e-10}).x
+        pn = po + d
+        var = (pn * (1 - pn) / nb + po * (1 - po) / na) * big / (big - 1)
+        if var > 0 and abs(d_hat - d) <= z * np.sqrt(var):
+            kept.append(d)
+    return min(kept), max(kept)
+
+
+def test_small_value_intervals_agree_with_their_tests():
+    # issue 22: a bootstrap interval excluding 0 beside a p-value above alpha (and the reverse)
+    stated = np.repeat([60.0, 70.0, 80.0, 90.0, 95.0, 100.0], 14)
+    hit = {60.0: (0.45, 0.8), 70.0: (0.5, 0.85), 80.0: (0.9, 0.55), 90.0: (0.6, 0.95), 95.0: (0.9, 0.9),
+           100.0: (0.95, 0.6)}
+    found = 0
+    for seed in range(6):
+        g = np.random.default_rng(seed + 100)
+        a = rows(stated, g.random(stated.size) < [hit[x][0] for x in stated])
+        b = rows(stated, g.random(stated.size) < [hit[x][1] for x in stated])
+        d = drift(a, b, reps=300, seed=seed, pairing="unpaired")
+        for v in d.values:
+            lo, hi = v.diff_ci
+            assert (lo > 0 or hi < 0) == (v.p < 0.05), (v.value, v.diff_ci, v.p)
+            found += 1
+    assert found == 36
+    # and the interval is the inversion of the score test, against brute force
+    v = next(x for x in d.values if x.value == 90.0)
+    blo, bhi = _brute_interval(v.right_old, v.n_old, v.right_new, v.n_new)
+    assert v.diff_ci[0] == pytest.approx(blo, abs=3e-3) and v.diff_ci[1] == pytest.approx(bhi, abs=3e-3)
+    assert v.test == "Miettinen-Nurminen score"
