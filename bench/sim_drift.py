@@ -31,8 +31,10 @@ run 2 and the score binomial; beside it the threshold fixed in advance. (2) Abou
 per run (100 accepted at 10%, 50 at 20%; 10,000 at 10% for many): the normal score
 (before) against the binomial mid-p score (now), 20 runs after 1 or 5 reference runs.
 
-Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` (about 8 minutes at the defaults on 2
-shared cores; the README's table is ``--sims 400``, about 15). ``--write DIR`` writes the README's example runs.
+Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` ((a)-(c); the README's table is
+``--sims 200 --reps 200``, about 30 minutes on 2 busy shared cores); ``--only gate|clusters|series``
+runs (d), (e) or (f) alone (a few minutes each at ``--sims 200 --reps 200``).
+``--write DIR`` writes the README's example runs.
 """
 
 from __future__ import annotations
