@@ -59,7 +59,7 @@ def change_line(c: Change) -> str:
 
 
 def value_line(v: ValueChange) -> str:
-    """``stated 90: hit rate 88% -> 73% (−15 points [−21, −9]), p=0.002 (Fisher exact), 412 -> 398 answers``."""
+    """``stated 90: hit rate 88% -> 73% (−15 points [−21, −9]), p=0.002 (Miettinen-Nurminen score), 412 -> 398 answers``."""
     lo, hi = v.diff_ci
     ci = "" if lo is None or hi is None else f" [{_pts(lo)}, {_pts(hi)}]"
     test = f"{p_value(v.p)} ({v.test})" if v.tested else v.test
