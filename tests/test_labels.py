@@ -308,7 +308,31 @@ def test_plan_is_deterministic_and_seeded():
     a = review_plan(rows, 80, sample_size=50, seed=7)
     assert review_plan(rows, 80, sample_size=50, seed=7) == a
     assert review_plan(rows, 80, sample_size=50, seed=8).audit != a.audit
-    assert a.items == a.queue + a.audit
+    assert sorted(a.items, key=id) == sorted(a.queue + a.audit, key=id)  # every item once
+
+
+@pytest.mark.parametrize(("queued", "sampled"), [(912, 50), (40, 5), (7, 3), (3, 7), (0, 4), (6, 0), (1, 1)])
+def test_plan_interleaves_the_audit_sample_with_the_queue_in_proportion(queued, sampled):
+    """Issue 22: the audit sample came after the whole queue (912 items at threshold 93), so
+    the error among the accepted was never estimated. Now the first ``m`` items hold
+    ``floor(m A / (Q + A))`` audit items (counted here prefix by prefix), each list in its order."""
+    rng = np.random.default_rng(queued + 10 * sampled)
+    stated = np.concatenate([rng.choice([30.0, 50.0, 70.0, 90.0], size=queued), np.full(400, 95.0)])
+    rows = rows_of(stated, rng.random(stated.size) < 0.7)
+    plan = review_plan(rows, 93, sample_size=sampled, seed=1)
+    assert (len(plan.queue), len(plan.audit)) == (queued, sampled)
+    items = plan.items
+    n = queued + sampled
+    assert len(items) == n
+    audit_seen = 0
+    for m, it in enumerate(items, start=1):
+        audit_seen += it.kind == "audit"
+        assert audit_seen == m * sampled // n, (m, audit_seen)
+    assert tuple(it for it in items if it.kind == "queue") == plan.queue
+    assert tuple(it for it in items if it.kind == "audit") == plan.audit
+    if sampled:  # the first audit item comes within the first ceil(N / A) items
+        first = next(i for i, it in enumerate(items) if it.kind == "audit")
+        assert first < -(-n // sampled)
 
 
 def test_plan_queue_order_equals_review_queue():

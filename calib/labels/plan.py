@@ -12,7 +12,13 @@ and returns a :class:`ReviewPlan`, the same for the same inputs (seeded):
   without replacement, stratified by stated value (:func:`strata`), in a random order, so
   that a reviewer who labels only the first ``k`` still leaves a random subsample in
   each stratum. :func:`calib.labels.estimate.accepted_error` weights the labelled ones
-  back to the accepted population.
+  back to the accepted population;
+- the **order** reviewers meet them (:attr:`ReviewPlan.items`, :func:`interleave`): the
+  audit sample spread evenly through the queue, so that after any first ``m`` items
+  ``floor(m A / (Q + A))`` are audit items (``Q`` queued, ``A`` sampled). Queued after
+  the whole queue, the sample was never reached (issue 22: 912 items first at threshold
+  93) and the error among the accepted stayed unestimated; interleaved, it is reached in
+  proportion to the labelling done.
 
 Strata are a function of the rows and the threshold only (not of the sample size), so
 the estimate can rebuild them from the file: one stratum per distinct stated value
@@ -25,6 +31,7 @@ stratum when the sample allows it (largest remainders, capped at each stratum's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -60,7 +67,7 @@ class ReviewItem:
     prob:
         The stated confidence as a probability.
     correct:
-        The file's outcome (the judge's verdict per the key).
+        The file's outcome: was the item's answer right (what a reviewer's label says too).
     text:
         The question/answer text when the file has it, else ``""`` (user text: never HTML).
     """
@@ -140,10 +147,11 @@ class ReviewPlan:
     seed: int
     strata: tuple[Stratum, ...]
 
-    @property
+    @cached_property
     def items(self) -> tuple[ReviewItem, ...]:
-        """Queue then audit sample."""
-        return self.queue + self.audit
+        """Every item in the order reviewers meet them: the audit sample interleaved
+        with the queue (:func:`interleave`)."""
+        return interleave(self.queue, self.audit)
 
     @property
     def accepted(self) -> int:
@@ -160,6 +168,19 @@ class ReviewPlan:
             "queue": [i.to_dict() for i in self.queue],
             "audit": [i.to_dict() for i in self.audit],
         }
+
+
+def interleave(queue: tuple[ReviewItem, ...], audit: tuple[ReviewItem, ...]) -> tuple[ReviewItem, ...]:
+    """The queue and the audit sample merged, each in its own order, the audit items
+    spread evenly: with ``N = Q + A`` items, position ``i`` (0-based) holds an audit item
+    exactly when ``floor((i + 1) A / N) > floor(i A / N)``, so the first ``m`` items hold
+    ``floor(m A / N)`` audit items (one about every ``N / A``-th item, the last item
+    one of them; the first one a queued item unless the queue is empty)."""
+    n, a = len(queue) + len(audit), len(audit)
+    i = np.arange(n, dtype=np.int64)
+    is_audit = (i + 1) * a // max(n, 1) > i * a // max(n, 1)
+    q, s = iter(queue), iter(audit)
+    return tuple(next(s) if x else next(q) for x in is_audit.tolist())
 
 
 def scores(rows: Judgments) -> np.ndarray:
