@@ -52,6 +52,15 @@ NOT_ENABLED = (
 #: The query parameter a password-only reviewer's name is kept in.
 REVIEWER_PARAM = "reviewer"
 RIGHT, WRONG, NEXT = "Right", "Wrong", "Next unlabelled"
+#: What a label answers (issue 22): the reviewer's verdict on the item's answer, the
+#: meaning of the file's outcome field; Right stores ``correct: true``.
+CARD_QUESTION = "Is this answer right?"
+#: Why an item is on the list, by its kind (:attr:`calib.labels.plan.ReviewItem.kind`).
+WHY = {
+    "queue": "below the threshold: scored {stated}, under the owner's threshold {t}, so it goes to a person",
+    "audit": "audit sample of accepted items: scored {stated}, at or above the threshold {t}, accepted "
+             "unseen; drawn at random to estimate the error among the accepted",
+}
 #: Keyboard shortcuts of the three buttons (Streamlit reserves C and R).
 SHORTCUTS = {RIGHT: "Y", WRONG: "N", NEXT: "J"}
 PROGRESS_TEXT = "{done:,} of {total:,} labelled"
@@ -218,9 +227,10 @@ def _header(plan: ReviewPlan, who: str, typed: bool) -> None:
     st.caption(
         f"The review queue ({len(plan.queue):,} items scored below the owner's threshold "
         f"{fmt.sig(plan.threshold, 4)}, most doubtful first) and an audit sample of {len(plan.audit):,} of the "
-        f"{plan.accepted:,} items accepted unseen (seeded, stratified by stated value). Mark whether the judge's "
-        f"verdict is right: {SHORTCUTS[RIGHT]} for {RIGHT}, {SHORTCUTS[WRONG]} for {WRONG}, "
-        f"{SHORTCUTS[NEXT]} for the next unlabelled item. The sidebar's threshold does not change these lists."
+        f"{plan.accepted:,} items accepted unseen (seeded, stratified by stated value), the audit items spread "
+        f"evenly through the queue. For each item, say whether its answer is right: {SHORTCUTS[RIGHT]} for "
+        f"{RIGHT}, {SHORTCUTS[WRONG]} for {WRONG}, {SHORTCUTS[NEXT]} for the next unlabelled item. The sidebar's "
+        "threshold does not change these lists."
     )
 
 
@@ -253,19 +263,19 @@ def _labelling(
     )
     pos = _position(token, stored, keys, labelled, mine)
     item = plan.items[pos]
-    _item_card(item, pos, len(keys), mine.get(item.item))
+    _item_card(item, pos, len(keys), mine.get(item.item), plan.threshold)
     note_key = f"calib_review_note_{stored}_{item.item}"
     st.text_input("Note (optional)", max_chars=500, key=note_key)
     c1, c2, c3 = st.columns(3)
     args = (token, stored, item, who, note_key, all_plans, keys)
+    # neither button is primary: a highlighted one would suggest an answer
     c1.button(
         RIGHT,
         key="calib_review_right",
-        type="primary",
         shortcut=SHORTCUTS[RIGHT],
         on_click=_record,
         args=(*args, True),
-        help="The judge's verdict on this item is right.",
+        help="This item's answer is right (stored as correct: true).",
     )
     c2.button(
         WRONG,
@@ -273,7 +283,7 @@ def _labelling(
         shortcut=SHORTCUTS[WRONG],
         on_click=_record,
         args=(*args, False),
-        help="The judge's verdict on this item is wrong.",
+        help="This item's answer is wrong (stored as correct: false).",
     )
     c3.button(
         NEXT,
@@ -310,22 +320,27 @@ def _next_open(keys: list[str], after: int, labelled: set[str], mine: dict[str, 
     return order[0]
 
 
-def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None) -> None:
+def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None, threshold: float) -> None:
     from calib.present import format as fmt
 
     where = "review queue" if item.kind == "queue" else "audit sample"
     with st.container(border=True):
         # user text (id, group, question) only through st.text / st.code
         st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
+        st.text("Why this item: " + WHY[item.kind].format(stated=fmt.sig(item.stated, 4),
+                                                          t=fmt.sig(threshold, 4)))
         st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
         if item.text:
             st.code(item.text, language=None, wrap_lines=True)
         else:
             st.caption("The file has no question or answer text for this item.")
+        st.subheader(CARD_QUESTION)
         m1, m2, m3 = st.columns(3)
-        m1.metric("Judge's verdict (the file's outcome)", "right" if item.correct else "wrong")
-        m2.metric("Stated confidence", fmt.sig(item.stated, 4))
-        m3.metric("As a probability", fmt.pct(item.prob))
+        m1.metric("Stated confidence", fmt.sig(item.stated, 4))
+        m2.metric("As a probability", fmt.pct(item.prob))
+        m3.metric("Outcome in the file", "right" if item.correct else "wrong",
+                  help="The file's outcome field: whether this answer was right by the key. Your label answers "
+                       "the same question.")
         if mine is not None:
             st.caption(
                 f"Your label: {'right' if mine else 'wrong'} (labelling again replaces it; the history is kept)."
@@ -347,7 +362,7 @@ def _item_table(plan: ReviewPlan, now: tuple[Label, ...]) -> None:
                 "list": it.kind,
                 "group": it.group,
                 "stated": it.stated,
-                "judge": "right" if it.correct else "wrong",
+                "file's outcome": "right" if it.correct else "wrong",
                 "labels": len(labs),
                 "right": sum(lab.correct for lab in labs),
                 "text": it.text[:120],
