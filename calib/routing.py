@@ -75,37 +75,40 @@ def threshold_refusal(cmap: CalibrationMap | None) -> str | None:
     return None
 
 
-#: Most threshold positions offered for a continuous score (a slider's stops).
+#: Most threshold positions offered on a slider (beyond that, quantiles of the used values).
 MAX_POSITIONS = 101
 
 
-def used_step(values: Sequence[float] | np.ndarray, origin: float, finest: float, span: float) -> float | None:
-    """The coarsest power of ten (from ``finest`` up to ``span``) that every used value,
-    counted from ``origin`` (the scale's low end), is a whole multiple of; ``None`` when
-    the values are finer than ``finest`` (a continuous score)."""
-    x = np.asarray(values, dtype=np.float64) - origin
-    if x.size == 0:
-        return finest
-    best = None
-    k = round(math.log10(finest))
-    while 10.0 ** k <= span * (1 + 1e-9):
-        u = 10.0 ** k
-        q = x / u
-        if not np.all(np.abs(q - np.round(q)) <= 1e-6 * np.maximum(1.0, np.abs(q))):
-            break
-        best, k = u, k + 1
-    return best
+def positions(values: Sequence[float] | np.ndarray, top: float, extra: Sequence[float] = ()) -> tuple[float, ...]:
+    """The thresholds a slider offers: one per distinct routing of the used ``values``.
 
+    With ``< t`` to a person, thresholds ``t1 < t2`` route alike exactly when no used
+    value lies in ``[t1, t2)``; so the distinct routings are ``t = v`` for each used
+    value ``v`` (``v`` and above accepted; at the lowest, everything) and ``t = top``
+    (the scale's top) when it is above every used value (everything to a person). A
+    slider over these moves to the next distinct routing on every key press (issue 22:
+    on a 0-100 scale with six used values, 93 routed as 95 did).
 
-def positions(values: Sequence[float] | np.ndarray, extra: Sequence[float] = ()) -> tuple[float, ...]:
-    """At most :data:`MAX_POSITIONS` thresholds for a continuous score: quantiles of its
-    distinct values (each a value the judge used), with ``extra`` (default, current,
-    recommended threshold) added."""
+    Above :data:`MAX_POSITIONS` distinct values (a continuous score), quantiles of them
+    (each a used value) with ``extra`` (default, current, recommended threshold) added;
+    ``extra`` is ignored otherwise: :func:`snap_position` maps any threshold onto the
+    position that routes alike.
+    """
     u = np.unique(np.asarray(values, dtype=np.float64))
+    out = {float(x) for x in u}
     if u.size > MAX_POSITIONS:
         at = np.unique(np.round(np.linspace(0, u.size - 1, MAX_POSITIONS)).astype(np.int64))
-        u = u[at]
-    return tuple(sorted({float(x) for x in u} | {float(x) for x in extra}))
+        out = {float(x) for x in u[at]} | {float(x) for x in extra}
+    if u.size == 0 or float(top) > float(u[-1]):
+        out.add(float(top))
+    return tuple(sorted(out))
+
+
+def snap_position(where: Sequence[float], x: float) -> float:
+    """The lowest position at or above ``x`` (the one routing as ``x`` does when the
+    positions are :func:`positions` of every used value), else the highest."""
+    above = [p for p in where if p >= x - 1e-12 * max(1.0, abs(x))]
+    return float(above[0]) if above else float(where[-1])
 
 
 @dataclass(frozen=True, eq=False)

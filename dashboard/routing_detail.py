@@ -1,7 +1,8 @@
 """The Routing page's main area, drawn inside the threshold fragment
 (:func:`dashboard.threshold.threshold_panel`): first the decision (issue 11: target
-and confidence, the recommended threshold's card and its "Use this threshold"
-button; on a share link the owner's threshold before it), then where the thresholds
+and confidence, the recommended threshold's card and a button per threshold on it;
+on a share link the owner's threshold before it), the review threshold's widgets (here,
+not in the sidebar: a phone hides it), then where the thresholds
 send items, the routing numbers, the threshold on the reliability diagram and on the
 risk-coverage curve (AURC with its interval), the costs beside the cost curve and
 its cheapest point, the numbers with their intervals, per-group thresholds, every
@@ -13,6 +14,7 @@ Figures are built once per session and key and only their threshold traces move
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -54,11 +56,13 @@ NUMBERS: tuple[tuple[str, str, bool], ...] = (
 
 
 def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
-           cmap: CalibrationMap | None) -> None:
-    """The Routing page's main area for ``ds`` routed as ``r``."""
+           cmap: CalibrationMap | None, controls: Callable[[], object]) -> None:
+    """The Routing page's main area for ``ds`` routed as ``r``; ``controls`` draws the
+    review threshold's widgets (below the decision card)."""
     v = get_view()
     color = ctx.colors.get(ds.name, figures.PALETTE[0])
     d = _decision(ctx, ds, v)
+    controls()  # the review threshold's widgets, here, not in the sidebar: a phone hides it
     _where(ctx, ds, v, r, axis, cmap)
     routing_metrics(r)
     # figures: the threshold on the reliability diagram and on the risk-coverage curve

@@ -4,13 +4,23 @@ the view's thresholds and the fragment that reruns alone when a slider moves.
 The defaults come from the engine (:func:`calib.routing.default_thresholds`); the view
 keeps ``lo``/``hi`` as ``None`` until a person moves a slider.
 
-The slider snaps to the values the judge used (issue 11): on the stated scale its
-step is the coarsest power of ten, up to one unit of the scale, every used value is
-a multiple of (a 1-10 judge saying whole numbers has 10 positions, not 901; a 0-100
-judge saying whole numbers keeps 101, so the keyboard's one-unit moves stay); a
-score finer than a hundredth of its range (a continuous score) gets a select slider
-over at most :data:`calib.routing.MAX_POSITIONS` quantiles of its distinct values instead, always
-with the default, the current and (on the Routing page) the recommended threshold.
+On the stated scale the slider's positions are the distinct thresholds that change
+the routing (:func:`calib.routing.positions`, issue 22): the values the judge used, and
+the scale's top when above them, so each key press moves to the next distinct routing
+(a 0-100 judge saying six values has six or seven positions, not 101, and 93 is no
+longer a position that routes as 95 does); a threshold from elsewhere (a link) is
+shown at the position that routes alike. Beyond :data:`calib.routing.MAX_POSITIONS`
+distinct values (a continuous score) the positions are quantiles of them, always with
+the default, the current and (on the Routing page) the recommended threshold. On the
+calibrated probability the slider keeps steps of 0.01.
+
+A widget is seeded from the view only when it shows something else (a button, another
+page, the other slider moved the view): seeding it on every run would make Streamlit
+force the value a late rerun saw back into the browser, undoing key presses made since
+(issue 22: 15 fast presses from 80 landed on 93). On the Routing page the review
+threshold's widgets are in the page body, below the decision card, not in the sidebar
+(a phone hides the sidebar, issue 22); one widget per setting, since two widgets on one
+view undo each other's key presses when a rerun is cut short.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import streamlit as st
 
 from calib.dataset import Dataset
@@ -40,7 +51,8 @@ if TYPE_CHECKING:
     from calib.routing import Basis, Routing
     from calib.rows import Judgments
 
-    Detail = Callable[[Context, Dataset, Routing, "ThresholdAxis", Basis, CalibrationMap | None], None]
+    Detail = Callable[[Context, Dataset, Routing, "ThresholdAxis", Basis, CalibrationMap | None,
+                       Callable[[], object]], None]
 
 
 @dataclass(frozen=True)
@@ -54,8 +66,10 @@ class ThresholdAxis:
     default_lo: float
     default_hi: float
     unit: str  # shown after numbers: "" for a stated scale, " (probability)" for calibrated
-    #: the only positions of a continuous score (a select slider); ``None``: every step
+    #: the only positions (a select slider) on the stated scale; ``None``: every step
     positions: tuple[float, ...] | None = None
+    #: the positions are quantiles of a continuous score (not every distinct routing)
+    continuous: bool = False
 
     @property
     def format(self) -> str:
@@ -65,6 +79,19 @@ class ThresholdAxis:
         decimals = max(0, -math.floor(math.log10(self.step) + 1e-9))
         return f"%.{decimals}f"
 
+    def above(self, x: float) -> float | None:
+        """The next position (or step) above ``x``, ``None`` at the top."""
+        if self.positions is not None:
+            return next((p for p in self.positions if p > x), None)
+        return x + self.step if x + self.step <= self.hi + 1e-12 else None
+
+    def snap(self, x: float) -> float:
+        """``x`` at the position that routes as it does (every distinct routing is a
+        position), unchanged on a continuous score's quantiles or off the stated scale."""
+        from calib.routing import snap_position
+
+        return x if self.positions is None or self.continuous else snap_position(self.positions, x)
+
     def to_percent(self, x: float, scale: Scale) -> float:
         """Position on the reliability diagram's x axis (probability in %)."""
         return 100.0 * (float(scale.to_prob(x)) if self.on == "stated" else x)
@@ -73,10 +100,9 @@ class ThresholdAxis:
 def threshold_axis(ds: Dataset, on: str, extra: Sequence[float] = ()) -> ThresholdAxis:
     """The slider's range: the stated scale, or [0, 1] for calibrated probabilities.
 
-    The finest step is a hundredth of the range's order of magnitude (1 on 0-100,
-    0.01 on 0-1), coarser where the judge's values allow (:func:`calib.routing.used_step`); a
-    continuous score gets :func:`calib.routing.positions` (``extra`` added to them). The defaults
-    are the engine's (:func:`calib.routing.default_thresholds`), rounded to the step.
+    On the stated scale the positions are :func:`calib.routing.positions` (``extra``
+    added on a continuous score); the defaults are the engine's
+    (:func:`calib.routing.default_thresholds`), at the position that routes alike.
     """
     import math
 
@@ -89,31 +115,26 @@ def threshold_axis(ds: Dataset, on: str, extra: Sequence[float] = ()) -> Thresho
     span = s.hi - s.lo
     finest = 10 ** math.floor(math.log10(span)) / 100 if span > 0 else 0.01
     used = ds.table.value[ds.table.n > 0]
-    step = routing.used_step(used, float(s.lo), finest, min(span, max(finest, 1.0)))
-    if step is None:  # a continuous score: its own values are the positions
-        where = routing.positions(used, (low, high, *extra))
-        return ThresholdAxis("stated", float(s.lo), float(s.hi), float(finest), low, high, "", where)
-
-    def snap(x: float) -> float:
-        return min(float(s.hi), max(float(s.lo), float(s.lo) + round((x - s.lo) / step) * step))
-
-    return ThresholdAxis("stated", float(s.lo), float(s.hi), float(step), snap(low), snap(high), "")
+    continuous = np.unique(used).size > routing.MAX_POSITIONS
+    where = routing.positions(used, float(s.hi), (low, high, *extra))
+    axis = ThresholdAxis("stated", float(s.lo), float(s.hi), float(finest), low, high, "", where, continuous)
+    return replace(axis, default_lo=axis.snap(low), default_hi=axis.snap(high))
 
 
 def current_thresholds(v: views.View, axis: ThresholdAxis) -> tuple[float, float | None]:
     """The view's thresholds inside the axis, the default where not set."""
     vv = views.clamp_thresholds(v, axis.lo, axis.hi)
-    lo = axis.default_lo if vv.lo is None else vv.lo
-    hi = vv.hi
+    lo = axis.default_lo if vv.lo is None else axis.snap(vv.lo)
+    hi = None if vv.hi is None else axis.snap(vv.hi)
     if hi is not None and hi <= lo:
         hi = None
     return lo, hi
 
 
 def fmt_threshold(x: float, axis: ThresholdAxis) -> str:
-    if axis.positions is not None:  # a continuous score: enough digits to tell positions apart
-        return f"{x:.4g}"
-    return f"{x:.2f}" if axis.on == "calibrated" or axis.step < 1 else f"{x:g}"
+    if axis.positions is not None:  # the stated values as said; a continuous score's to 4 digits
+        return f"{x:.4g}" if axis.continuous else f"{x:g}"
+    return f"{x:.2f}"
 
 
 def route_now(ctx: Context, ds: Dataset, v: views.View) -> tuple[Routing, ThresholdAxis, Basis,
@@ -122,7 +143,7 @@ def route_now(ctx: Context, ds: Dataset, v: views.View) -> tuple[Routing, Thresh
     from calib import routing
 
     b, cmap, note = routing_basis(ctx, ds, v)
-    axis = threshold_axis(ds, b.on)
+    axis = threshold_axis(ds, b.on, tuple(x for x in (v.lo, v.hi) if x is not None))
     lo, hi = current_thresholds(replace(v, on=b.on), axis)
     cost_r = v.cost_review if v.cost_review or v.cost_miss else None
     cost_m = v.cost_miss if v.cost_review or v.cost_miss else None
@@ -148,7 +169,7 @@ def _on_lo(key: str, axis: ThresholdAxis) -> None:
     lo = float(st.session_state[key])
     hi = v.hi
     if hi is not None and hi <= lo:
-        hi = lo + axis.step if lo + axis.step <= axis.hi else None
+        hi = axis.above(lo)
     set_view(views.with_changes(v, lo=lo, hi=hi))
 
 
@@ -159,9 +180,10 @@ def _on_hi(key: str) -> None:
 def _on_hi_toggle(key: str, axis: ThresholdAxis) -> None:
     v = get_view()
     if st.session_state[key]:
-        lo = axis.default_lo if v.lo is None else v.lo
-        hi = max(axis.default_hi, lo + axis.step)
-        set_view(views.with_changes(v, lo=lo, hi=hi if hi <= axis.hi else None))
+        lo = axis.default_lo if v.lo is None else axis.snap(v.lo)
+        nxt = axis.above(lo)
+        hi = None if nxt is None else max(axis.default_hi, nxt)
+        set_view(views.with_changes(v, lo=lo, hi=hi))
     else:
         set_view(views.with_changes(v, hi=None))
 
@@ -172,7 +194,7 @@ def _threshold_widgets(ds: Dataset, v: views.View, extra: Sequence[float] = ()) 
     st.subheader("Review threshold")
     on_disabled = v.method == "none"
     on = v.on if not on_disabled else "stated"
-    st.session_state["w_on"] = on
+    _seed("w_on", on)
     st.selectbox("Threshold on", views.THRESHOLD_ON, format_func=THRESHOLD_ON_LABELS.__getitem__,
                  key="w_on", on_change=_on_threshold_on, args=("w_on",), disabled=on_disabled,
                  help="Recalibrated: the probability the map of the Recalibration panel gives each stated value."
@@ -181,7 +203,7 @@ def _threshold_widgets(ds: Dataset, v: views.View, extra: Sequence[float] = ()) 
     lo, hi = current_thresholds(replace(v, on=on), axis)
     _slider("Review threshold", "w_lo", lo, axis, axis.lo, _on_lo, ("w_lo", axis),
             help="Items below it go to a person; items at or above it are accepted unseen.")
-    st.session_state["w_hi_on"] = hi is not None
+    _seed("w_hi_on", hi is not None)
     st.checkbox("Add an upper threshold", key="w_hi_on", on_change=_on_hi_toggle, args=("w_hi_on", axis),
                 help="Then only items at or above the upper threshold are accepted unseen; the ones between "
                      "the two thresholds form a middle band.")
@@ -193,17 +215,27 @@ def _threshold_widgets(ds: Dataset, v: views.View, extra: Sequence[float] = ()) 
 
 def _slider(label: str, key: str, value: float, axis: ThresholdAxis, low: float, on_change: Callable[..., None],
             args: tuple[object, ...], *, above: float | None = None, help: str | None = None) -> None:
-    """A threshold slider: every step of the axis, or a continuous score's positions
-    (a select slider over them, those above ``above`` for the upper threshold)."""
+    """A threshold slider: every step of the axis, or its positions (a select slider
+    over them, those above ``above`` for the upper threshold). Seeded only when it
+    shows another value than the view's (see the module's docstring)."""
     if axis.positions is None:
-        st.session_state[key] = float(value)
+        _seed(key, float(value))
         st.slider(label, min_value=low, max_value=axis.hi, step=axis.step, key=key, format=axis.format,
                   on_change=on_change, args=args, help=help)
         return
     options = [x for x in axis.positions if above is None or x > above] or [float(value)]
-    st.session_state[key] = min(options, key=lambda x: abs(x - value))
+    _seed(key, min(options, key=lambda x: abs(x - value)))
     st.select_slider(label, options=options, key=key, format_func=lambda x: fmt_threshold(x, axis),
                      on_change=on_change, args=args, help=help)
+
+
+def _seed(key: str, value: object) -> None:
+    """Set widget ``key`` to ``value``, on a fragment rerun only when it shows another
+    value (an assignment, even of the same value, makes Streamlit push it to the browser
+    over newer key presses). A full run always sets it: the same key on another page is
+    another widget, whose state the session's value does not carry over."""
+    if st.session_state.get(_FULL_RUN_KEY) or st.session_state.get(key) != value:
+        st.session_state[key] = value
 
 
 def routing_metrics(r: Routing, compact: bool = False) -> None:
@@ -242,12 +274,21 @@ def routing_metrics(r: Routing, compact: bool = False) -> None:
 
 # ----------------------------------------------------------------- the fragment
 def threshold_panel(ctx: Context, detail: Detail | None = None) -> None:
-    """The review-threshold panel: sliders in the sidebar, numbers next to them, and
-    (on the Routing page) ``detail`` in the main area — all in one fragment, so a
-    threshold move reruns only this, not the page."""
+    """The review-threshold panel: sliders in the sidebar with the numbers next to them,
+    or (on the Routing page) ``detail`` in the main area, which draws the sliders itself
+    (its last argument draws them) — all in one fragment, so a threshold move reruns only
+    this, not the page."""
     if not ctx.datasets:
         return
-    _threshold_fragment(ctx, detail)
+    st.session_state[_FULL_RUN_KEY] = True
+    try:
+        _threshold_fragment(ctx, detail)
+    finally:
+        st.session_state[_FULL_RUN_KEY] = False
+
+
+#: Session key: the fragment runs as part of the whole page (not on its own).
+_FULL_RUN_KEY = "calib_threshold_full_run"
 
 
 @st.fragment
@@ -274,15 +315,21 @@ def _recommended(ctx: Context, ds: Dataset, v: views.View) -> tuple[float, ...]:
 def _threshold_body(ctx: Context, detail: Detail | None) -> None:
     v = get_view()
     ds = next((d for d in ctx.datasets if d.name == v.model), ctx.datasets[0])
-    continuous = v.on == "stated" and threshold_axis(ds, "stated").positions is not None
+    continuous = v.on == "stated" and threshold_axis(ds, "stated").continuous
     extra = _recommended(ctx, ds, v) if detail is not None and continuous else ()
-    with st.sidebar:
-        _threshold_widgets(ds, v, extra)
-    v = get_view()
+
+    def controls() -> ThresholdAxis:
+        return _threshold_widgets(ds, v, extra)
+
+    if detail is None:
+        with st.sidebar:
+            controls()
     try:
         r, axis, b, cmap, note = route_now(ctx, ds, v)
     except CalibError as exc:
-        with st.sidebar:
+        with st.sidebar if detail is None else st.container():
+            if detail is not None:
+                controls()
             show_error(exc)
         return
     if detail is None:
@@ -293,5 +340,5 @@ def _threshold_body(ctx: Context, detail: Detail | None) -> None:
     else:
         if note:
             st.info(md_escape(note))
-        detail(ctx, ds, r, axis, b, cmap)
+        detail(ctx, ds, r, axis, b, cmap, controls)
     sync_url(get_view())

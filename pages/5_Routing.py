@@ -27,8 +27,10 @@ page_question(QUESTION, f"{ctx.focus.name}: {answer}")
 
 st.caption(
     "First the recommended review threshold for your target error rate, with its guarantee; \"Use this "
-    "threshold\" moves the slider there. Move the review threshold in the sidebar: items below it go to a "
-    "person, items at or above it are accepted unseen. The numbers, the diagram and the curve follow at once. "
+    "threshold\" moves the slider there. Move the review threshold below the "
+    "card: items below it go to a person, items at or above it are accepted unseen. Each "
+    "position is a threshold that routes the items differently. The numbers, the diagram and the curve follow "
+    "at once. "
     "With an upper threshold, items between the two form a middle band, counted apart."
 )
 

@@ -191,38 +191,38 @@ def test_routing_numbers_follow_the_slider():
     at = routing_page({})
     m = metrics_of(at)
     # default threshold: 80 on the 0-100 scale
-    assert at.sidebar.slider(key="w_lo").value == 80.0
+    assert at.select_slider(key="w_lo").value == 80.0
     assert {k: m[k] for k in expected_routing(rows, 80)} == expected_routing(rows, 80)
-    at.sidebar.slider(key="w_lo").set_value(90.0)
+    at.select_slider(key="w_lo").set_value(90.0)
     ok(at.run())
     m = metrics_of(at)
     assert {k: m[k] for k in expected_routing(rows, 90)} == expected_routing(rows, 90)
     assert at.query_params.get("lo") == "90"
     # and 100: only the answers stated at 100 are accepted
-    at.sidebar.slider(key="w_lo").set_value(100.0)
+    at.select_slider(key="w_lo").set_value(100.0)
     ok(at.run())
     assert {k: metrics_of(at)[k] for k in expected_routing(rows, 100)} == expected_routing(rows, 100)
 
 
 def test_routing_with_an_upper_threshold_counts_the_middle_band():
     rows = judge_rows()
-    at = routing_page({"lo": "85"})
-    at.sidebar.checkbox(key="w_hi_on").check()
+    at = routing_page({"lo": "80"})
+    at.checkbox(key="w_hi_on").check()
     ok(at.run())
-    assert at.sidebar.slider(key="w_hi").value == 90.0
+    assert at.select_slider(key="w_hi").value == 90.0
     m = metrics_of(at)
-    assert {k: m[k] for k in expected_routing(rows, 85, 90)} == expected_routing(rows, 85, 90)
-    at.sidebar.slider(key="w_hi").set_value(100.0)
+    assert {k: m[k] for k in expected_routing(rows, 80, 90)} == expected_routing(rows, 80, 90)
+    at.select_slider(key="w_hi").set_value(100.0)
     ok(at.run())
     m = metrics_of(at)
-    assert {k: m[k] for k in expected_routing(rows, 85, 100)} == expected_routing(rows, 85, 100)
+    assert {k: m[k] for k in expected_routing(rows, 80, 100)} == expected_routing(rows, 80, 100)
     assert at.query_params.get("hi") == "100"
 
 
 def test_routing_deep_link_restores_thresholds_and_costs():
     rows = judge_rows()
     at = routing_page({"lo": "90", "hi": "100", "cost_review": "2", "cost_miss": "10"})
-    assert at.sidebar.slider(key="w_lo").value == 90.0 and at.sidebar.slider(key="w_hi").value == 100.0
+    assert at.select_slider(key="w_lo").value == 90.0 and at.select_slider(key="w_hi").value == 100.0
     m = metrics_of(at)
     assert {k: m[k] for k in expected_routing(rows, 90, 100)} == expected_routing(rows, 90, 100)
     person = sum(1 for s, _ in rows if s < 90)
@@ -449,12 +449,12 @@ def test_thresholds_on_the_recalibrated_probability():
                             "scoring": "insample"})
     at.switch_page("pages/5_Routing.py")
     ok(at.run())
-    at.sidebar.selectbox(key="w_on").set_value("calibrated")
+    at.selectbox(key="w_on").set_value("calibrated")
     ok(at.run())
     assert at.query_params.get("on") == "calibrated"
     # the slider is now on [0, 1], back at its default 0.8
-    assert at.sidebar.slider(key="w_lo").value == pytest.approx(0.8)
-    at.sidebar.slider(key="w_lo").set_value(0.75)
+    assert at.slider(key="w_lo").value == pytest.approx(0.8)
+    at.slider(key="w_lo").set_value(0.75)
     ok(at.run())
     # the map as the engine fits it; the routing counted here, row by row
     cmap = maps.fit(load(SAMPLES / "judge_b_synthetic.jsonl"), "isotonic", scoring="insample", reps=0).map
@@ -470,8 +470,8 @@ def test_thresholds_on_the_recalibrated_probability():
 
 def test_threshold_on_is_stated_without_a_map():
     at = routing_page({"on": "calibrated"})
-    assert at.sidebar.selectbox(key="w_on").disabled
-    assert at.sidebar.selectbox(key="w_on").value == "stated"
+    assert at.selectbox(key="w_on").disabled
+    assert at.selectbox(key="w_on").value == "stated"
 
 
 def test_scoring_on_a_second_file():
@@ -537,7 +537,7 @@ def test_read_only_sessions_cannot_change_the_data(monkeypatch):
     assert at.text_input(key="name_0").disabled
     # a reviewer can still move the threshold
     ok(at.switch_page("pages/5_Routing.py").run())
-    assert not at.sidebar.slider(key="w_lo").disabled
+    assert not at.select_slider(key="w_lo").disabled
 
 
 def test_a_closed_gate_shows_nothing(monkeypatch):
@@ -673,10 +673,10 @@ def test_use_this_threshold_moves_the_slider_and_the_numbers():
     rows = judge_rows("judge_b_synthetic.jsonl")
     at = routing_page({"sample": "judge_b_synthetic.jsonl", "target": "0.2"})
     rec = float(metrics_of(at)["Recommended threshold"])
-    assert at.sidebar.slider(key="w_lo").value == 80.0  # the engine's default before the click
+    assert at.select_slider(key="w_lo").value == 80.0  # the engine's default before the click
     at.main.button(key="use_threshold").click()
     ok(at.run())
-    assert at.sidebar.slider(key="w_lo").value == rec
+    assert at.select_slider(key="w_lo").value == rec
     assert at.session_state["calib_view"].lo == rec and at.query_params.get("lo") == f"{rec:g}"
     m = metrics_of(at)
     assert {k: m[k] for k in expected_routing(rows, rec)} == expected_routing(rows, rec)
@@ -746,9 +746,10 @@ def test_a_1_to_10_judge_has_ten_slider_positions_and_a_continuous_score_its_qua
                   + "\n" for i in range(600)).encode()
     at = upload(ok(app().run()), "judge_1_10.jsonl", ten)
     ok(at.switch_page("pages/5_Routing.py").run())
-    s = at.sidebar.slider(key="w_lo")
-    assert (s.proto.min, s.proto.max, s.proto.step) == (1.0, 10.0, 1.0)  # 10 positions, not 901
-    assert s.value == 8.0  # the engine's default 0.8 snapped to a used value
+    s = at.select_slider(key="w_lo")
+    assert list(s.proto.options) == [str(k) for k in range(1, 11)]  # 10 positions, not 901
+    # the engine's default 0.8 is 1 + 0.8 * 9 = 8.2 on 1-10: the position that routes as it does is 9
+    assert s.value == 9.0
     # a continuous score: a select slider over values the judge used, the recommendation among them
     import random
 
@@ -762,12 +763,13 @@ def test_a_1_to_10_judge_has_ten_slider_positions_and_a_continuous_score_its_qua
     at = upload(ok(app().run()), "continuous.jsonl", data)
     at.query_params.update({"target": "0.1", "reps": "50"})
     ok(at.switch_page("pages/5_Routing.py").run())
-    sel = at.sidebar.select_slider(key="w_lo")
+    sel = at.select_slider(key="w_lo")
     labels = list(sel.proto.options)  # as shown: 4 significant digits
     used = {f"{json.loads(line)['confidence']:.4g}" for line in cont}
     rec = float(metrics_of(at)["Recommended threshold"])
     assert 90 <= len(labels) <= 105 and f"{rec:.4g}" in labels
-    assert set(labels) - used <= {"0.8", "0.9"}  # values the judge used (and the engine's defaults)
+    # values the judge used, the engine's defaults, and the scale's top (everything to a person)
+    assert set(labels) - used <= {"0.8", "0.9", "1"}
     at.main.button(key="use_threshold").click()
     ok(at.run())
     assert at.session_state["calib_view"].lo == rec
@@ -807,7 +809,7 @@ def test_a_reviewer_of_a_share_sees_the_owners_threshold_with_its_own_bound(monk
     assert labels.index("Owner's threshold") < labels.index("Recommended threshold") < labels.index("Accuracy")
     # on the Routing page too, first; the reviewer's moves leave the owner's card alone
     ok(at.switch_page("pages/5_Routing.py").run())
-    at.sidebar.slider(key="w_lo").set_value(100.0)
+    at.select_slider(key="w_lo").set_value(100.0)
     ok(at.run())
     assert metrics_of(at)["Owner's threshold"] == "95"
     labels = [x.label for x in at.main.metric]

@@ -56,7 +56,7 @@ def owner_share() -> tuple[AppTest, str]:
     at = upload(ok(app().run()), "judge.jsonl", DATA)
     at.switch_page("pages/5_Routing.py")
     ok(at.run())
-    at.sidebar.slider(key="w_lo").set_value(LO)
+    at.select_slider(key="w_lo").set_value(LO)
     ok(at.run())
     at.sidebar.button(key="calib_share").click()
     ok(at.run())

@@ -120,7 +120,7 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     at = upload(ok(app().run()), "mine.jsonl", JUDGE.read_bytes())
     at.switch_page("pages/5_Routing.py")
     ok(at.run())
-    at.sidebar.slider(key="w_lo").set_value(95)
+    at.select_slider(key="w_lo").set_value(95)
     ok(at.run())
     at.sidebar.button(key="calib_share").click()
     ok(at.run())
@@ -136,7 +136,7 @@ def test_share_stores_the_upload_and_a_fresh_session_reopens_it_read_only():
     ok(viewer.run())
     # opened on the page it was shared from, with its threshold and numbers
     assert [t.value for t in viewer.title] == ["Routing"]
-    assert viewer.sidebar.slider(key="w_lo").value == 95
+    assert viewer.select_slider(key="w_lo").value == 95
     got = {m.label: m.value for m in viewer.metric}
     assert {k: got[k] for k in routing_numbers(95)} == routing_numbers(95)
     assert "calib_share" not in [b.key for b in viewer.sidebar.button]

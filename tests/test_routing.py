@@ -220,3 +220,48 @@ def test_review_queue_counts_float_noise_as_the_table_does() -> None:
     for lower, sent in ((0.4, 0), (0.41, top.size)):
         assert routing.route(b, lower).to_person == sent
         assert len(routing.review_queue(rows, lower)) == sent
+
+
+# ------------------------------------------------------------------ slider positions
+def _routed(used, t):
+    """Which used values go to a person at threshold ``t``, written out (``< t``)."""
+    return frozenset(v for v in used if v < t)
+
+
+@pytest.mark.parametrize("used", [
+    (60.0, 70.0, 80.0, 90.0, 95.0, 100.0),  # the issue's six-value judge: 93 routed as 95
+    (80.0, 90.0, 95.0),  # the top of the scale above every value: "everything to a person"
+    (0.0, 12.5, 50.0, 99.5),
+    (100.0,),
+    tuple(float(x) for x in range(101)),
+])
+def test_slider_positions_are_the_distinct_routings(used):
+    """Issue 22: on a six-value scale the slider had 101 positions, several routing alike.
+    The positions are exactly the distinct routings a threshold on [0, 100] can give (found
+    here by trying every threshold on a 0.25 grid), one position each, and any threshold
+    snaps to the position that routes as it does."""
+    where = routing.positions(np.array(used), 100.0)
+    grid = np.arange(0.0, 100.0 + 1e-9, 0.25)
+    reachable = {_routed(used, t) for t in grid}
+    at_positions = [_routed(used, p) for p in where]
+    assert len(set(at_positions)) == len(where)  # no two positions route alike
+    assert set(at_positions) == reachable  # and every routing has its position
+    assert all(0.0 <= p <= 100.0 for p in where)
+    for t in grid:
+        assert _routed(used, routing.snap_position(where, t)) == _routed(used, t)
+
+
+def test_key_presses_on_the_six_value_scale_move_to_the_next_routing():
+    where = routing.positions(np.array([60.0, 70.0, 80.0, 90.0, 95.0, 100.0]), 100.0)
+    assert where == (60.0, 70.0, 80.0, 90.0, 95.0, 100.0)
+    assert routing.snap_position(where, 93.0) == 95.0 and routing.snap_position(where, 80.0) == 80.0
+    start = where.index(80.0)
+    assert [where[min(start + k, len(where) - 1)] for k in (1, 2, 3, 15)] == [90.0, 95.0, 100.0, 100.0]
+
+
+def test_a_continuous_score_keeps_quantile_positions_with_its_extras():
+    u = np.linspace(0.5, 1.0, 3000)
+    where = routing.positions(u, 1.0, (0.8, 0.9, 0.91234))
+    assert {0.8, 0.9, 0.91234} <= set(where)
+    assert len(where) <= routing.MAX_POSITIONS + 3
+    assert set(where) - {0.8, 0.9, 0.91234} <= set(u.tolist())

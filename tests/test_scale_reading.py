@@ -331,7 +331,7 @@ def test_dashboard_routing_warns_when_the_threshold_is_above_every_stated_value(
     at.switch_page("pages/5_Routing.py")
     ok(at.run())
     assert not [w for w in at.warning if "above every stated value" in w.value]
-    at.sidebar.slider(key="w_lo").set_value(10.0)
+    at.select_slider(key="w_lo").set_value(10.0)
     ok(at.run())
     (w,) = [w.value for w in at.warning if "above every stated value" in w.value]
     assert w == ui_escape("Review threshold 10 is above every stated value (the highest is 9 on 1-10): every item "

@@ -113,20 +113,19 @@ def go_to(page, title: str) -> None:
 
 
 def threshold_slider(page):
-    return sidebar(page).get_by_test_id("stSlider").filter(has_text="Review threshold").first.locator(
+    """The review threshold's slider: in the Routing page's body, in the sidebar elsewhere."""
+    return page.get_by_test_id("stSlider").filter(has_text="Review threshold").first.locator(
         'input[type="range"]')
 
 
 def threshold(page) -> float:
-    return float(threshold_slider(page).input_value(timeout=SLOW))
+    """The threshold the slider shows (its thumb's label: a select slider's value is its index)."""
+    return float(threshold_slider(page).get_attribute("aria-valuetext", timeout=SLOW))
 
 
-def set_threshold(page, target: float, step: float = 1.0) -> None:
-    """Move the review threshold with the keyboard to ``target``.
-
-    Every key press is a rerun on the server, and a rerun that answers late re-renders
-    the slider with the value it saw: so press, let it settle, read the slider again,
-    and repeat until it rests at ``target``."""
+def set_threshold(page, target: float) -> None:
+    """Move the review threshold with the keyboard to ``target`` (one of its positions):
+    one press, wait until the slider shows the next position, and so on."""
     import time
 
     s = threshold_slider(page)
@@ -134,16 +133,13 @@ def set_threshold(page, target: float, step: float = 1.0) -> None:
     while time.monotonic() < deadline:
         now = threshold(page)
         if abs(now - target) < 1e-9:
-            page.wait_for_timeout(400)
-            if abs(threshold(page) - target) < 1e-9:
-                return
-            continue
+            return
+        before = s.get_attribute("aria-valuetext")
         s.focus()
-        n = round((target - now) / step)
-        for _ in range(abs(n)):
-            page.keyboard.press("ArrowRight" if n > 0 else "ArrowLeft")
-        page.wait_for_timeout(300)
-    raise AssertionError(f"the threshold did not settle at {target} (shows {threshold(page)})")
+        page.keyboard.press("ArrowRight" if target > now else "ArrowLeft")
+        page.wait_for_function("([el, v]) => el.getAttribute('aria-valuetext') !== v",
+                               arg=[s.element_handle(timeout=SLOW), before], timeout=SLOW)
+    raise AssertionError(f"the threshold did not reach {target} (shows {threshold(page)})")
 
 
 def share(page) -> tuple[str, str]:

@@ -42,12 +42,14 @@ LOAD_ARGS = [
     "--disable-renderer-backgrounding",
 ]
 
-#: Threshold the shared view opens at, and where the sessions move it, in this order
-#: (session i starts at the i-th): three steps up, the bottom of the scale (Home key),
-#: the top (End key), nine steps down... so no move takes more than nine key presses.
-START = 88
-TARGETS = (91, 0, 100)
-SCALE = (0.0, 100.0)
+#: The slider's positions for the judge sample (the values it used: one per distinct
+#: routing, issue 22), the threshold the shared view opens at, and where the sessions
+#: move it, in this order (session i starts at the i-th): one step up, the lowest position
+#: (Home key), the top (End key), one step down... so no move takes more than two presses.
+POSITIONS = (80.0, 90.0, 95.0, 100.0)
+START = 90
+TARGETS = (95, 80, 100)
+SCALE = (POSITIONS[0], POSITIONS[-1])
 
 #: Reads every metric of the main area as {label: value} in one round trip.
 METRICS_JS = """() => {
@@ -98,19 +100,25 @@ async def _wait_numbers(page, want: dict[str, str], timeout_s: float) -> dict[st
 
 
 def _slider(page):
-    return page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
+    """The review threshold's slider (in the Routing page's body)."""
+    return page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
 
 
-async def _press_towards(page, target: float, step: float = 1.0) -> None:
+async def _shown(slider) -> float:
+    """What the slider shows (its thumb's label: a select slider's value is its index)."""
+    return float(await slider.get_attribute("aria-valuetext"))
+
+
+async def _press_towards(page, target: float) -> None:
     """Keyboard only, few key presses (each one is a server round trip): Home / End for
-    the ends of the scale, arrows otherwise."""
+    the ends of the scale, arrows otherwise (one press per position)."""
     slider = _slider(page)
-    now = float(await slider.input_value())
+    now = await _shown(slider)
     await slider.focus()
     if target in SCALE:
         await page.keyboard.press("Home" if target == SCALE[0] else "End")
         return
-    n = round((target - now) / step)
+    n = POSITIONS.index(target) - POSITIONS.index(now)
     for _ in range(abs(n)):
         await page.keyboard.press("ArrowRight" if n > 0 else "ArrowLeft")
 
@@ -126,7 +134,7 @@ async def _move(page, target: float, want: dict[str, str], timeout_s: float) -> 
     while time.monotonic() < deadline:
         try:
             got = await page.evaluate(METRICS_JS)
-            value = float(await _slider(page).input_value(timeout=5000))
+            value = await _shown(_slider(page))
         except Exception:  # re-rendering
             await asyncio.sleep(0.1)
             continue

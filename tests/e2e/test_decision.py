@@ -104,12 +104,13 @@ def test_the_decision_from_arrival_to_a_share_link(server, browser, page, tmp_pa
     wait_metrics(page, expected_routing(rows, 80), scope=main)
     screenshot(page, "decision_01_arrival")
 
-    # "Use this threshold" moves the slider (its DOM value) and the numbers follow
+    # "Use this threshold" moves the slider (the label its thumb shows) and the numbers follow
     main.get_by_role("button", name="Use this threshold").click()
     page.wait_for_function(
-        "t => { const s = [...document.querySelectorAll('[data-testid=stSidebar] [data-testid=stSlider]')]"
+        "t => { const s = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stSlider]')]"
         ".find(e => e.innerText.includes('Review threshold')); "
-        "return s && Number(s.querySelector('input[type=range]').value) === t; }", arg=t, timeout=SLOW)
+        "return s && Number(s.querySelector('input[type=range]').getAttribute('aria-valuetext')) === t; }",
+        arg=t, timeout=SLOW)
     assert threshold(page) == t
     want = expected_routing(rows, t)
     assert wait_metrics(page, want, scope=main) == want

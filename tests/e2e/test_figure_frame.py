@@ -26,19 +26,19 @@ def _all_drawn(page) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_a_moved_threshold_redraws_the_figure_in_the_same_frame(server, page):
-    page.goto(f"{server.url}/Routing?sample=judge_a_synthetic.jsonl&reps=0&lo=90")
+    page.goto(f"{server.url}/Routing?sample=judge_a_synthetic.jsonl&reps=0&lo=95")
     _all_drawn(page)
     line = LINE_X_JS.replace("PLOTS", PLOTS_JS)
-    page.wait_for_function(f"() => {{ const x = ({line})('review threshold'); return x && x[0] === 90; }}",
+    page.wait_for_function(f"() => {{ const x = ({line})('review threshold'); return x && x[0] === 95; }}",
                            timeout=TIMEOUT_MS)
     # a mark in each frame's window: a frame that reloaded would lose it
     count = page.evaluate(f"() => {{ const f = [...document.querySelectorAll({FRAMES!r})];"
                           " f.forEach(x => { x.contentWindow.__calibMark = true; }); return f.length; }")
     assert count >= 2
-    slider = page.locator("[data-testid=stSidebar]").get_by_role("slider", name="Review threshold")
+    slider = page.locator("[data-testid=stMain]").get_by_role("slider", name="Review threshold")
     slider.focus()
-    slider.press("ArrowLeft")
-    page.wait_for_function(f"() => {{ const x = ({line})('review threshold'); return x && x[0] === 89; }}",
+    slider.press("ArrowLeft")  # judge a said 80, 90, 95 and 100: the next position down is 90
+    page.wait_for_function(f"() => {{ const x = ({line})('review threshold'); return x && x[0] === 90; }}",
                            timeout=TIMEOUT_MS)
     marks = page.evaluate(f"() => [...document.querySelectorAll({FRAMES!r})].map(x => x.contentWindow.__calibMark === true)")
     assert marks == [True] * count, marks
