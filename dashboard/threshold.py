@@ -280,6 +280,7 @@ def threshold_panel(ctx: Context, detail: Detail | None = None) -> None:
     this, not the page."""
     if not ctx.datasets:
         return
+    st.session_state[_PAGE_VIEW_KEY] = _beyond_thresholds(get_view())
     st.session_state[_FULL_RUN_KEY] = True
     try:
         _threshold_fragment(ctx, detail)
@@ -287,12 +288,23 @@ def threshold_panel(ctx: Context, detail: Detail | None = None) -> None:
         st.session_state[_FULL_RUN_KEY] = False
 
 
+#: Session key of the view the page's last full run was drawn with, thresholds left out.
+_PAGE_VIEW_KEY = "calib_page_view"
 #: Session key: the fragment runs as part of the whole page (not on its own).
 _FULL_RUN_KEY = "calib_threshold_full_run"
 
 
+def _beyond_thresholds(v: views.View) -> views.View:
+    return replace(v, lo=None, hi=None)
+
+
 @st.fragment
 def _threshold_fragment(ctx: Context, detail: Detail | None) -> None:
+    if st.session_state.get(_PAGE_VIEW_KEY) != _beyond_thresholds(get_view()):
+        # a widget of the fragment changed more than the thresholds (target, confidence,
+        # costs, what the threshold is on): the page above the fragment (its headline)
+        # was drawn from the old settings, so the whole page runs again (issue 22)
+        st.rerun()
     started = time.perf_counter()
     try:
         _threshold_body(ctx, detail)

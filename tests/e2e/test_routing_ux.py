@@ -95,6 +95,40 @@ def no_traceback(page) -> None:
     assert page.get_by_test_id("stException").count() == 0
 
 
+# ----------------------------------------------------------------- item: stale headline
+def test_the_headline_follows_target_and_confidence_on_the_same_rerun(server, browser):
+    """Issue 22: after 15% and 90% the headline still said "no threshold keeps errors … under
+    5.0% with 95% confidence" while the card below recommended 100."""
+    path = SAMPLES / "judge_b_synthetic.jsonl"
+    before, after = cli_route(path, 0.05, 0.95)["recommendation"], cli_route(path, 0.15, 0.9)["recommendation"]
+    assert not before["holds"] and after["holds"]
+    t = f"{after['threshold']:g}"
+    ctx, page = new_page(browser, LAPTOP)
+    try:
+        open_routing(page, server, "sample=judge_b_synthetic.jsonl&reps=0")
+        main = main_area(page)
+        page.locator(".st-key-page-question").get_by_text("no threshold keeps errors").wait_for(timeout=SLOW)
+        assert "under 5.0% with 95% confidence" in headline(page)
+        box = main.get_by_role("spinbutton", name="Target error rate among accepted (%)")
+        box.fill("15")
+        box.press("Enter")
+        wait_url_param(page, "target", "0.15")
+        page.locator(".st-key-w_confidence [role=combobox]").click()
+        page.get_by_role("option", name="90%", exact=True).click()
+        wait_metrics(page, {"Recommended threshold": t}, scope=main)
+        # the card and the headline agree, without leaving the page
+        page.wait_for_function(
+            "t => { const h = document.querySelector('.st-key-page-question'); "
+            "return h && h.innerText.includes(`at ${t} or above`) && h.innerText.includes('with 90% confidence'); }",
+            arg=t, timeout=30_000)
+        text = headline(page)
+        assert "no threshold keeps errors" not in text and "5.0%" not in text
+        screenshot(page, "routing_ux_headline_follows")
+        no_traceback(page)
+    finally:
+        ctx.close()
+
+
 # ----------------------------------------------------------------- item: slider positions
 def test_each_key_press_moves_to_the_next_distinct_routing_and_fast_presses_land_where_they_say(server, browser):
     """Issue 22: the slider stepped by 1 on a scale the judge used nine values of (93 routed
