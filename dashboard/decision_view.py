@@ -1,6 +1,6 @@
 """The threshold decision on screen (issue 11): the target and confidence inputs, the
 decision card (the recommended threshold with its guarantee, what it means per 1,000
-items, its cost), the "Use this threshold" button, and the owner's threshold with its
+items, its cost), a "Use the …" button per threshold it names (recommended, cheapest), and the owner's threshold with its
 own bound, as a share link's reviewer reads it first.
 
 Every number comes from the engine (:func:`dashboard.results.decision_for`, i.e.
@@ -40,7 +40,9 @@ OWNER_LABEL = "Owner's threshold"
 OWNER_ACCEPTED_LABEL = "Accepted there"
 OWNER_BOUND_LABEL = "Error bound there"
 OWNER_COST_LABEL = "Expected cost per item"
-USE_BUTTON = "Use this threshold"
+#: The card's buttons, one per threshold it names (issue 22): each says which it applies.
+USE_RECOMMENDED = "Use the recommended threshold ({t})"
+USE_CHEAPEST = "Use the cheapest threshold ({t})"
 #: Session key of ``(token, view)``: the view a share link opened with (the owner's
 #: decision, kept while a reviewer moves the sliders; set by :mod:`dashboard.sharing`).
 OWNER_VIEW_KEY = "calib_owner_view"
@@ -83,14 +85,15 @@ def decision_inputs(v: views.View) -> None:
 
 # ----------------------------------------------------------------- the card
 def _use_threshold(threshold: float) -> None:
-    """The button: the slider (view.lo) goes to the recommended threshold."""
+    """A card button: the slider (view.lo) goes to ``threshold``."""
     v = get_view()
     change_view(lo=float(threshold), hi=v.hi if v.hi is not None and v.hi > threshold else None)
 
 
 def recommendation_card(d: Decision, ds: Dataset, *, button: bool) -> None:
     """The decision card of ``d`` (:func:`calib.present.decision.decision_card`) and,
-    when ``button``, the "Use this threshold" button."""
+    when ``button``, a button per threshold it names (the recommended one when it
+    holds, the cheapest when there is one), each saying which it applies."""
     from calib.present.decision import decision_card
 
     card = decision_card(d, scale=ds.table.scale)
@@ -118,10 +121,18 @@ def recommendation_card(d: Decision, ds: Dataset, *, button: bool) -> None:
         st.caption(f"Certified on: {r.certified_on}.")
         with st.expander("For contrast: the point-estimate search (no guarantee)"):
             st.text(d.point_estimate.message)
-        if button and r.holds and r.threshold is not None:
-            st.button(USE_BUTTON, key="use_threshold", type="primary", on_click=_use_threshold,
-                      args=(float(r.threshold),),
-                      help="Moves the review threshold (sidebar) to the recommended one.")
+        if not button:
+            return
+        b1, b2 = st.columns(2)
+        if r.holds and r.threshold is not None:
+            b1.button(USE_RECOMMENDED.format(t=short_threshold(r.threshold)), key="use_threshold",
+                      on_click=_use_threshold, args=(float(r.threshold),),
+                      help="Moves the review threshold to the recommended one (certified at the target).")
+        if ch is not None and ch.threshold is not None:
+            b2.button(USE_CHEAPEST.format(t=short_threshold(ch.threshold)), key="use_cheapest",
+                      on_click=_use_threshold, args=(float(ch.threshold),),
+                      help="Moves the review threshold to the cheapest one at the costs given (no guarantee on "
+                           "the error rate).")
 
 
 # ----------------------------------------------------------------- the owner's threshold

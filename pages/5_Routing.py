@@ -26,8 +26,8 @@ except CalibError as exc:
 page_question(QUESTION, f"{ctx.focus.name}: {answer}")
 
 st.caption(
-    "First the recommended review threshold for your target error rate, with its guarantee; \"Use this "
-    "threshold\" moves the slider there. Move the review threshold below the "
+    "First the recommended review threshold for your target error rate, with its guarantee; a \"Use the …\" "
+    "button moves the slider to the recommended or the cheapest threshold. Move the review threshold below the "
     "card: items below it go to a person, items at or above it are accepted unseen. Each "
     "position is a threshold that routes the items differently. The numbers, the diagram and the curve follow "
     "at once. "

@@ -1,5 +1,5 @@
 """The threshold decision in a real browser (issue 11): two judges uploaded, the Routing
-page opens on the recommendation, "Use this threshold" moves the slider, the cheapest
+page opens on the recommendation, "Use the recommended threshold" moves the slider, the cheapest
 threshold is the command line's, and a share link opened in a fresh browser context
 shows the owner's decision card with the same numbers.
 
@@ -104,8 +104,8 @@ def test_the_decision_from_arrival_to_a_share_link(server, browser, page, tmp_pa
     wait_metrics(page, expected_routing(rows, 80), scope=main)
     screenshot(page, "decision_01_arrival")
 
-    # "Use this threshold" moves the slider (the label its thumb shows) and the numbers follow
-    main.get_by_role("button", name="Use this threshold").click()
+    # "Use the recommended threshold" moves the slider (the label its thumb shows) and the numbers follow
+    main.get_by_role("button", name=f"Use the recommended threshold ({t:g})").click()
     page.wait_for_function(
         "t => { const s = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stSlider]')]"
         ".find(e => e.innerText.includes('Review threshold')); "

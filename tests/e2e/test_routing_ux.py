@@ -21,9 +21,11 @@ from tests.e2e.conftest import ROOT, screenshot
 from tests.e2e.hosting import (
     SLOW,
     expected_routing,
+    go_to,
     main_area,
     read_rows,
     sidebar,
+    upload,
     wait_metrics,
 )
 
@@ -159,6 +161,43 @@ def test_each_key_press_moves_to_the_next_distinct_routing_and_fast_presses_land
         wait_metrics(page, expected_routing(rows, want), scope=main_area(page))
         assert shown(s) == f"{want:g}"
         screenshot(page, "routing_ux_fast_presses")
+        no_traceback(page)
+    finally:
+        ctx.close()
+
+
+# ----------------------------------------------------------------- item: a button per threshold
+def test_each_threshold_on_the_card_has_its_own_button(server, browser, tmp_path):
+    """Issue 22: the card names two thresholds (recommended, cheapest) but had one "Use this
+    threshold" button. The cheapest is found here by trying every stated value."""
+    path = six_value_judge(tmp_path)
+    rows = read_rows(path)
+    cli = cli_route(path, 0.15, 0.9)["recommendation"]
+    rec = f"{cli['threshold']:g}"
+
+    def cost(t: float) -> float:  # per item: 1 per review, 5 per error accepted unseen
+        return sum(1 if s < t else (0 if c else 5) for s, c in rows) / len(rows)
+
+    candidates = sorted({s for s, _ in rows})
+    cheapest = min(candidates, key=cost)
+    assert f"{cheapest:g}" != rec and f"{cheapest:g}" != "80"  # both buttons have somewhere to go
+    ctx, page = new_page(browser, LAPTOP)
+    try:
+        page.goto(f"{server.url}/?reps=0&cost_review=1&cost_miss=5&target=0.15&confidence=0.9")
+        upload(page, str(path))
+        go_to(page, "Routing")
+        main = main_area(page)
+        wait_metrics(page, {"Recommended threshold": rec, "Cheapest threshold": f"{cheapest:g}"}, scope=main)
+        s = slider(main_area(page))
+        assert shown(s) == "80"
+        main.get_by_role("button", name=f"Use the cheapest threshold ({cheapest:g})").click()
+        wait_shown(page, s, f"{cheapest:g}")
+        wait_metrics(page, expected_routing(rows, cheapest), scope=main)
+        main.get_by_role("button", name=f"Use the recommended threshold ({rec})").click()
+        wait_shown(page, s, rec)
+        wait_metrics(page, expected_routing(rows, float(rec)), scope=main)
+        assert main.get_by_role("button", name="Use this threshold").count() == 0
+        screenshot(page, "routing_ux_two_buttons")
         no_traceback(page)
     finally:
         ctx.close()
