@@ -67,7 +67,7 @@ def main() -> None:
     frag, full = [], []
     values = [70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 100.0]
     for i in range(args.moves):
-        at.sidebar.slider(key="w_lo").set_value(values[i % len(values)])
+        at.select_slider(key="w_lo").set_value(values[i % len(values)])  # in the Routing page body
         t = time.perf_counter()
         at.run()
         full.append(time.perf_counter() - t)
