@@ -14,8 +14,8 @@ distinct values (a continuous score) the positions are quantiles of them, always
 the default, the current and (on the Routing page) the recommended threshold. On the
 calibrated probability the slider keeps steps of 0.01.
 
-A widget is seeded from the view only when it shows something else (a button, another
-page, the other slider moved the view): seeding it on every run would make Streamlit
+On a fragment rerun a widget is seeded from the view only when it shows something else
+(a button moved the view); a full run always seeds it. Seeding it on every run would make Streamlit
 force the value a late rerun saw back into the browser, undoing key presses made since
 (issue 22: 15 fast presses from 80 landed on 93). On the Routing page the review
 threshold's widgets are in the page body, below the decision card, not in the sidebar
