@@ -183,6 +183,19 @@ def outside_allowed(n: int) -> int:
     return max(1, int(OUTSIDE_SHARE * n)) if n >= OUTSIDE_MIN_N else 0
 
 
+def _outside_words(outside: int) -> str:
+    """``1 value lies outside it and is dropped as a bad line`` (the number agreeing)."""
+    if outside == 1:
+        return "1 value lies outside it and is dropped as a bad line"
+    return f"{outside:,} values lie outside it and are dropped as bad lines"
+
+
+def _allowance_words(slack: int, n: int) -> str:
+    """What :func:`outside_allowed` allows, for people: ``a scale is kept with up to 5% of
+    the values outside it, here 2 of 51``."""
+    return f"a scale is kept with up to {100 * OUTSIDE_SHARE:g}% of the values outside it, here {slack:,} of {n:,}"
+
+
 def _tolerance(lo: float, hi: float) -> float:
     return END_TOLERANCE * (hi - lo)
 
@@ -244,8 +257,7 @@ def detect_scale(values: np.ndarray, *, percent_strings: bool = False) -> Scale:
         outside = v.size - inside.size
         if outside > slack:
             continue
-        extra = (f"; {outside:,} value(s) outside it (at most {slack:,} of {v.size:,}, 5%, may be: "
-                 "they are dropped as bad lines)" if outside else "")
+        extra = f"; {_outside_words(outside)}; {_allowance_words(slack, v.size)}" if outside else ""
         return Scale(
             lo, hi, name,
             f"values from {inside.min():g} to {inside.max():g}: assumed the {name} scale{extra}",

@@ -54,11 +54,26 @@ def test_five_percent_slack_keeps_the_scale_and_counts_outsiders() -> None:
     v = np.r_[np.arange(0, 100.0), 850.0]  # one typo among 101 values
     s = detect_scale(v)
     assert s.name == "0-100"
-    assert s.how.endswith("; 1 value(s) outside it (at most 5 of 101, 5%, may be: they are dropped as bad lines)")
+    assert s.how == ("values from 0 to 99: assumed the 0-100 scale; 1 value lies outside it and is dropped as a "
+                     "bad line; a scale is kept with up to 5% of the values outside it, here 5 of 101")
     # 6 of 101 outside 0-100 is more than 5%: refuse rather than guess
     with pytest.raises(CalibError, match=r"cannot tell the confidence scale: values run from 0 to 900, and 6 of 101 "
                                          r"lie outside 0-100 \(at most 5 may\); give the scale with --rescale LO,HI"):
         detect_scale(np.r_[np.arange(0, 95.0), [850.0, 900, 900, 900, 900, 900]])
+
+
+@pytest.mark.parametrize(("outside", "words"), [
+    (1, "1 value lies outside it and is dropped as a bad line"),
+    (2, "2 values lie outside it and are dropped as bad lines"),
+])
+def test_the_scale_line_is_a_sentence_with_its_number_agreeing(outside: int, words: str) -> None:
+    # 51 values, 2 of them allowed outside (5% of 51 rounded down): the Data page's line
+    # read "1 value(s) outside it (at most 2 of 51, 5%, may be: ...)"
+    v = np.r_[np.arange(0, 51.0 - outside), [500.0] * outside]
+    how = detect_scale(v).how
+    assert how == (f"values from 0 to {50 - outside}: assumed the 0-100 scale; {words}; a scale is kept with up "
+                   "to 5% of the values outside it, here 2 of 51")
+    assert "(s)" not in how
 
 
 def test_non_finite_values_are_ignored_and_no_values_means_0_1() -> None:
