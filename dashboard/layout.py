@@ -134,7 +134,7 @@ def link(page: str, label: str, icon: str | None = None) -> None:
 def no_data() -> None:
     """What a page shows before anything is loaded (never an exception)."""
     st.info("No data loaded yet. Upload a file or pick a sample on the Data page.")
-    link("data", "Go to the Data page", icon="📂")
+    link("data", "Go to the Data page", icon=":material/folder_open:")
 
 
 def safe_filename(name: str, suffix: str) -> str:

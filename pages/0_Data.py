@@ -241,7 +241,7 @@ def main() -> None:
     st.subheader("Loaded")
     for idx, entry in enumerate(items):
         entry_section(entry, idx, ctx.access.read_only)
-    link("overview", "Go to the overview", icon="➡️")
+    link("overview", "Go to the overview", icon=":material/arrow_forward:")
     # last: the load reports above are on screen while the routing resamples are drawn
     with st.sidebar:
         threshold_panel(ctx)

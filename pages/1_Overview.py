@@ -38,7 +38,7 @@ trust, ranking, action = questions.overview_lines(a, decision)
 page_question(questions.QUESTIONS["overview"], f"{focus.name}: {trust}")
 st.markdown(md_escape(ranking))
 st.markdown(md_escape(action))
-link("routing", "Open the decision on the Routing page", icon="🎚️")
+link("routing", "Open the decision on the Routing page", icon=":material/tune:")
 overview_decision(ctx)  # then the decision card (a share's reviewer: the owner's), then the evidence
 
 lvl = f"{100 * v.level:g}%"
