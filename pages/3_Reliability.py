@@ -9,6 +9,7 @@ from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
+from calib.present.reliability_page import diagram_reading
 from dashboard.chart import show_figure
 from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, md_escape, metric, no_data, page_question, show_error
 from dashboard.page import page_setup
@@ -32,13 +33,6 @@ except CalibError as exc:
     st.stop()
 page_question(QUESTION, f"{focus.name}: {questions.reliability_answer(a)}")
 decision_first(ctx)  # a share's reviewer reads the owner's decision first
-
-st.caption(
-    "Each point is the share of answers that were right at a stated confidence (per stated value, or pooled in "
-    "bins); on the dashed line a confidence meant what it said. The CORP curve (Dimitriadis, Gneiting & Jordan "
-    "2021) is the monotone fit of the same data, with a bootstrap confidence band (the model's colour) and a "
-    "consistency band (grey: where a calibrated model's curve would fall by chance)."
-)
 
 REPS_CHOICES = (0, 200, 500, 1000, 2000, 5000)
 c1, c2, c3, c4 = st.columns(4)
@@ -64,8 +58,9 @@ except CalibError as exc:
     show_error(exc)
     st.stop()
 show_figure(figures.reliability(series, ctx.colors, consistency_for=[ctx.focus.name]), key="fig_reliability")
-
-st.caption(md_escape(explain.BANDS["consistency"]))
+# how to read it: what this binning draws, and nothing it does not (the CORP bands only with the CORP curve)
+st.caption(md_escape(diagram_reading([c for _, c in series],
+                                     no_bands="No bands: no resamples (choose some under Resamples).")))
 st.subheader("How far off")
 st.text(f"model: {focus.name}")
 try:

@@ -244,10 +244,9 @@ def write_plot(result: Audit, ds: Dataset, path: str, fmt: str) -> None:
 
         reliability_diagram(result, ds.table, name=ds.name).save(path, fmt)
         return
-    from calib.present.reliability_page import reliability_figure, reliability_page
+    from calib.present.reliability_page import reliability_page
 
-    fig = reliability_figure(result, ds)
-    page = reliability_page([(ds, result)], no_bands="No bands (--reps 0).", diagrams=[fig])
+    page = reliability_page([(ds, result)], no_bands="No bands (--reps 0).")
     try:
         Path(path).write_text(page, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:

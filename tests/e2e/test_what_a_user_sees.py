@@ -69,3 +69,56 @@ def test_the_page_links_draw_their_icons_without_an_emoji_font(server: Any, size
     box = icon.bounding_box()
     assert box is not None and box["width"] < 1.6 * box["height"], (name, box)
     screenshot(sized, f"icon_overview_{sized.viewport_size['width']}")
+
+
+# ============================================================================ Reliability words
+#: The kinds of trace the reliability figure draws, read from Plotly's own data in its frame.
+DRAWN_JS = """() => {
+  const parts = new Set();
+  for (const f of document.querySelectorAll(FRAME)) {
+    const plot = f.contentDocument && f.contentDocument.querySelector('.js-plotly-plot');
+    if (!plot || !plot._fullData) return null;
+    for (const t of plot._fullData) {
+      if (t.fill === 'toself') parts.add(t.name.startsWith('consistency') ? 'consistency band' : 'confidence band');
+      else if (t.error_y && t.error_y.visible) parts.add('points');
+      else if (t.mode === 'lines+markers') parts.add('curve');
+    }
+  }
+  return [...parts].sort();
+}"""
+
+
+def reading(page: Any) -> str:
+    """The text right under the reliability figure (the element after the figure's frame)."""
+    from dashboard.chart import FRAME_SELECTOR
+
+    return str(page.evaluate("""sel => {
+      const box = document.querySelector(sel).closest('[data-testid=stElementContainer]');
+      const next = box && box.nextElementSibling;
+      return next ? next.innerText : '';
+    }""", FRAME_SELECTOR))
+
+
+def test_the_reliability_text_describes_what_the_figure_draws(server: Any, sized: Any) -> None:
+    import json
+
+    from dashboard.chart import FRAME_SELECTOR
+
+    drawn_js = DRAWN_JS.replace("FRAME", json.dumps(FRAME_SELECTOR))
+    open_path(sized, server, "/Reliability", f"sample={JUDGE}&reps=50", "Reliability")
+    sized.wait_for_function(f"() => ({drawn_js})() !== null && ({drawn_js})().length > 0", timeout=TIMEOUT_MS)
+    wait_idle(sized)
+    # the default binning (automatic: a point per stated value) draws points, no curve, no band
+    assert sized.evaluate(drawn_js) == ["points"]
+    text = reading(sized)
+    assert "Wilson" in text and "CORP" not in text and "band" not in text, text
+    # the CORP binning draws the curve and both bands, and the words follow
+    sized.locator(".st-key-w_scheme [role=combobox]").click()
+    sized.get_by_role("option", name="CORP isotonic curve", exact=True).click()
+    sized.wait_for_function(f"() => JSON.stringify(({drawn_js})()) === "
+                            "JSON.stringify(['confidence band', 'consistency band', 'curve'])", timeout=TIMEOUT_MS)
+    wait_idle(sized)
+    sized.locator("[data-testid=stCaptionContainer]", has_text="consistency band").first.wait_for(timeout=TIMEOUT_MS)
+    text = reading(sized)
+    assert "CORP" in text and "confidence band" in text and "Wilson" not in text, text
+    screenshot(sized, f"reliability_corp_{sized.viewport_size['width']}")
