@@ -4,6 +4,12 @@ options (``st.cache_data``) and booked against the session's memory budget.
 
 Entries live in ``st.session_state`` (:data:`dashboard.keys.ENTRIES_KEY`), in load
 order: the datasets' colours follow it. Model names are kept unique.
+
+Uploads are kept in the browser session only (never on disk, never in the address): a
+refresh starts a new session without them. So that the Data page can say so instead of
+showing an empty list without a word, the address counts them (:data:`UPLOADS_PARAM`,
+:func:`count_uploads_in_url`), and a session whose address counts uploads it does not hold
+remembers how many were cleared (:func:`note_lost_uploads`, :func:`lost_uploads_notice`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from calib.hosting.budget import estimated_bytes
 from calib.loading import load, load_many
 from calib.readers.base import LoadOptions
 from calib.scale import Scale, parse_rescale
-from dashboard.keys import ENTRIES_KEY
+from dashboard.keys import ENTRIES_KEY, LOST_UPLOADS_KEY
 from dashboard.layout import ROOT
 from dashboard.runtime import budget, heavy, runtime
 from dashboard.state import change_view, get_view, set_view
@@ -237,6 +243,43 @@ def entries() -> list[Entry]:
 
 def set_entries(items: list[Entry]) -> None:
     st.session_state[ENTRIES_KEY] = _unique_names(items)
+    count_uploads_in_url()
+
+
+#: The query parameter that counts the session's uploaded files and folders (a number, not
+#: their names: file names never go into the address).
+UPLOADS_PARAM = "uploads"
+
+
+def count_uploads_in_url() -> None:
+    """Write the number of uploaded inputs into the address (remove it when there are none),
+    so that the next session opened on this address (a refresh) knows uploads were here."""
+    n = sum(1 for e in entries() if e.kind != "sample")
+    current = st.query_params.get(UPLOADS_PARAM)
+    if n and current != str(n):
+        st.query_params[UPLOADS_PARAM] = str(n)
+    elif not n and current is not None:
+        del st.query_params[UPLOADS_PARAM]
+
+
+def note_lost_uploads() -> None:
+    """On a session's first run: the address counts uploads this session does not hold (the
+    page was refreshed, or the address opened in a new tab), so remember how many were cleared."""
+    raw = str(st.query_params.get(UPLOADS_PARAM) or "")
+    held = sum(1 for e in entries() if e.kind != "sample")
+    if raw.isdigit() and int(raw) > held and len(raw) <= 4:
+        st.session_state[LOST_UPLOADS_KEY] = int(raw) - held
+
+
+def lost_uploads_notice() -> str | None:
+    """What the Data page says while uploads cleared by a refresh have not been replaced."""
+    lost = st.session_state.get(LOST_UPLOADS_KEY, 0)
+    if not lost or any(e.kind != "sample" for e in entries()):
+        return None
+    files = "1 uploaded file or folder was" if lost == 1 else f"{lost:,} uploaded files or folders were"
+    return (f"{files} cleared: uploads live only in the browser session that uploaded them, and the page was "
+            "refreshed (or opened anew), which starts a new session. Upload them again below; the samples "
+            "and settings come back from the address.")
 
 
 def _unique_names(items: list[Entry]) -> list[Entry]:

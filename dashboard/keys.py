@@ -15,6 +15,7 @@ FIGURES_KEY = "calib_figures"             # figures reused across threshold move
 #: ``bench/bench_dashboard.py``.
 FRAGMENT_TIMING_KEY = "calib_threshold_seconds"
 PAGE_JUMPED_KEY = "calib_page_jumped"     # a share link's ?page= was followed once
+LOST_UPLOADS_KEY = "calib_lost_uploads"   # uploads the address counted, gone with a refresh
 
 # the hosting layer's
 UNLOCKED_KEY = "calib_unlocked"          # this session gave the right password

@@ -12,7 +12,16 @@ from calib.dataset import Dataset
 from calib.hosting import view as views
 from dashboard import auth
 from dashboard.context import Context
-from dashboard.entries import available_samples, datasets, entries, load_entry, set_entries, sync_samples
+from dashboard.entries import (
+    available_samples,
+    count_uploads_in_url,
+    datasets,
+    entries,
+    load_entry,
+    note_lost_uploads,
+    set_entries,
+    sync_samples,
+)
 from dashboard.keys import NOTES_KEY, PAGE_JUMPED_KEY, SHARED_KEY, VIEW_KEY
 from dashboard.layout import METHOD_LABELS, PAGE_FILES, PAGE_TITLES, SCORING_LABELS, link, md_escape
 from dashboard.sharing import end_if_link_gone, restore_shared, share_panel
@@ -31,6 +40,7 @@ def page_setup(page: str) -> Context:
     if not acc.allowed:
         st.stop()
     end_if_link_gone()  # a link revoked since this session opened it: nothing of its data shows
+    first_run = VIEW_KEY not in st.session_state
     v = _restore_view()
     if page == "data" and ("page" in st.query_params or SHARED_KEY in st.session_state) and v.page != "data" \
             and not st.session_state.get(PAGE_JUMPED_KEY):
@@ -41,6 +51,8 @@ def page_setup(page: str) -> Context:
         v = views.with_changes(v, page=page)
         set_view(v)
     sync_samples(v)
+    if first_run:
+        note_lost_uploads()  # a refresh cleared the uploads the address counts: the Data page says so
     ds = datasets()
     if ds and v.model not in {d.name for d in ds}:
         v = views.with_changes(v, model=ds[0].name)
@@ -57,6 +69,7 @@ def page_setup(page: str) -> Context:
         st.warning(md_escape(n))
     v = get_view()
     sync_url(v)
+    count_uploads_in_url()  # a page switch empties the query
     ctx = Context(page=page, view=v, access=acc, datasets=tuple(ds), colors=colors)
     if page not in ("routing", "data"):
         # the Routing page calls the panel itself, with its detail in the main area; the

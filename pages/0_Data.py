@@ -22,6 +22,7 @@ from dashboard.entries import (
     add_entry,
     available_samples,
     entries,
+    lost_uploads_notice,
     new_upload_entry,
     remove_entry,
     rename_entry,
@@ -224,6 +225,9 @@ def main() -> None:
         "option log-probs, lm-evaluation-harness samples, or Inspect AI logs. Each file is one model or judge. "
         "Bad lines are reported below and never block the valid ones."
     )
+    notice = lost_uploads_notice()
+    if notice:
+        st.warning(notice, icon=":material/info:")
     upload_section(ctx)
     sample_section(ctx)
     # the sample selection may have changed in this run's callback

@@ -122,3 +122,36 @@ def test_the_reliability_text_describes_what_the_figure_draws(server: Any, sized
     text = reading(sized)
     assert "CORP" in text and "confidence band" in text and "Wilson" not in text, text
     screenshot(sized, f"reliability_corp_{sized.viewport_size['width']}")
+
+
+# ============================================================================ a refresh
+def test_a_refresh_says_the_uploaded_files_were_cleared(server: Any, sized: Any) -> None:
+    from urllib.parse import parse_qs, urlparse
+
+    from tests.e2e.conftest import ROOT
+
+    sized.goto(server.url + "/")
+    sized.locator("[data-testid=stMain] h1", has_text="Data").first.wait_for(timeout=TIMEOUT_MS)
+    target = sized.locator("[class*='st-key-upload_files_']").get_by_test_id("stFileUploaderDropzoneInput")
+    target.set_input_files([str(ROOT / "sample_data" / JUDGE)])
+    sized.get_by_text("uploaded file: " + JUDGE).first.wait_for(timeout=TIMEOUT_MS)
+    wait_idle(sized)
+    address = sized.url
+    sized.reload()
+    # the refreshed page has drawn its answer (which comes after the notice in the run)
+    sized.locator(".st-key-page-question", has_text="Nothing yet").first.wait_for(timeout=TIMEOUT_MS)
+    wait_idle(sized)
+    notice = sized.locator("[data-testid=stAlert]", has_text="cleared")
+    assert notice.count() == 1, f"no word on the cleared upload at {address}"
+    text = notice.first.inner_text()
+    # the address counted the upload (a number: file names never go into it)
+    assert parse_qs(urlparse(address).query).get("uploads") == ["1"], address
+    assert "1 uploaded file or folder was cleared" in text and "refreshed" in text and "browser session" in text
+    assert sized.get_by_text("uploaded file: " + JUDGE).count() == 0
+    # uploading again ends the notice
+    target = sized.locator("[class*='st-key-upload_files_']").get_by_test_id("stFileUploaderDropzoneInput")
+    target.set_input_files([str(ROOT / "sample_data" / JUDGE)])
+    sized.get_by_text("uploaded file: " + JUDGE).first.wait_for(timeout=TIMEOUT_MS)
+    wait_idle(sized)
+    assert sized.locator("[data-testid=stAlert]", has_text="cleared").count() == 0
+    screenshot(sized, f"refresh_notice_{sized.viewport_size['width']}")
