@@ -120,6 +120,6 @@ def risk_coverage_figure(
         # two short lines: one long line is cut at a phone's width
         sub = (f"AURC {num(a.get('aurc'), 3)} {ci_text(a.get('aurc_ci'), 3)}; "
                f"excess over the oracle {num(a.get('eaurc'), 3)} {ci_text(a.get('eaurc_ci'), 3)}")
-        fig.update_layout(title={"text": f"Risk–coverage<br><sup>{sub.replace(' ;', ';').rstrip()}</sup>"},
-                          margin={"t": 75})
+        # two lines already (the curve's own subtitle): the top margin _layout gave it holds them
+        fig.update_layout(title={"text": f"Risk–coverage<br><sup>{sub.replace(' ;', ';').rstrip()}</sup>"})
     return fig

@@ -40,6 +40,13 @@ CURRENT_NAME = "current threshold"
 REFERENCE_COLOR = "#888888"
 #: Height of most figures, in pixels (readable on a laptop next to the sidebar).
 HEIGHT = 440
+#: Height (px) of the strip at the top of a titled figure kept for Plotly's mode bar (its
+#: buttons sit at the figure's top right, their box ends 25-27 px down): the title starts
+#: below it, so the mode bar never covers the title, however narrow the figure (a phone).
+MODEBAR_ROOM = 34
+#: How much higher Plotly draws a two-line title (``<br><sup>...</sup>``) than a one-line one
+#: anchored at the same height (measured in Chromium, plotly.js 4.1: 13 px), made up for.
+SECOND_LINE_RISE = 14
 #: Plotly config: its own toolbar with PNG download, no logo, no scroll zoom.
 CONFIG: dict[str, object] = {
     "displaylogo": False,
@@ -60,14 +67,28 @@ def scale_label(table: CountTable) -> str:
     return f"stated confidence ({s.lo:g}-{s.hi:g})"
 
 
+def _title_top(title: str) -> int:
+    """Where (px from the figure's top) the title is anchored: under the mode bar's strip."""
+    return MODEBAR_ROOM + (SECOND_LINE_RISE if "<br>" in title else 0) if title else 0
+
+
+def top_margin(title: str) -> int:
+    """The top margin (px) of a figure with this title: the mode bar's strip, then the title
+    (a second line, ``<br><sup>...</sup>``, needs more), then a gap above the plot."""
+    if not title:
+        return 50
+    return MODEBAR_ROOM + (62 if "<br>" in title else 38)
+
+
 def _layout(fig: go.Figure, *, title: str, x: str, y: str, height: int = HEIGHT + 60) -> go.Figure:
     fig.update_layout(
-        title={"text": title, "x": 0.0, "xanchor": "left"},
+        # the title's top edge MODEBAR_ROOM below the figure's top: the mode bar has the strip above it
+        title={"text": title, "x": 0.0, "xanchor": "left", "yref": "container", "yanchor": "top",
+               "y": 1.0 - _title_top(title) / height},
         xaxis_title=x,
         yaxis_title=y,
         height=height,
-        # a second title line (``<br><sup>...</sup>``) needs room above the plot
-        margin={"l": 60, "r": 20, "t": 75 if "<br>" in title else 50, "b": 50},
+        margin={"l": 60, "r": 20, "t": top_margin(title), "b": 50},
         # below the plot: at half a laptop screen a legend on top runs into the title. Its
         # offset is in plot heights, so it is set from the figure's height: 75 px below the
         # axis, under the axis title whatever the height (a fixed -0.16 put the legend of a

@@ -155,3 +155,49 @@ def test_a_refresh_says_the_uploaded_files_were_cleared(server: Any, sized: Any)
     wait_idle(sized)
     assert sized.locator("[data-testid=stAlert]", has_text="cleared").count() == 0
     screenshot(sized, f"refresh_notice_{sized.viewport_size['width']}")
+
+
+# ============================================================================ the mode bar
+#: The boxes of every drawn figure's title and mode bar, in the page or in a figure frame
+#: (page coordinates of the figure's own document; ``null`` for a mode bar not shown).
+BOXES_JS = """() => {
+  const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
+    return (r.width && r.height) ? [r.left, r.top, r.right, r.bottom] : null; };
+  const docs = [document, ...[...document.querySelectorAll('iframe')].map(f => f.contentDocument).filter(d => d)];
+  return docs.flatMap(d => [...d.querySelectorAll('.js-plotly-plot')]).map(p => ({
+    title: (p.querySelector('.gtitle') || {}).textContent || '',
+    t: box(p.querySelector('.gtitle')), m: box(p.querySelector('.modebar')),
+    shown: !!p.querySelector('.modebar') && getComputedStyle(p.querySelector('.modebar')).opacity === '1'}));
+}"""
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def hover_each_figure(page: Any, plots: Any) -> list[dict[str, Any]]:
+    """Hover every figure (the mode bar shows on hover) and read its title's and mode bar's boxes."""
+    seen = []
+    for i in range(plots.count()):
+        plots.nth(i).scroll_into_view_if_needed()
+        plots.nth(i).hover()
+        page.wait_for_function(f"() => ({BOXES_JS})()[{i}].shown", timeout=TIMEOUT_MS)
+        seen.append(page.evaluate(BOXES_JS)[i])
+    return seen
+
+
+def test_the_mode_bar_never_covers_a_figure_title(server: Any, sized: Any) -> None:
+    from dashboard.chart import FRAME_SELECTOR
+
+    # a two-line title (Overview: the Brier bars) and a one-line one (the reliability diagram)
+    for path in ("Overview", "Reliability"):
+        open_path(sized, server, f"/{path}", f"sample={JUDGE}&reps=50", path)
+        sized.wait_for_function(f"() => [...document.querySelectorAll({FRAME_SELECTOR!r})].length > 0 && "
+                                f"[...document.querySelectorAll({FRAME_SELECTOR!r})].every(f => f.contentDocument && "
+                                "f.contentDocument.querySelector('.gtitle'))", timeout=TIMEOUT_MS)
+        wait_idle(sized)
+        seen = hover_each_figure(sized, sized.locator(FRAME_SELECTOR))
+        assert seen and all(s["t"] and s["m"] for s in seen), seen
+        for s in seen:
+            assert not overlap(s["t"], s["m"]), f"{path}: the mode bar covers the title {s['title']!r}: {s}"
+
