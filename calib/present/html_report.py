@@ -36,10 +36,15 @@ if TYPE_CHECKING:
     from calib.decision import Decision, JudgeComparison
     from calib.scale import Scale
 
-#: Inline style sheet: readable at laptop width and in print.
+#: Inline style sheet: readable at laptop width, on a phone (390 px: nothing scrolls the page
+#: sideways; a wide table scrolls inside its own box, figures take the width there is, long
+#: words break) and in print.
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;
-padding:24px;color:#1f2328;line-height:1.45}
+padding:24px;color:#1f2328;line-height:1.45;overflow-wrap:anywhere}
+div.tbl{max-width:100%;overflow-x:auto}div.tbl td,div.tbl th{overflow-wrap:normal}
+.fig,.calib-plot{max-width:100%}
+@media (max-width:640px){body{padding:12px}h1{font-size:1.4em}}
 h1{font-size:1.7em;margin-bottom:.2em}h2{font-size:1.35em;margin-top:1.8em;border-bottom:1px solid #d0d7de}
 h3{font-size:1.1em;margin-top:1.4em}
 p.meta{color:#57606a;font-size:.9em}
@@ -184,8 +189,9 @@ def _cell(value: object) -> str:
 
 
 def table_html(frame: pd.DataFrame, caption: str = "") -> str:
-    """A DataFrame as an HTML table, every header and cell escaped."""
-    out = ["<table>"]
+    """A DataFrame as an HTML table, every header and cell escaped, in a box that scrolls
+    sideways on its own when the table is wider than the page (a phone)."""
+    out = ['<div class="tbl"><table>']
     if caption:
         out.append(f"<caption>{esc(caption)}</caption>")
     text_cols = {c for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])}
@@ -200,7 +206,7 @@ def table_html(frame: pd.DataFrame, caption: str = "") -> str:
             cls = ' class="t"' if c in text_cols else ""
             out.append(f"<td{cls}>{_cell(v)}</td>")
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 

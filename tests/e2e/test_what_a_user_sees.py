@@ -201,3 +201,48 @@ def test_the_mode_bar_never_covers_a_figure_title(server: Any, sized: Any) -> No
         for s in seen:
             assert not overlap(s["t"], s["m"]), f"{path}: the mode bar covers the title {s['title']!r}: {s}"
 
+
+# ============================================================================ the HTML report
+def test_the_html_report_fits_the_screen(server: Any, browser: Any, tmp_path: Any) -> None:
+    """Downloaded from the Report page, opened at 390 and at 1440 px: the page never scrolls
+    sideways (a wide table scrolls inside its own box), every figure fits, and no mode bar
+    covers a title."""
+    judges = "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl,judge_c_synthetic.jsonl"
+    ctx = browser.new_context(viewport=LAPTOP, accept_downloads=True)
+    try:
+        page = ctx.new_page()
+        open_path(page, server, "/Report", f"sample={judges}&reps=50", "Report")
+        button = page.get_by_role("button", name="Download the report (HTML)")
+        button.wait_for(timeout=TIMEOUT_MS)
+        with page.expect_download(timeout=TIMEOUT_MS) as dl:
+            button.click()
+        path = tmp_path / "report.html"
+        dl.value.save_as(str(path))
+    finally:
+        ctx.close()
+    for size in (PHONE, LAPTOP):
+        ctx = browser.new_context(viewport=size)
+        try:
+            page = ctx.new_page()
+            page.goto(path.as_uri())
+            page.wait_for_function("[...document.querySelectorAll('.calib-plot')].every(d => d.querySelector('.gtitle'))",
+                                   timeout=TIMEOUT_MS)
+            width = size["width"]
+            scroll = page.evaluate("document.scrollingElement.scrollWidth")
+            assert scroll <= width, f"at {width} px the report scrolls sideways: {scroll} px wide"
+            # the side-by-side table is wider than a phone: it scrolls in its own box, whole
+            tables = page.evaluate("""() => [...document.querySelectorAll('table')].map(t => {
+              const box = t.parentElement, r = box.getBoundingClientRect();
+              return [t.scrollWidth, box.clientWidth, getComputedStyle(box).overflowX, r.right]; })""")
+            assert tables, "the report has tables"
+            for table_w, box_w, overflow, right in tables:
+                assert right <= width + 1 and (table_w <= box_w or overflow == "auto"), (width, tables)
+            figs = page.evaluate("() => [...document.querySelectorAll('.calib-plot .main-svg')]"
+                                 ".map(s => s.getBoundingClientRect().right)")
+            assert figs and max(figs) <= width + 1, (width, figs)
+            seen = hover_each_figure(page, page.locator(".calib-plot"))
+            for s in seen:
+                assert not overlap(s["t"], s["m"]), f"at {width} px the mode bar covers {s['title']!r}: {s}"
+            screenshot(page, f"report_{width}")
+        finally:
+            ctx.close()
