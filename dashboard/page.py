@@ -24,6 +24,7 @@ from dashboard.entries import (
 )
 from dashboard.keys import NOTES_KEY, PAGE_JUMPED_KEY, SHARED_KEY, VIEW_KEY
 from dashboard.layout import METHOD_LABELS, PAGE_FILES, PAGE_TITLES, SCORING_LABELS, link, md_escape
+from dashboard.navigation import close_sidebar_on_page_change
 from dashboard.sharing import end_if_link_gone, restore_shared, share_panel
 from dashboard.state import bind, get_view, set_view, sync_url
 from dashboard.style import apply_style
@@ -61,6 +62,7 @@ def page_setup(page: str) -> Context:
 
     colors = figures.palette([d.name for d in ds])
     with st.sidebar:
+        close_sidebar_on_page_change(page)  # on a narrow screen, once a page is chosen
         _data_panel(ds, page)
         share_panel(acc, ds)
         _recalibration_panel(ds)

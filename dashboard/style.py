@@ -17,7 +17,9 @@ What it does, below :data:`NARROW_PX` of viewport width (Streamlit already stack
 - figures, tables and code blocks never grow past the main block (a table scrolls inside
   its own frame, as on a laptop).
 
-At every width: figures are as wide as their container (Plotly's autosize, the legend is
+At every width: the sidebar closer's 0 px frame
+(:func:`dashboard.navigation.close_sidebar_on_page_change`) takes no room in the sidebar;
+figures are as wide as their container (Plotly's autosize, the legend is
 below the plot: :func:`calib.present.plot_base._layout`).
 """
 
@@ -28,8 +30,11 @@ import streamlit as st
 #: Viewport width (CSS px) under which the narrow-screen rules apply; Streamlit stacks
 #: columns under 640 px.
 NARROW_PX = 640
+#: The key of the sidebar closer's element (:func:`dashboard.navigation.close_sidebar_on_page_change`).
+SIDEBAR_CLOSER_KEY = "calib-sidebar-closer"
 
 CSS = f"""<style>
+.st-key-{SIDEBAR_CLOSER_KEY} {{ position: absolute; width: 0; height: 0; overflow: hidden; }}
 @media (max-width: {NARROW_PX}px) {{
   [data-testid="stMainBlockContainer"] {{
     padding-left: 0.9rem; padding-right: 0.9rem; padding-top: 3.2rem;

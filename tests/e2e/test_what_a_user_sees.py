@@ -246,3 +246,57 @@ def test_the_html_report_fits_the_screen(server: Any, browser: Any, tmp_path: An
             screenshot(page, f"report_{width}")
         finally:
             ctx.close()
+
+
+# ============================================================================ the sidebar
+SIDEBAR = "[data-testid=stSidebar]"
+
+
+def sidebar_state(page: Any) -> tuple[str | None, float]:
+    """(``data-collapsed``, the share of the viewport's width the sidebar covers)."""
+    bar = page.locator(SIDEBAR)
+    box = bar.bounding_box()
+    width = page.viewport_size["width"]
+    covered = 0.0 if box is None else max(0.0, min(box["x"] + box["width"], width) - max(box["x"], 0.0)) / width
+    return bar.get_attribute("data-collapsed"), covered
+
+
+def test_the_sidebar_closes_after_a_page_is_chosen_on_a_narrow_screen(server: Any, sized: Any) -> None:
+    narrow = sized.viewport_size["width"] <= 640
+    open_path(sized, server, "/", f"sample={JUDGE}&reps=0", "Data")
+    wait_idle(sized)
+    if sized.locator(SIDEBAR).get_attribute("data-collapsed") == "true":
+        sized.locator("[data-testid=stExpandSidebarButton]").click()
+    sized.wait_for_function(f"() => document.querySelector('{SIDEBAR}').getAttribute('data-collapsed') === 'false'",
+                            timeout=TIMEOUT_MS)
+    for name in ("Overview", "Scale"):
+        link = sized.locator("[data-testid=stSidebarNav] a", has_text=re.compile(f"^{name}$")).first
+        link.wait_for(state="visible", timeout=TIMEOUT_MS)
+        link.click()
+        sized.locator("[data-testid=stMain] h1").filter(has_text=re.compile(name if name != "Scale" else "scale")) \
+            .first.wait_for(timeout=TIMEOUT_MS)
+        wait_idle(sized)
+        if narrow:
+            # closed, and out of the way: the page is readable again
+            sized.wait_for_function(
+                f"() => document.querySelector('{SIDEBAR}').getAttribute('data-collapsed') === 'true'",
+                timeout=10_000)
+            sized.wait_for_function(f"() => document.querySelector('{SIDEBAR}').getBoundingClientRect().right <= 1",
+                                    timeout=10_000)
+            assert sidebar_state(sized)[1] == 0.0
+            screenshot(sized, f"sidebar_closed_{name}_{sized.viewport_size['width']}")
+            sized.locator("[data-testid=stExpandSidebarButton]").click()
+            sized.wait_for_function(
+                f"() => document.querySelector('{SIDEBAR}').getAttribute('data-collapsed') === 'false'",
+                timeout=TIMEOUT_MS)
+        else:
+            # a laptop keeps its sidebar beside the page
+            state, covered = sidebar_state(sized)
+            assert state == "false" and 0 < covered < 0.35, (state, covered)
+    if narrow:
+        # a widget in the open sidebar reruns the same page: the sidebar stays open for the next choice
+        sized.locator(".st-key-w_method [role=combobox]").click()
+        sized.get_by_role("option", name="Platt (logistic)", exact=True).click()
+        sized.locator(".st-key-w_scoring").first.wait_for(timeout=TIMEOUT_MS)  # drawn by the rerun
+        wait_idle(sized)
+        assert sidebar_state(sized)[0] == "false"

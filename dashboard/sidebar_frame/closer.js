@@ -1,0 +1,41 @@
+/* calib's sidebar closer: on a narrow screen, the sidebar closes once a page is chosen.
+
+   Streamlit closes its sidebar after a tap on a page link only when the browser calls
+   itself a phone (its user agent); a narrow window with any other (a tablet, a phone asking
+   for the desktop site, a small laptop window) kept the sidebar open over most of the page
+   after every tap. dashboard/navigation.py draws this frame (0 px high) on every page with
+   the page's name; when the name differs from the last one this tab showed, and the
+   window is at most "narrow" px wide, the sidebar's own collapse button is clicked, as a
+   person would. The same page rerun (a widget in the sidebar changed) leaves it open. */
+(function () {
+  "use strict";
+
+  function send(type, extra) {
+    var message = { isStreamlitMessage: true, type: type };
+    for (var k in extra) { message[k] = extra[k]; }
+    window.parent.postMessage(message, "*");
+  }
+
+  function closeSidebar(doc) {
+    var bar = doc.querySelector("[data-testid=stSidebar]");
+    if (!bar || bar.getAttribute("data-collapsed") !== "false") { return; }
+    var button = doc.querySelector("[data-testid=stSidebarCollapseButton] button");
+    if (button) { button.click(); }
+  }
+
+  window.addEventListener("message", function (event) {
+    if (event.source !== window.parent || !event.data || event.data.type !== "streamlit:render") { return; }
+    var args = event.data.args || {};
+    var page = String(args.page || "");
+    try {
+      var top = window.parent;
+      var last = top.calibSidebarPage;
+      top.calibSidebarPage = page;  // a string: nothing of this frame outlives it there
+      if (last !== undefined && last !== page && top.innerWidth <= Number(args.narrow)) {
+        closeSidebar(top.document);
+      }
+    } catch (e) { /* another origin: nothing to close */ }
+    send("streamlit:setFrameHeight", { height: 0 });
+  });
+  send("streamlit:componentReady", { apiVersion: 1 });
+})();
