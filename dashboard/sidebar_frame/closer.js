@@ -4,7 +4,7 @@
    itself a phone (its user agent); a narrow window with any other (a tablet, a phone asking
    for the desktop site, a small laptop window) kept the sidebar open over most of the page
    after every tap. dashboard/navigation.py draws this frame (0 px high) on every page with
-   the page's name; when the name differs from the last one this tab showed, and the
+   the page's name; when the name differs from the last one this tab showed (or none was), and the
    window is at most "narrow" px wide, the sidebar's own collapse button is clicked, as a
    person would. The same page rerun (a widget in the sidebar changed) leaves it open. */
 (function () {
@@ -31,7 +31,9 @@
       var top = window.parent;
       var last = top.calibSidebarPage;
       top.calibSidebarPage = page;  // a string: nothing of this frame outlives it there
-      if (last !== undefined && last !== page && top.innerWidth <= Number(args.narrow)) {
+      // no page seen yet (this tab's first run, or a tap before the first frame reported):
+      // a narrow screen opens with the sidebar closed, so closing an open one is what was asked
+      if (last !== page && top.innerWidth <= Number(args.narrow)) {
         closeSidebar(top.document);
       }
     } catch (e) { /* another origin: nothing to close */ }

@@ -280,9 +280,9 @@ def test_the_sidebar_closes_after_a_page_is_chosen_on_a_narrow_screen(server: An
             # closed, and out of the way: the page is readable again
             sized.wait_for_function(
                 f"() => document.querySelector('{SIDEBAR}').getAttribute('data-collapsed') === 'true'",
-                timeout=10_000)
+                timeout=30_000)
             sized.wait_for_function(f"() => document.querySelector('{SIDEBAR}').getBoundingClientRect().right <= 1",
-                                    timeout=10_000)
+                                    timeout=30_000)
             assert sidebar_state(sized)[1] == 0.0
             screenshot(sized, f"sidebar_closed_{name}_{sized.viewport_size['width']}")
             sized.locator("[data-testid=stExpandSidebarButton]").click()
