@@ -1,0 +1,270 @@
+"""Traffic: a judge's items without outcomes, and the reviewers' labels joined to them.
+
+Contract
+--------
+- :func:`read_traffic` reads a JSONL or CSV file of items a judge has scored, *without*
+  outcomes: each row needs a stated confidence (a key or column of
+  :data:`calib.readers.stated.rules.CONFIDENCE_KEYS`, or ``confidence_key``) and, when the
+  file has an id field (:data:`~calib.readers.stated.rules.ID_KEYS`, or ``id_key``), a
+  non-empty id unique in the file; without an id field an item's key is ``"line N"``, as
+  :func:`calib.labels.records.item_keys` writes it. An outcome present in a row is ignored:
+  this reader is only called when the user says the file is traffic (``calib plan``,
+  ``estimate``, ``certify``); ``calib audit`` never accepts a missing outcome.
+- The stated scale is 0-1 when every value is in [0, 1], else 0-100; a value outside
+  [0, 100], not a number, or missing drops its line with a message naming the line and the
+  reason. Limits apply before parsing (:func:`calib.readers.jsonl.check_lines_cost`).
+- :func:`join_labels` joins label records (:mod:`calib.labels.records`, as ``calib audit
+  --labels`` reads them) by item key: an item's outcome is the majority of its reviewers'
+  current labels (:func:`calib.labels.records.current`); a tie leaves it unlabelled and is
+  counted; labels of unknown items are counted and named. Labelled items are ordered by
+  arrival: the time of the item's first current label, file order breaking ties.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from calib.errors import CalibError
+from calib.labels.records import MAX_KEY_CHARS, Label, current, parse_time, read_labels
+from calib.readers.base import LoadOptions, megabytes
+from calib.readers.jsonl import BOM, JsonLimitError, check_lines_cost, json_loads, not_json, too_long
+from calib.readers.stated.rules import CONFIDENCE_KEYS, ID_KEYS
+
+#: Most bad-line messages kept (the rest are counted in one more message).
+MAX_MESSAGES = 50
+
+
+@dataclass(frozen=True, eq=False)
+class Traffic:
+    """Items a judge scored, without outcomes.
+
+    Attributes
+    ----------
+    name:
+        The file's name, for messages.
+    keys:
+        Per item, the key labels join on (its id, or ``"line N"``).
+    stated:
+        Per item, the stated confidence as written (on :attr:`top`'s scale).
+    top:
+        The scale's top: 1.0 (probabilities) or 100.0 (percent).
+    messages:
+        One message per dropped line (at most :data:`MAX_MESSAGES`, then a count).
+    """
+
+    name: str
+    keys: np.ndarray
+    stated: np.ndarray
+    top: float
+    messages: tuple[str, ...] = ()
+
+    @property
+    def prob(self) -> np.ndarray:
+        """The stated confidence as a probability in [0, 1]."""
+        return self.stated / self.top
+
+    def __len__(self) -> int:
+        return int(self.keys.size)
+
+
+@dataclass(frozen=True, eq=False)
+class Labelled:
+    """Traffic with the reviewers' verdicts joined.
+
+    ``rows`` are the indices of the labelled items in arrival order, ``correct`` their
+    verdicts; ``ties`` items whose reviewers split evenly (left unlabelled); ``unknown``
+    labels naming no item of the traffic, ``unknown_items`` the first few such keys."""
+
+    traffic: Traffic
+    rows: np.ndarray
+    correct: np.ndarray
+    ties: int = 0
+    unknown: int = 0
+    unknown_items: tuple[str, ...] = ()
+
+    def mask(self) -> np.ndarray:
+        """Per traffic item: is it labelled."""
+        m = np.zeros(len(self.traffic), dtype=bool)
+        m[self.rows] = True
+        return m
+
+    def summary(self) -> dict[str, object]:
+        return {"labelled_items": int(self.rows.size), "tied_items": self.ties,
+                "labels_of_unknown_items": self.unknown, "unknown_items": list(self.unknown_items)}
+
+
+class _Messages:
+    def __init__(self, name: str) -> None:
+        self.name, self.kept, self.more = name, [], 0
+
+    def add(self, no: int, why: str) -> None:
+        if len(self.kept) < MAX_MESSAGES:
+            self.kept.append(f"{self.name} line {no}: {why}")
+        else:
+            self.more += 1
+
+    def all(self) -> tuple[str, ...]:
+        return (*self.kept, f"... and {self.more} more bad lines") if self.more else tuple(self.kept)
+
+
+def _records(data: bytes, name: str, opts: LoadOptions, msgs: _Messages) -> list[tuple[int, dict]]:
+    """``(line number, object)`` per readable row: JSONL objects or CSV rows as dicts."""
+    out: list[tuple[int, dict]] = []
+    if data.lstrip()[:1] == b"{":
+        for no, raw in enumerate(data.split(b"\n"), start=1):
+            raw = raw.rstrip(b"\r")
+            if not raw.strip():
+                continue
+            if len(raw) > opts.max_line_chars:
+                msgs.add(no, too_long(len(raw), opts.max_line_chars))
+                continue
+            try:
+                obj = json_loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                msgs.add(no, "not UTF-8")
+                continue
+            except JsonLimitError as exc:
+                msgs.add(no, f"cannot be read: {exc}")
+                continue
+            except ValueError as exc:
+                msgs.add(no, not_json(exc))
+                continue
+            if not isinstance(obj, dict):
+                msgs.add(no, f"expected a JSON object {{...}}, got {type(obj).__name__}")
+                continue
+            out.append((no, obj))
+        return out
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CalibError(f"{name}: not UTF-8 (byte {exc.start + 1}); a CSV must be UTF-8") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not reader.fieldnames:
+        raise CalibError(f"{name}: empty, or neither JSONL nor a CSV with a header")
+    for row in reader:
+        out.append((reader.line_num, {k: v for k, v in row.items() if k is not None}))
+    return out
+
+
+def _pick(objs: list[tuple[int, dict]], given: str | None, names: Sequence[str]) -> str | None:
+    if given:
+        return given
+    present = set().union(*(o.keys() for _, o in objs[:1000])) if objs else set()
+    lower = {k.lower(): k for k in present}
+    return next((lower[n] for n in names if n in lower), None)
+
+
+def _number(v: object) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int | float):
+        x = float(v)
+    elif isinstance(v, str) and v.strip():
+        try:
+            x = float(v.strip().rstrip("%"))
+        except ValueError:
+            return None
+    else:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_traffic(data: bytes, name: str, *, confidence_key: str | None = None, id_key: str | None = None,
+                 options: LoadOptions | None = None) -> Traffic:  # long: one pass, every rule named
+    """Traffic from JSONL or CSV bytes (see the module's contract).
+
+    Raises
+    ------
+    CalibError
+        Over a limit, no confidence field, or no usable row (the message names the first bad lines).
+    """
+    opts = options or LoadOptions()
+    if len(data) > opts.max_decompressed_bytes:
+        raise CalibError(f"{name}: {megabytes(len(data))} MB, over the "
+                         f"{megabytes(opts.max_decompressed_bytes)} MB a traffic file may hold")
+    check_lines_cost(data, name, opts)
+    data = data.removeprefix(BOM)
+    msgs = _Messages(name)
+    objs = _records(data, name, opts, msgs)
+    if len(objs) > opts.max_rows:
+        raise CalibError(f"{name}: more than {opts.max_rows:,} rows; refused (raise CALIB_MAX_ROWS)")
+    ckey = _pick(objs, confidence_key, CONFIDENCE_KEYS)
+    if ckey is None:
+        raise CalibError(f"{name}: no confidence field (looked for {', '.join(CONFIDENCE_KEYS[:6])}, ...; "
+                         "name it with --confidence-key)")
+    ikey = _pick(objs, id_key, ID_KEYS)
+    keys: list[str] = []
+    values: list[float] = []
+    seen: dict[str, int] = {}
+    for no, obj in objs:
+        x = _number(obj.get(ckey))
+        if x is None:
+            what = "missing" if obj.get(ckey) in (None, "") else f"not a finite number: {str(obj.get(ckey))[:40]!r}"
+            msgs.add(no, f"confidence {what}")
+            continue
+        if not 0.0 <= x <= 100.0:
+            msgs.add(no, f"confidence {x:g} is outside 0-100")
+            continue
+        if ikey is None:
+            key = f"line {no}"
+        else:
+            raw = obj.get(ikey)
+            key = "" if raw is None or isinstance(raw, bool | dict | list) else str(raw)
+            if not key or len(key) > MAX_KEY_CHARS or "\x00" in key:
+                msgs.add(no, f"{ikey} is missing or unusable as an item id")
+                continue
+            if key in seen:
+                msgs.add(no, f"{ikey} {key[:40]!r} repeats line {seen[key]} (labels join on it)")
+                continue
+        seen[key] = no
+        keys.append(key)
+        values.append(x)
+    if not values:
+        first = "; ".join(msgs.all()[:3])
+        raise CalibError(f"{name}: no usable row" + (f" ({first})" if first else ""))
+    stated = np.asarray(values, dtype=float)
+    top = 1.0 if stated.max() <= 1.0 else 100.0
+    return Traffic(name, np.asarray(keys, dtype=object), stated, top, msgs.all())
+
+
+def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
+    """The traffic's items labelled by ``labels`` (see the module's contract)."""
+    index = {k: i for i, k in enumerate(traffic.keys)}
+    right: dict[int, int] = {}
+    wrong: dict[int, int] = {}
+    arrival: dict[int, tuple[object, int]] = {}
+    unknown, unknown_items = 0, []
+    for pos, lab in enumerate(current(labels)):
+        i = index.get(lab.item)
+        if i is None:
+            unknown += 1
+            if len(unknown_items) < 5:
+                unknown_items.append(lab.item)
+            continue
+        (right if lab.correct else wrong)[i] = (right if lab.correct else wrong).get(i, 0) + 1
+        t = (parse_time(lab.time), pos)
+        if i not in arrival or t < arrival[i]:
+            arrival[i] = t
+    rows, correct, ties = [], [], 0
+    for i in sorted(arrival, key=arrival.__getitem__):
+        r, w = right.get(i, 0), wrong.get(i, 0)
+        if r == w:
+            ties += 1
+            continue
+        rows.append(i)
+        correct.append(r > w)
+    return Labelled(traffic, np.asarray(rows, dtype=int), np.asarray(correct, dtype=bool), ties, unknown,
+                    tuple(unknown_items))
+
+
+def load_labels(data: bytes, name: str, traffic: Traffic, options: LoadOptions | None = None
+                ) -> tuple[Labelled, tuple[str, ...]]:
+    """Read a labels file (:func:`calib.labels.records.read_labels`) and join it to ``traffic``."""
+    labels, messages = read_labels(data, name, options=options)
+    return join_labels(traffic, labels), messages
