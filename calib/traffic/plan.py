@@ -1,0 +1,208 @@
+"""Which traffic items to label next: a stratified plan with known inclusion probabilities.
+
+Contract
+--------
+- Strata (:func:`strata`) are by stated value: one per distinct value when the traffic has at
+  most :data:`MAX_VALUE_STRATA` of them, else :data:`BINS` bins of about equal size cut
+  between distinct values (an item's stratum never depends on an outcome). Stratum ``h``
+  holds ``N_h`` items, ``l_h`` of them already labelled.
+- The fitted map (:func:`fitted_rates`): per stratum the hit rate
+  ``(k_h + 2 s_h) / (n_h + 2)`` (two pseudo-labels at the stratum's mean stated value
+  ``s_h``; ``s_h`` itself without labels), made monotone in the stated value by PAV.
+- Allocation (:func:`allocate`): Neyman, total labels of stratum ``h`` proportional to
+  ``N_h sqrt(p_h (1 - p_h))`` with ``p_h`` clipped to [0.02, 0.98] (a stratum that looks
+  perfect still gets labels), every stratum at least :data:`FLOOR` labels (or all its
+  items), the ``budget`` new labels going where the totals fall short, capped by what is
+  unlabelled. With a target error, the allocation is for the error among accepted at the
+  lowest stated value whose fitted error among accepted is under the target: strata below
+  it keep only the floor.
+- Drawing (:func:`plan`): ``m_h`` new items by simple random sampling without replacement
+  among stratum ``h``'s ``N_h - l_h`` unlabelled items, so each carries inclusion
+  probability ``m_h / (N_h - l_h)`` for this plan; together with earlier plans the labelled
+  items of a stratum are a simple random sample of it (inclusion ``n_h / N_h``), which is the
+  design :mod:`calib.traffic.estimate` and :mod:`calib.traffic.certify` assume. The items
+  are listed in a random order interleaving strata.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from calib.errors import CalibError
+from calib.isotonic import pav
+from calib.routing import spreadsheet_cell
+from calib.traffic.read import Labelled, Traffic
+
+#: Most strata that are one stated value each.
+MAX_VALUE_STRATA = 20
+#: Strata of a continuous stated confidence (bins of about equal size).
+BINS = 10
+#: Fewest labels per stratum a plan aims for (two give a variance).
+FLOOR = 2
+#: ``p`` is clipped to this range in Neyman's ``sqrt(p (1 - p))``.
+P_CLIP = (0.02, 0.98)
+
+
+@dataclass(frozen=True, eq=False)
+class Strata:
+    """``of`` per item its stratum (0-based, increasing with the stated value); ``low`` and
+    ``high`` per stratum its smallest and largest stated value; ``size`` its item count."""
+
+    of: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    size: np.ndarray
+
+    def name(self, h: int, top: float) -> str:
+        lo, hi = self.low[h], self.high[h]
+        fmt = "{:g}" if top > 1 else "{:.4g}"
+        return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}-{fmt.format(hi)}"
+
+    def __len__(self) -> int:
+        return int(self.size.size)
+
+
+def strata(traffic: Traffic) -> Strata:
+    """The strata of ``traffic`` by stated value (see the module's contract)."""
+    values, inverse = np.unique(traffic.stated, return_inverse=True)
+    if values.size <= MAX_VALUE_STRATA:
+        of = inverse
+    else:
+        counts = np.bincount(inverse)
+        cum = np.cumsum(counts) / counts.sum()
+        # a value goes to the bin its cumulative share (at its middle) falls in
+        of = np.minimum((BINS * (cum - counts / (2 * counts.sum()))).astype(int), BINS - 1)[inverse]
+        of = np.unique(of, return_inverse=True)[1]
+    h = int(of.max()) + 1
+    low = np.array([traffic.stated[of == k].min() for k in range(h)])
+    high = np.array([traffic.stated[of == k].max() for k in range(h)])
+    return Strata(of, low, high, np.bincount(of, minlength=h))
+
+
+def fitted_rates(traffic: Traffic, st: Strata, lab: Labelled | None) -> np.ndarray:
+    """Per stratum the fitted hit rate (the module's fitted map)."""
+    h = len(st)
+    s = np.bincount(st.of, weights=traffic.prob, minlength=h) / st.size
+    if lab is None or lab.rows.size == 0:
+        return s
+    n = np.bincount(st.of[lab.rows], minlength=h).astype(float)
+    k = np.bincount(st.of[lab.rows], weights=lab.correct.astype(float), minlength=h)
+    return np.clip(pav((k + 2 * s) / (n + 2), n + 2), 0.0, 1.0)
+
+
+def allocate(size: np.ndarray, have: np.ndarray, sd: np.ndarray, budget: int, floor: int = FLOOR
+             ) -> np.ndarray:
+    """New labels per stratum: Neyman totals with a floor, filled greedily up to ``budget``.
+
+    Each new label goes, one at a time, to the stratum whose total is furthest below its
+    floor, else to the one whose ``N_h^2 sd_h^2 / n_h`` drops most (``N_h^2 sd_h^2 / (n_h (n_h +
+    1))``): greedy on a separable convex sum, so it ends at the integer allocation minimising
+    ``sum N_h^2 sd_h^2 / n_h`` (Neyman's ``n_h ∝ N_h sd_h`` in integers) among those meeting
+    the floor, never beyond a stratum's unlabelled items."""
+    new = np.zeros(size.size, dtype=int)
+    room = size - have
+    for _ in range(int(min(budget, room.sum()))):
+        total = have + new
+        open_ = new < room
+        short = open_ & (total < np.minimum(floor, size))
+        if short.any():
+            h = int(np.flatnonzero(short)[np.argmin(total[short])])
+        else:
+            drop = (size * np.maximum(sd, 1e-12)) ** 2 / np.maximum(total * (total + 1.0), 0.5)
+            gain = np.where(open_, drop, -np.inf)
+            h = int(np.argmax(gain))
+        new[h] += 1
+    return new
+
+
+def target_stratum(traffic: Traffic, st: Strata, p: np.ndarray, target: float) -> int:
+    """The lowest stratum from which on the fitted error among accepted is under ``target``
+    (the highest stratum when none is)."""
+    wrong = st.size * (1 - p)
+    for h in range(len(st)):
+        if wrong[h:].sum() / st.size[h:].sum() < target:
+            return h
+    return len(st) - 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The next items to label and how they were chosen (:meth:`to_dict` is ``calib plan --json``)."""
+
+    ids: tuple[str, ...]
+    stratum: tuple[str, ...]
+    inclusion: tuple[float, ...]
+    strata_rows: tuple[dict[str, Any], ...]
+    budget: int
+    seed: int | None
+    target_error: float | None
+    focus_from: str | None
+
+    def items(self) -> list[dict[str, Any]]:
+        return [{"id": i, "stratum": s, "inclusion_probability": p}
+                for i, s, p in zip(self.ids, self.stratum, self.inclusion, strict=True)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items(), "budget": self.budget, "planned": len(self.ids), "seed": self.seed,
+            "target_error": self.target_error, "allocated_for_accepted_from": self.focus_from,
+            "strata": list(self.strata_rows),
+            "design": "stratified by stated value; Neyman allocation sqrt(p(1-p)) from the fitted map, "
+                      f"at least {FLOOR} labels per stratum; simple random sampling within a stratum",
+        }
+
+
+def plan(traffic: Traffic, lab: Labelled | None, budget: int, *, target_error: float | None = None,
+         seed: int | None = None) -> Plan:
+    """The next ``budget`` items to label (see the module's contract)."""
+    if budget < 1:
+        raise CalibError(f"--budget must be at least 1, got {budget}")
+    if target_error is not None and not 0 < target_error < 1:
+        raise CalibError(f"--target-error must be in (0, 1), got {target_error}")
+    st = strata(traffic)
+    p = fitted_rates(traffic, st, lab)
+    labelled = lab.mask() if lab is not None else np.zeros(len(traffic), dtype=bool)
+    have = np.bincount(st.of[labelled], minlength=len(st))
+    sd = np.sqrt(np.clip(p, *P_CLIP) * (1 - np.clip(p, *P_CLIP)))
+    focus = None
+    if target_error is not None:
+        focus = target_stratum(traffic, st, p, target_error)
+        sd = np.where(np.arange(len(st)) >= focus, sd, 0.0)
+    new = allocate(st.size, have, sd, budget)
+    rng = np.random.default_rng(seed)
+    chosen, incl = [], []
+    for h in range(len(st)):
+        pool = np.flatnonzero((st.of == h) & ~labelled)
+        if new[h]:
+            chosen.append(rng.choice(pool, size=new[h], replace=False))
+            incl.append(np.full(new[h], new[h] / pool.size))
+    idx = np.concatenate(chosen) if chosen else np.zeros(0, dtype=int)
+    pi = np.concatenate(incl) if incl else np.zeros(0)
+    order = rng.permutation(idx.size)
+    idx, pi = idx[order], pi[order]
+    rows = tuple({"stratum": st.name(h, traffic.top), "items": int(st.size[h]), "labelled": int(have[h]),
+                  "planned": int(new[h]), "fitted_hit_rate": float(p[h])} for h in range(len(st)))
+    return Plan(tuple(str(traffic.keys[i]) for i in idx), tuple(st.name(int(st.of[i]), traffic.top) for i in idx),
+                tuple(float(x) for x in pi), rows, budget, seed, target_error,
+                None if focus is None else st.name(focus, traffic.top))
+
+
+def plan_to_jsonl(p: Plan) -> bytes:
+    """One JSON object per planned item (``id``, ``stratum``, ``inclusion_probability``)."""
+    return "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in p.items()).encode("utf-8")
+
+
+def plan_to_csv(p: Plan) -> bytes:
+    """The planned items as CSV, every text cell spreadsheet-safe and quoted."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\r\n")
+    w.writerow(["id", "stratum", "inclusion_probability"])
+    for it in p.items():
+        w.writerow([spreadsheet_cell(it["id"]), spreadsheet_cell(it["stratum"]), it["inclusion_probability"]])
+    return buf.getvalue().encode("utf-8")
