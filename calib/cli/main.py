@@ -17,6 +17,7 @@ from calib.cli.labels import add_labels, attach_dash_values
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from calib.cli.route import add_route
 from calib.cli.sql import add_sql
+from calib.cli.traffic import add_traffic
 from calib.errors import CalibError
 
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_drift(sub)
     add_sql(sub)
     add_labels(sub)
+    add_traffic(sub)
     return parser
 
 

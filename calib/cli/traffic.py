@@ -1,0 +1,150 @@
+"""``calib plan``, ``calib estimate``, ``calib certify``: labelling traffic as it comes.
+
+A traffic file holds a judge's items without outcomes (:mod:`calib.traffic.read`); labels are
+the reviewers' label records (``calib labels export``). The engine is :mod:`calib.traffic`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from calib.cli.args import add_json_option, check_writable, number
+from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, emit_json
+from calib.errors import CalibError
+from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
+
+if TYPE_CHECKING:
+    from calib.traffic.read import Labelled, Traffic
+
+
+def _common(p: argparse.ArgumentParser, labels_required: bool) -> None:
+    p.add_argument("traffic", metavar="TRAFFIC", help="JSONL or CSV of items with an id and a stated confidence, "
+                   "outcomes not needed")
+    p.add_argument("--labels", required=labels_required, metavar="L",
+                   help="labels (JSONL or CSV label records: item, correct, reviewer, time, ...)")
+    p.add_argument("--confidence-key", help="the traffic's confidence field (default: detected)")
+    p.add_argument("--id-key", help="the traffic's id field (default: detected; labels join on it)")
+
+
+def add_traffic(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("plan", help="the next items of traffic to label (stratified, with inclusion probabilities)")
+    _common(p, False)
+    p.add_argument("--budget", type=int, required=True, metavar="K", help="how many items to plan")
+    p.add_argument("--target-error", type=number, help="allocate for the error among accepted under this target")
+    p.add_argument("--confidence", type=number, default=DEFAULT_CONFIDENCE, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, help="random seed of the draw")
+    o = add_json_option(p)
+    o.add_argument("--out", metavar="FILE", help="also write the planned items (.jsonl or .csv)")
+    p.set_defaults(func=run_plan)
+
+    p = sub.add_parser("estimate", help="accuracy and error among accepted on the whole traffic, from its labels")
+    _common(p, True)
+    p.add_argument("--threshold", type=number, metavar="T", help="accept stated >= T (default: 90%% of the scale)")
+    add_json_option(p)
+    p.set_defaults(func=run_estimate)
+
+    p = sub.add_parser("certify", help="an anytime-valid threshold certificate on traffic (exit 1: not certified "
+                                       "or withdrawn)")
+    _common(p, True)
+    p.add_argument("--target-error", type=number, default=DEFAULT_TARGET, metavar="A")
+    p.add_argument("--confidence", type=number, default=DEFAULT_CONFIDENCE, metavar="C")
+    add_json_option(p)
+    p.set_defaults(func=run_certify)
+
+
+def _read(path: str, what: str) -> bytes:
+    from calib.limits import Limits
+
+    cap = Limits.from_env().load_options(None).max_decompressed_bytes
+    f = Path(path)
+    try:
+        if f.stat().st_size > cap:
+            raise CalibError(f"{path}: {f.stat().st_size / 2**20:,.0f} MB, over the {cap / 2**20:,.0f} MB "
+                             f"a {what} file may hold")
+        return f.read_bytes()
+    except OSError as exc:
+        raise CalibError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
+    from calib.limits import Limits
+    from calib.traffic.read import load_labels, read_traffic
+
+    opts = Limits.from_env().load_options(None)
+    tr = read_traffic(_read(args.traffic, "traffic"), Path(args.traffic).name, confidence_key=args.confidence_key,
+                      id_key=args.id_key, options=opts)
+    for m in tr.messages:
+        print(f"calib: {m}", file=sys.stderr)
+    if not args.labels:
+        return tr, None
+    lab, messages = load_labels(_read(args.labels, "labels"), Path(args.labels).name, tr, opts)
+    for m in messages:
+        print(f"calib: {m}", file=sys.stderr)
+    if lab.unknown:
+        print(f"calib: {lab.unknown} label(s) name no item of {tr.name} (first: "
+              f"{', '.join(repr(k[:40]) for k in lab.unknown_items)})", file=sys.stderr)
+    return tr, lab
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from calib.traffic.plan import plan, plan_to_csv, plan_to_jsonl
+
+    if args.out:
+        check_writable(args.out, "--out")
+        if not args.out.lower().endswith((".jsonl", ".csv")):
+            raise CalibError(f"--out {args.out}: name a .jsonl or .csv file")
+    tr, lab = _inputs(args)
+    p = plan(tr, lab, args.budget, target_error=args.target_error, seed=args.seed)
+    if args.out:
+        Path(args.out).write_bytes(plan_to_csv(p) if args.out.lower().endswith(".csv") else plan_to_jsonl(p))
+    if args.json:
+        emit_json(p.to_dict())
+    else:
+        print(f"{len(p.ids)} items to label next (of {len(tr):,}):")
+        for row in p.strata_rows:
+            print(f"  stratum {row['stratum']}: {row['items']:,} items, {row['labelled']} labelled, "
+                  f"{row['planned']} planned")
+    return EXIT_OK
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    from calib.traffic.estimate import estimate
+
+    _, lab = _inputs(args)
+    assert lab is not None  # --labels is required
+    out = estimate(lab, args.threshold)
+    if args.json:
+        emit_json(out)
+        return EXIT_OK
+    for key, title in (("accuracy", "accuracy"), ("error_accepted", f"error among accepted (>= {out['threshold']:g})")):
+        e = out[key]
+        if e["estimate"] is None:
+            print(f"{title}: not estimable ({e.get('reason', '')})")
+        else:
+            lo, hi = e["ci"]
+            print(f"{title}: {e['estimate']:.1%} [{lo:.1%}, {hi:.1%}] from {e['labels']} labels, {e['method']} "
+                  f"(as {e['uniform_labels_equivalent']} uniform labels)")
+    return EXIT_OK
+
+
+def run_certify(args: argparse.Namespace) -> int:
+    from calib.traffic.certify import certify
+
+    _, lab = _inputs(args)
+    assert lab is not None
+    cert = certify(lab, args.target_error, args.confidence)
+    if args.json:
+        emit_json(cert.to_dict())
+    elif cert.certified:
+        print(f"certified at {cert.threshold:g} since label {cert.since_label}: error among accepted <= "
+              f"{cert.bound:.2%} (target {cert.target_error:.2%}, confidence {cert.confidence:.0%})")
+    else:
+        more = "" if cert.labels_needed is None else f": about {cert.labels_needed} more labels at the current rate"
+        print(f"not yet certified{more}")
+    if cert.withdrawn:
+        print(f"calib: ALARM: certificate withdrawn at {', '.join(f'{t:g}' for t in cert.withdrawn_thresholds)}: "
+              "the bound rose above the target (the judge or the traffic changed?)", file=sys.stderr)
+    return EXIT_OK if cert.certified and not cert.withdrawn else EXIT_THRESHOLD
