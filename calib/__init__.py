@@ -10,7 +10,8 @@ The Python API (README, "Python API")::
     from calib import decision  # the threshold-decision engine itself
 
 ``calib.audit``, ``calib.fit``, ``calib.route`` (= ``calib.decide``), ``calib.compare``
-and ``calib.load`` are the functions of :mod:`calib.present.notebook` (inputs read by
+and ``calib.load`` (and, on traffic without outcomes, ``calib.plan``, ``calib.estimate``,
+``calib.certify``: :mod:`calib.traffic`) are the functions of :mod:`calib.present.notebook` (inputs read by
 :mod:`calib.api` as files are). They are looked up lazily (module ``__getattr__``), so
 ``import calib`` and ``python -m calib --help`` import no numpy, pandas or scipy.
 
@@ -36,7 +37,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 #: Names of the Python API, all functions of :mod:`calib.present.notebook`.
-API: tuple[str, ...] = ("audit", "fit", "route", "decide", "compare", "load")
+API: tuple[str, ...] = ("audit", "fit", "route", "decide", "compare", "load", "plan", "estimate", "certify")
 #: API names that are also submodules of the package (made callable, see above).
 CALLABLE_MODULES: tuple[str, ...] = ("audit", "compare")
 #: Submodules reached as attributes without an import statement.

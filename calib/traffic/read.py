@@ -268,3 +268,30 @@ def load_labels(data: bytes, name: str, traffic: Traffic, options: LoadOptions |
     """Read a labels file (:func:`calib.labels.records.read_labels`) and join it to ``traffic``."""
     labels, messages = read_labels(data, name, options=options)
     return join_labels(traffic, labels), messages
+
+
+def as_traffic(traffic: Traffic | str | bytes | object, options: LoadOptions | None = None) -> Traffic:
+    """``traffic`` as :class:`Traffic`: itself, or read from a path or from bytes (the Python API)."""
+    from pathlib import Path
+
+    if isinstance(traffic, Traffic):
+        return traffic
+    if isinstance(traffic, bytes):
+        return read_traffic(traffic, "traffic", options=options)
+    if isinstance(traffic, str | Path):
+        return read_traffic(Path(traffic).read_bytes(), Path(traffic).name, options=options)
+    raise CalibError(f"traffic must be a path, bytes or Traffic, got {type(traffic).__name__}")
+
+
+def as_labelled(tr: Traffic, labels: Sequence[Label] | str | bytes | object,
+                options: LoadOptions | None = None) -> Labelled:
+    """``labels`` (a sequence of :class:`~calib.labels.records.Label`, a path or bytes) joined to ``tr``."""
+    from pathlib import Path
+
+    if isinstance(labels, bytes):
+        return load_labels(labels, "labels", tr, options)[0]
+    if isinstance(labels, str | Path):
+        return load_labels(Path(labels).read_bytes(), Path(labels).name, tr, options)[0]
+    if isinstance(labels, Sequence) and all(isinstance(x, Label) for x in labels):
+        return join_labels(tr, labels)
+    raise CalibError("labels must be a path, bytes or a sequence of calib.labels.records.Label")
