@@ -76,3 +76,12 @@ def test_plan_csv_is_spreadsheet_safe() -> None:
     assert '"\'=cmd()"' in text and "=cmd()" not in text.replace("'=cmd()", "")
 
 
+
+
+def test_target_plan_gives_strata_below_the_focus_only_the_floor() -> None:
+    # 100 items at each of 60, 70, 80, 90, 95; fitted errors among accepted from the stated value:
+    # from 95: 5%, from 90: 7.5%, ...: with target 12%, half of it (6%) is first met from 95
+    tr = _traffic([v for v in (60, 70, 80, 90, 95) for _ in range(100)])
+    p = plan(tr, None, 50, target_error=0.12, seed=0)
+    assert p.focus_from == "95"
+    assert [r["planned"] for r in p.strata_rows] == [2, 2, 2, 2, 42]

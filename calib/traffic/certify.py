@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from calib.errors import CalibError
-from calib.traffic.plan import FLOOR, strata
+from calib.traffic.plan import FLOOR, Strata, strata
 from calib.traffic.read import Labelled
 
 #: Grid steps of the bound on [0, 1].
@@ -139,22 +139,28 @@ def _projection(of: np.ndarray, wrong: np.ndarray, size: np.ndarray, alpha: floa
     return None
 
 
+def bound_path(lab: Labelled, confidence: float) -> tuple[Strata, np.ndarray]:
+    """The strata and ``(labels, candidates)``: after each label, each candidate's upper bound on
+    the error among accepted (candidate ``c`` accepts strata ``c`` and above)."""
+    st = strata(lab.traffic)
+    size = st.size.astype(float)
+    per = stratum_bounds(st.of[lab.rows], (~lab.correct).astype(float), st.size, (1 - confidence) / len(st))
+    tail = np.cumsum((per * size)[:, ::-1], axis=1)[:, ::-1]
+    return st, tail / np.cumsum(size[::-1])[::-1]
+
+
 def certify(lab: Labelled, target_error: float, confidence: float) -> Certificate:
     """The certificate for ``lab``'s traffic (see the module's contract)."""
     if not 0 < target_error < 1:
         raise CalibError(f"--target-error must be in (0, 1), got {target_error:g}")
     if not 0 < confidence < 1:
         raise CalibError(f"--confidence must be in (0, 1), got {confidence:g}")
-    tr = lab.traffic
-    st = strata(tr)
+    st, bounds = bound_path(lab, confidence)
     h = len(st)
     alpha = (1 - confidence) / h
     of = st.of[lab.rows]
     wrong = (~lab.correct).astype(float)
     size = st.size.astype(float)
-    per = stratum_bounds(of, wrong, st.size, alpha)  # (labels, H)
-    tail = np.cumsum((per * size)[:, ::-1], axis=1)[:, ::-1]
-    bounds = tail / np.cumsum(size[::-1])[::-1]  # (labels, candidates)
     ok = bounds <= target_error
     nlab = of.size
     cands, withdrawn = [], []

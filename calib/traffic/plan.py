@@ -14,8 +14,8 @@ Contract
   perfect still gets labels), every stratum at least :data:`FLOOR` labels (or all its
   items), the ``budget`` new labels going where the totals fall short, capped by what is
   unlabelled. With a target error, the allocation is for the error among accepted at the
-  lowest stated value whose fitted error among accepted is under the target: strata below
-  it keep only the floor.
+  lowest stated value whose fitted error among accepted is under half the target: strata
+  below it keep only the floor.
 - Drawing (:func:`plan`): ``m_h`` new items by simple random sampling without replacement
   among stratum ``h``'s ``N_h - l_h`` unlabelled items, so each carries inclusion
   probability ``m_h / (N_h - l_h)`` for this plan; together with earlier plans the labelled
@@ -122,11 +122,12 @@ def allocate(size: np.ndarray, have: np.ndarray, sd: np.ndarray, budget: int, fl
 
 
 def target_stratum(traffic: Traffic, st: Strata, p: np.ndarray, target: float) -> int:
-    """The lowest stratum from which on the fitted error among accepted is under ``target``
-    (the highest stratum when none is)."""
+    """The lowest stratum from which on the fitted error among accepted is under half the
+    ``target`` (the highest stratum when none is): an upper bound needs room under the target,
+    and a fitted map from few labels (or the stated value) is often overconfident."""
     wrong = st.size * (1 - p)
     for h in range(len(st)):
-        if wrong[h:].sum() / st.size[h:].sum() < target:
+        if wrong[h:].sum() / st.size[h:].sum() < target / 2:
             return h
     return len(st) - 1
 
