@@ -84,3 +84,20 @@ def test_cli_exit_codes(tmp_path, capsys) -> None:
     assert main(["plan", str(tr), "--budget", "10", "--seed", "1", "--json"]) == 0
     items = json.loads(capsys.readouterr().out)["items"]
     assert len(items) == 10 and set(items[0]) == {"id", "stratum", "inclusion_probability"}
+
+
+def test_bound_survives_looks_after_every_label_where_clopper_pearson_does_not() -> None:
+    # a fixed-seed miniature of bench/sim_traffic.py's table 2: true error 10%, target 9.8%;
+    # a failure is any label after which the bound is at or under the target
+    from scipy.stats import beta
+
+    rng = np.random.default_rng(7)
+    trials, n, delta = 200, 400, 0.05
+    bet = cp = 0
+    for _ in range(trials):
+        x = (rng.random(n) < 0.10).astype(float)
+        bet += bool((betting_upper(x, delta) <= 0.098).any())
+        k = np.cumsum(x)
+        cp += bool((beta.ppf(1 - delta, k + 1, np.arange(1, n + 1) - k) <= 0.098).any())
+    assert bet / trials <= delta + 3 * math.sqrt(delta * (1 - delta) / trials)
+    assert cp / trials > 2 * delta  # the fixed-n bound re-run after every label: the looks make it fail
