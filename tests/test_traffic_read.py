@@ -50,5 +50,6 @@ def test_labels_join_by_majority_in_arrival_order() -> None:
     # i0 first (time 1, majority wrong), i2 (time 5, right); i1 is a tie: left unlabelled
     assert list(lab.rows) == [0, 2] and list(lab.correct) == [False, True]
     assert (lab.ties, lab.unknown, lab.unknown_items) == (1, 1, ("zz",))
+    assert lab.summary()["labels_by_reviewer"] == {"a": 3, "b": 2, "c": 1}
 
 

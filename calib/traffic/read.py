@@ -16,8 +16,8 @@ Contract
 - :func:`join_labels` joins label records (:mod:`calib.labels.records`, as ``calib audit
   --labels`` reads them) by item key: an item's outcome is the majority of its reviewers'
   current labels (:func:`calib.labels.records.current`); a tie leaves it unlabelled and is
-  counted; labels of unknown items are counted and named. Labelled items are ordered by
-  arrival: the time of the item's first current label, file order breaking ties.
+  counted; labels of unknown items are counted and named; the current labels joined are
+  counted per reviewer. Labelled items are ordered by arrival: the time of the item's first current label, file order breaking ties.
 """
 
 from __future__ import annotations
@@ -87,6 +87,7 @@ class Labelled:
     ties: int = 0
     unknown: int = 0
     unknown_items: tuple[str, ...] = ()
+    reviewers: tuple[tuple[str, int], ...] = ()
 
     def mask(self) -> np.ndarray:
         """Per traffic item: is it labelled."""
@@ -96,7 +97,8 @@ class Labelled:
 
     def summary(self) -> dict[str, object]:
         return {"labelled_items": int(self.rows.size), "tied_items": self.ties,
-                "labels_of_unknown_items": self.unknown, "unknown_items": list(self.unknown_items)}
+                "labels_of_unknown_items": self.unknown, "unknown_items": list(self.unknown_items),
+                "labels_by_reviewer": dict(self.reviewers)}
 
 
 class _Messages:
@@ -240,6 +242,7 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
     wrong: dict[int, int] = {}
     arrival: dict[int, tuple[object, int]] = {}
     unknown, unknown_items = 0, []
+    by: dict[str, int] = {}
     for pos, lab in enumerate(current(labels)):
         i = index.get(lab.item)
         if i is None:
@@ -248,6 +251,7 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
                 unknown_items.append(lab.item)
             continue
         (right if lab.correct else wrong)[i] = (right if lab.correct else wrong).get(i, 0) + 1
+        by[lab.reviewer] = by.get(lab.reviewer, 0) + 1
         t = (parse_time(lab.time), pos)
         if i not in arrival or t < arrival[i]:
             arrival[i] = t
@@ -260,7 +264,7 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
         rows.append(i)
         correct.append(r > w)
     return Labelled(traffic, np.asarray(rows, dtype=int), np.asarray(correct, dtype=bool), ties, unknown,
-                    tuple(unknown_items))
+                    tuple(unknown_items), tuple(sorted(by.items())))
 
 
 def load_labels(data: bytes, name: str, traffic: Traffic, options: LoadOptions | None = None
