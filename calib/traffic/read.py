@@ -120,7 +120,7 @@ def _records(data: bytes, name: str, opts: LoadOptions, msgs: _Messages) -> list
     out: list[tuple[int, dict]] = []
     if data.lstrip()[:1] == b"{":
         for no, raw in enumerate(data.split(b"\n"), start=1):
-            raw = raw.rstrip(b"\r")
+            raw = raw.rstrip(b"\r").removeprefix(BOM)  # a BOM opening a line, as the stated reader accepts
             if not raw.strip():
                 continue
             if len(raw) > opts.max_line_chars:
@@ -149,8 +149,11 @@ def _records(data: bytes, name: str, opts: LoadOptions, msgs: _Messages) -> list
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames:
         raise CalibError(f"{name}: empty, or neither JSONL nor a CSV with a header")
-    for row in reader:
-        out.append((reader.line_num, {k: v for k, v in row.items() if k is not None}))
+    try:
+        for row in reader:
+            out.append((reader.line_num, {k: v for k, v in row.items() if k is not None}))
+    except csv.Error as exc:  # a cell over the csv module's field limit, a NUL
+        raise CalibError(f"{name} line {reader.line_num + 1}: cannot be read as CSV ({exc})") from None
     return out
 
 
@@ -166,7 +169,10 @@ def _number(v: object) -> float | None:
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, int | float):
-        x = float(v)
+        try:
+            x = float(v)
+        except OverflowError:  # an integer literal beyond the float range
+            return None
     elif isinstance(v, str) and v.strip():
         try:
             x = float(v.strip().rstrip("%"))
