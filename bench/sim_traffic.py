@@ -189,6 +189,27 @@ def needed(design: str, trials: int, n: int, target: float, rng: np.random.Gener
     return [f"  {design:8s} target {target:.3f}  planned: {show(planned)}   uniform: {show(uniform)}"]
 
 
+def ppi_agreement(rng: np.random.Generator) -> list[str]:
+    """The difference estimator beside ``ppi_py`` (``pip install ppi-python``; not a test dependency:
+    0.2.3 installs a top-level ``tests`` package that shadows this project's ``tests/``)."""
+    try:
+        import ppi_py
+    except ImportError:
+        return ["  ppi_py not installed: skipped"]
+    from calib.traffic.estimate import difference
+
+    big, n = 200_000, 400
+    g = rng.beta(5, 2, size=big)
+    z = (rng.random(big) < g).astype(float)
+    lab = rng.choice(big, size=n, replace=False)
+    est, se, lam = difference(np.array([float(big)]), np.zeros(n, dtype=int), z[lab], g[lab],
+                              np.array([g.sum()]), np.array([(g**2).sum()]), big)
+    lo, hi = ppi_py.ppi_mean_ci(z[lab], g[lab], g, alpha=0.05, lam=lam)
+    pe = float(ppi_py.ppi_mean_pointestimate(z[lab], g[lab], g, lam=lam)[0])
+    return [f"  N={big:,}, n={n}, lambda {lam:.3f}: estimate {est:.5f} (ppi_py {pe:.5f}), "
+            f"half-width {1.96 * se:.5f} (ppi_py {(float(hi[0]) - float(lo[0])) / 2:.5f})"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=100)
@@ -196,7 +217,10 @@ def main() -> None:
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     t0 = time.time()
-    print(f"traffic N = {N:,}; trials per row = {a.trials}\n\n1. coverage of the 95% intervals")
+    print("0. the PPI++ difference estimator beside ppi_py")
+    for line in ppi_agreement(rng):
+        print(line)
+    print(f"\ntraffic N = {N:,}; trials per row = {a.trials}\n\n1. coverage of the 95% intervals")
     for design in ("verbal", "softmax", "rare"):
         for line in coverage(design, a.trials, 300, rng):
             print(line)

@@ -19,8 +19,8 @@ labelled items are a simple random sample of its ``N_h`` items. A quantity is th
   item's stated value over its stratum's mean) for *every* item, known on the whole
   traffic; estimate ``(1/M) sum_h [lambda G_h + N_h rbar_h]`` with ``G_h`` the stratum's
   sum of ``g`` and ``r = z - lambda g`` on the labelled items; ``lambda`` minimises the
-  variance (sum of ``a_h Cov_h(z, g)`` over sum of ``a_h Var_h(g)``, ``a_h = N_h^2 (1 -
-  n_h/N_h)/n_h``), and each stratum's residual variance is its smoothed ``S_h^2`` times the
+  variance (sum of ``a_h Cov_h(z, g)`` (labelled items) over sum of ``a_h Var_h(g)`` (all the stratum's items),
+  ``a_h = N_h^2 (1 - n_h/N_h)/n_h``), and each stratum's residual variance is its smoothed ``S_h^2`` times the
   sample ratio ``Var(r)/Var(z)`` (no reduction claimed where the labels do not vary). With
   ``lambda = 0`` it is the design-based estimate, so it is never wider than labels alone in
   expectation; the narrower of the two is reported, the other kept beside it.
@@ -98,17 +98,19 @@ def horvitz_thompson(size: np.ndarray, of: np.ndarray, z: np.ndarray, m: int) ->
 
 
 def difference(size: np.ndarray, of: np.ndarray, z: np.ndarray, g_lab: np.ndarray, g_sum: np.ndarray,
-               m: int) -> tuple[float, float, float]:
-    """``(estimate, se, lambda)`` of the domain mean by the power-tuned difference estimator."""
+               g_sq: np.ndarray, m: int) -> tuple[float, float, float]:
+    """``(estimate, se, lambda)`` of the domain mean by the power-tuned difference estimator;
+    ``g_sum`` and ``g_sq`` per stratum the sums of ``g`` and ``g^2`` over all its items (``Var(g)``
+    is then the stratum's own, known without labels, as PPI++ takes it from the unlabelled data)."""
     h = size.size
     n = np.bincount(of, minlength=h).astype(float)
     sz, szz = _stats(of, h, z)
-    sg, sgg = _stats(of, h, g_lab)
+    sg, _ = _stats(of, h, g_lab)
     szg = np.bincount(of, weights=z * g_lab, minlength=h)
     ok = n >= 2
     d = np.maximum(n - 1, 1)
     cov = np.where(ok, (szg - sz * sg / np.maximum(n, 1)) / d, 0.0)
-    vg = np.where(ok, (sgg - sg**2 / np.maximum(n, 1)) / d, 0.0)
+    vg = np.where(ok, (g_sq - g_sum**2 / size) / np.maximum(size - 1, 1), 0.0)
     vz = np.where(ok, (szz - sz**2 / np.maximum(n, 1)) / d, 0.0)
     a = np.where(n > 0, size**2 * (1 - n / size) / np.maximum(n, 1), 0.0)
     lam = float((a * cov).sum() / (a * vg).sum()) if (a * vg).sum() > 0 else 0.0
@@ -156,7 +158,8 @@ def domain_estimate(lab: Labelled, st: Strata, in_domain: np.ndarray, z_all: np.
     of = st.of[rows]
     ht = horvitz_thompson(st.size.astype(float), of, z, m)
     g_sum = np.bincount(st.of, weights=g, minlength=h)
-    dif = difference(st.size.astype(float), of, z, g[rows], g_sum, m)
+    g_sq = np.bincount(st.of, weights=g * g, minlength=h)
+    dif = difference(st.size.astype(float), of, z, g[rows], g_sum, g_sq, m)
     total = len(lab.traffic)
     cands = [("stratified Horvitz-Thompson", ht[0], ht[1]), ("PPI++ (difference estimator)", dif[0], dif[1])]
     cands.sort(key=lambda c: c[2])
