@@ -103,7 +103,7 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(p.to_dict())
     else:
-        print(f"{len(p.ids)} items to label next (of {len(tr):,}):")
+        print(f"{len(p.ids)} item{'' if len(p.ids) == 1 else 's'} to label next (of {len(tr):,}):")
         for row in p.strata_rows:
             print(f"  stratum {row['stratum']}: {row['items']:,} items, {row['labelled']} labelled, "
                   f"{row['planned']} planned")
@@ -125,8 +125,9 @@ def run_estimate(args: argparse.Namespace) -> int:
             print(f"{title}: not estimable ({e.get('reason', '')})")
         else:
             lo, hi = e["ci"]
-            print(f"{title}: {e['estimate']:.1%} [{lo:.1%}, {hi:.1%}] from {e['labels']} labels, {e['method']} "
-                  f"(as {e['uniform_labels_equivalent']} uniform labels)")
+            same = e["uniform_labels_equivalent"]
+            print(f"{title}: {e['estimate']:.1%} [{lo:.1%}, {hi:.1%}] from {e['labels']} labels, {e['method']}"
+                  + ("" if same is None else f" (as {same:,} uniform labels)"))
     return EXIT_OK
 
 
