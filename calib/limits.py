@@ -33,7 +33,7 @@ limits below act in layers, cheapest first:
    and its decoded bytes kept under an eighth of :attr:`LoadOptions.max_parse_bytes`
    (text columns as dictionaries, never expanded per row), so that a footer that lies
    costs one batch; a CSV or JSONL table is parsed up to one row past the cap
-   (:func:`calib.table.read_counts`).
+   (:func:`calib.readers.counts.read_counts`).
 7. **Memory per session and in total** — :class:`calib.hosting.budget.MemoryLedger` books the estimated
    in-memory size of every dataset a session holds (:func:`~calib.hosting.budget.estimated_bytes`) and
    refuses a dataset that would push the session over its budget, or the server over

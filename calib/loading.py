@@ -7,7 +7,7 @@ each takes a :class:`~calib.readers.base.Source` and
 (:data:`~calib.readers.base.Read`), a folder of lm-eval files too. This module infers
 the clusters of dependent rows (:func:`calib.clusters.infer`) and turns that into a
 :class:`~calib.dataset.Dataset` with its count table; a count table (CSV, Parquet,
-JSON) is read by :func:`calib.table.read_counts`.
+JSON) is read by :func:`calib.readers.counts.read_counts`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from calib.errors import CalibError
 from calib.limits import check_groups
 from calib.loadreport import LoadReport
 from calib.readers.base import LoadOptions, Read, Source
+from calib.readers.counts import read_counts
 from calib.readers.jsonl import array_as_lines, json_loads, records_named
 from calib.readers.source import read_source, strip_gz
 from calib.rows import Judgments
 from calib.scale import rescale_warnings
-from calib.table import from_judgments, read_counts
+from calib.table import from_judgments
 
 FORMATS = ("stated", "logprobs", "lmeval", "inspect", "counts")
 

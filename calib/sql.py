@@ -6,7 +6,7 @@ Plain strings, no database: :func:`rules` gives the SQL expressions that judge o
 confidence and one outcome exactly as :mod:`calib.readers.stated.rules` does in Python
 (``_conf_value``, ``_outcome_value``: the same reasons, in the same order), and
 :func:`aggregation_query` the ``GROUP BY`` that reduces a table of judgments to a count
-table ``group, value, n, correct`` (what :func:`calib.table.read_counts` reads). The
+table ``group, value, n, correct`` (what :func:`calib.readers.counts.read_counts` reads). The
 DuckDB reader of globs (:mod:`calib.readers.warehouse`) and ``calib sql`` both take
 their rules from here: this is the one place they are written in SQL.
 

@@ -18,7 +18,8 @@ import pytest
 from calib.audit import audit
 from calib.loading import load
 from calib.readers.base import LoadOptions
-from calib.table import CountTable, from_judgments, read_counts
+from calib.readers.counts import read_counts
+from calib.table import CountTable, from_judgments
 from tests.json_compare import same_json
 
 SQL_BY_GROUP = """

@@ -158,7 +158,7 @@ def test_parquet_row_count_is_refused_from_the_metadata(monkeypatch: pytest.Monk
     import pyarrow.parquet as pq
 
     from calib.errors import CalibError
-    from calib.table import read_counts
+    from calib.readers.counts import read_counts
 
     data = hostile.parquet(11)
 

@@ -25,7 +25,7 @@ import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 import pandas, pyarrow, pyarrow.parquet  # noqa: F401  (the floor holds the readers)
 from calib.errors import CalibError
-from calib.table import read_counts
+from calib.readers.counts import read_counts
 
 def status_mb(key):
     line = next(x for x in open("/proc/self/status") if x.startswith(key + ":"))

@@ -14,9 +14,10 @@ import pytest
 from calib import metrics
 from calib.errors import CalibError
 from calib.options import softmax
+from calib.readers.counts import read_counts
 from calib.rows import Judgments
 from calib.scale import Scale, snap
-from calib.table import MAX_EXACT_CELLS, from_counts, from_judgments, read_counts
+from calib.table import MAX_EXACT_CELLS, from_counts, from_judgments
 
 EPS = 1e-15  # the documented log-loss clip
 
