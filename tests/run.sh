@@ -53,6 +53,7 @@ echo "tests/run.sh: virtualenv $VENV ($("$PY" --version))"
 # The house rules of docs/ARCHITECTURE.md: module and function sizes, no import cycles,
 # Streamlit only in the dashboard, the rooms' imports.
 "$PY" tools/check_architecture.py
+NO_MKDOCS_2_WARNING=1 "$PY" -m mkdocs build --strict --site-dir "$(mktemp -d)"  # the manual, docs/: a broken link fails
 # The Dockerfile cannot be built here (no Docker engine): run its own install and start
 # commands in a fresh virtualenv of their own and probe the health endpoint instead.
 if [ "${CALIB_SKIP_DOCKER_CHECK:-0}" != 1 ]; then
