@@ -1,4 +1,4 @@
-"""Drift between runs, measured by simulation (issue 12, point 4): the README's table.
+"""Drift between runs, measured by simulation (issue 12, point 4): the manual's table (docs/drift.md).
 
 (a) No drift: two runs of one unchanged judge (paired: the same items judged twice;
 unpaired: fresh items), a judge stating 5 values of 0-100 and a continuous one (0-1),
@@ -31,10 +31,10 @@ run 2 and the score binomial; beside it the threshold fixed in advance. (2) Abou
 per run (100 accepted at 10%, 50 at 20%; 10,000 at 10% for many): the normal score
 (before) against the binomial mid-p score (now), 20 runs after 1 or 5 reference runs.
 
-Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` ((a)-(c); the README's table is
+Run: ``python3 bench/sim_drift.py [--sims N] [--reps R]`` ((a)-(c); the manual's table (docs/drift.md) is
 ``--sims 200 --reps 200``, about 30 minutes on 2 busy shared cores); ``--only gate|clusters|series``
 runs (d), (e) or (f) alone (a few minutes each at ``--sims 200 --reps 200``).
-``--write DIR`` writes the README's example runs.
+``--write DIR`` writes the manual's example runs.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def main() -> None:
     ap.add_argument("--only-chart", action="store_true", help="(c) only")
     ap.add_argument("--only", choices=("gate", "clusters", "series"),
                     help="one part only: gate = (d), clusters = (e), series = (f)")
-    ap.add_argument("--write", metavar="DIR", help="only write the README's example runs into DIR")
+    ap.add_argument("--write", metavar="DIR", help="only write the manual's example runs into DIR")
     a = ap.parse_args()
     if a.write:
         write_examples(Path(a.write))
@@ -306,7 +306,7 @@ def series_rows(sims: int, chart_sims: int, seed: int, n: int = 1000) -> None:
 
 
 def write_examples(folder: Path, n: int = 2000, seed: int = 2026) -> None:
-    """The README's example: old.jsonl; new_shift.jsonl (the same items, the stated 90 right
+    """The manual's example (docs/drift.md): old.jsonl; new_shift.jsonl (the same items, the stated 90 right
     15 points less often); new_same.jsonl (the same items judged again, nothing changed)."""
     import json
 

@@ -1,7 +1,7 @@
 """Type-I error and power of the audit's tests, by simulation (prints tables; not a test).
 
     python3 bench/sim_tests.py                  # 200 datasets per cell, a few minutes
-    python3 bench/sim_tests.py --datasets 1000  # the README's figures
+    python3 bench/sim_tests.py --datasets 1000  # the manual's figures (docs/statistics.md)
 
 Type I: datasets drawn perfectly calibrated (each answer right with exactly its stated
 probability) in five shapes LLM judges produce, at n = 50 ... 20,000; for every test

@@ -1,6 +1,6 @@
 """A warehouse GROUP BY gives the same count table as the rows it summarises.
 
-The SQL below is the one the README documents: a user with 100M judgments in a
+The SQL below is the one the manual documents (docs/inputs.md): a user with 100M judgments in a
 table runs it in DuckDB (or Spark / BigQuery: quote ``group`` with backticks there)
 and audits the small result with ``calib``. DuckDB is also what `calib audit GLOB` runs (calib.readers.warehouse).
 """

@@ -361,5 +361,5 @@ def test_html_report_holds_every_judge_with_its_decision_intervals_and_costs_wit
     assert html.count("Judges at the same target") == 1  # the judges side by side, once
     for n in names:
         assert f"<h2>{n}</h2>" in html
-    # the size budget the README states: plotly.js once, compressed; three judges about 2.1 MB
+    # the size budget the manual states (docs/dashboard.md, Report): plotly.js once, compressed; three judges about 2.1 MB
     assert len(html.encode()) < 2_500_000 and html.count("DecompressionStream('gzip')") == 1

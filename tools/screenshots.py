@@ -1,11 +1,11 @@
-"""Regenerate docs/screenshots/: the README's images and every page at phone and laptop size.
+"""Regenerate docs/screenshots/: the manual's images and every page at phone and laptop size.
 
     python tools/screenshots.py [--out docs/screenshots] [--only readme|pages]
 
 Starts ``streamlit run app.py`` on a free port (the browser tests' helper,
 tests/e2e/conftest.py) and drives Debian's Chromium:
 
-1. **The README's images** (1400 x 900, the first screen of each view, with the sample files
+1. **The manual's images** (1400 x 900, the first screen of each view, with the sample files
    of ``sample_data/``: the three synthetic judges; the Inspect log uploaded on the Data page,
    which has one sample without a confidence, so its load report shows a dropped line):
    ``data.png``, ``overview.png``, ``scale.png``, ``reliability.png``, ``recalibration.png``,
@@ -16,7 +16,7 @@ tests/e2e/conftest.py) and drives Debian's Chromium:
    exactly as tests/e2e/test_screenshots.py takes them (:mod:`tests.e2e.screens`); the problems
    that test would fail on are printed, not raised.
 
-Every image is saved in 256 colours (:func:`tests.e2e.screens.compact_png`). Each README
+Every image is saved in 256 colours (:func:`tests.e2e.screens.compact_png`). Each manual
 view is opened by a link (the view lives in the URL), except the Data page, whose Inspect log
 goes through the upload input as a person's file would.
 """

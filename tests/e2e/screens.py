@@ -1,6 +1,6 @@
 """Every page of the dashboard, drawn in Chromium and measured: the pieces shared by
 tests/e2e/test_screenshots.py (which fails on what it measures) and tools/screenshots.py
-(which regenerates docs/screenshots/ and the README's images).
+(which regenerates docs/screenshots/ and the manual's images).
 
 Contract
 --------

@@ -5,7 +5,7 @@ interval, the first screen lacks the page's question, or the main content scroll
 The rules are those of :mod:`tests.e2e.screens` (its docstring says how each is measured).
 Screenshots land in ``test-artifacts/screenshots/<load>-<size>-<page>.png``; with
 ``CALIB_WRITE_SCREENSHOTS=1`` also in ``docs/screenshots/`` (``tools/screenshots.py`` does
-that and the README's images in one go). One server, the pages in sequence; each test
+that and the manual's images in one go). One server, the pages in sequence; each test
 gathers every problem of its load and size before failing, so one run lists them all.
 """
 
