@@ -10,7 +10,8 @@
 #      `python3 -m venv` lacks ensurepip, Debian's python3-venv is installed first;
 #   3. the pinned test requirements (requirements-dev.txt, which includes requirements.txt)
 #      and calib itself (editable) into it;
-#   4. ruff, the architecture check (tools/check_architecture.py), the Dockerfile check
+#   4. ruff, the architecture check (tools/check_architecture.py), the manual's strict build
+#      (mkdocs build --strict: a broken link or anchor in docs/ fails), the Dockerfile check
 #      (.ci/check_docker.sh; CALIB_SKIP_DOCKER_CHECK=1 skips it),
 #      and pytest with the virtualenv's Python (arguments go to pytest).
 set -euo pipefail
