@@ -1,6 +1,6 @@
 """Process-wide hosting state, one per server: the limits, the access configuration, the
 password gate, the memory ledger, the heavy-work gate and the share store; and this
-session's memory budget.
+session's memory budget; whether the share link a session opened still opens.
 
 The process-wide objects are held by :mod:`calib.hosting.resident`, not
 ``st.cache_resource``: any client can empty Streamlit's caches (a ``clear_cache``
@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from calib.errors import CalibError
 from calib.hosting.access import AccessConfig, PasswordGate, check_auth_secrets
 from calib.hosting.budget import HeavyGate, MemoryLedger, SessionBudget
 from calib.hosting.resident import resident
+from calib.hosting.shares import ENDED_MESSAGES, ENDED_TAIL, UNAVAILABLE_MESSAGE
 from calib.hosting.store import Store
 from calib.limits import Limits
-from dashboard.keys import BUDGET_KEY
+from dashboard.keys import BUDGET_KEY, SHARED_KEY
 
 
 @dataclass(frozen=True)
@@ -85,3 +87,31 @@ def budget() -> SessionBudget:
     if b is None:
         b = st.session_state[BUDGET_KEY] = runtime().ledger.open_session()
     return b
+
+
+def link_ended(token: str | None) -> str | None:
+    """Why the share link ``token`` no longer opens (the words the dead-link page says),
+    or ``None`` while it does (or for no link: a session of one's own data). Safe outside
+    a script run (a deferred download runs on a server thread): reads nothing from the
+    session. A store that cannot answer counts as ended: show nothing rather than what
+    may be gone."""
+    if token is None:
+        return None
+    try:
+        status = share_store().link_status(token)
+    except CalibError as exc:
+        return str(exc)
+    return None if status == "ok" else f"{ENDED_MESSAGES.get(status, UNAVAILABLE_MESSAGE)} {ENDED_TAIL}"
+
+
+def session_link() -> str | None:
+    """The share link this session opened (its token), or ``None``."""
+    return st.session_state.get(SHARED_KEY)
+
+
+def rerun_if_link_gone() -> None:
+    """For a part of a page that runs on its own (a fragment, issue 22): if the session's
+    link ended since the page ran, run the whole app again, whose :func:`end_if_link_gone`
+    then shows the dead-link page in place of every part of the page."""
+    if link_ended(session_link()) is not None:
+        st.rerun(scope="app")

@@ -25,6 +25,7 @@ from calib.hosting.shares import (
     ENDED_TAIL,
     SHARE_PARAM,
     UNAVAILABLE_MESSAGE,
+    UNAVAILABLE_TITLE,
     DatasetSpec,
     InputFile,
     Outcome,
@@ -124,7 +125,7 @@ def end_if_link_gone() -> None:
 def _unavailable(message: str = UNAVAILABLE_MESSAGE, notice: tuple[bool, str] | None = None) -> NoReturn:
     """The page a dead link shows (fixed text only, and the notice of an owner action
     this session just took), then stop."""
-    st.title("This link is no longer available")
+    st.title(UNAVAILABLE_TITLE)
     st.markdown(message)
     _show_notice(notice)
     st.button("Start a new analysis", key="calib_leave_share", on_click=_leave_share)

@@ -43,6 +43,7 @@ from dashboard.context import Context
 from dashboard.keys import FRAGMENT_TIMING_KEY
 from dashboard.layout import THRESHOLD_ON_LABELS, md_escape, metric, show_error
 from dashboard.results import routing_basis
+from dashboard.runtime import rerun_if_link_gone
 from dashboard.state import change_view, get_view, set_view, sync_url
 
 if TYPE_CHECKING:
@@ -300,6 +301,10 @@ def _beyond_thresholds(v: views.View) -> views.View:
 
 @st.fragment
 def _threshold_fragment(ctx: Context, detail: Detail | None) -> None:
+    if not st.session_state.get(_FULL_RUN_KEY):
+        # a slider move reruns only this: a share link revoked since the page ran must
+        # end here too (a full run checked it at the page's start, issue 22)
+        rerun_if_link_gone()
     if st.session_state.get(_PAGE_VIEW_KEY) != _beyond_thresholds(get_view()):
         # a widget of the fragment changed more than the thresholds (target, confidence,
         # costs, what the threshold is on): the page above the fragment (its headline)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from calib.errors import CalibError
+from calib.hosting.shares import UNAVAILABLE_TITLE
 from calib.present import figures, html_report, questions
 from calib.present import text_report as report
 from dashboard.layout import PAGE_TITLES, no_data, page_question, safe_filename, show_error
 from dashboard.page import page_setup
 from dashboard.report import report_parts
+from dashboard.runtime import link_ended, session_link
 from dashboard.sharing import decision_first
 from dashboard.summary import settings_text
 
@@ -43,7 +45,15 @@ names = ", ".join(d.name for d in ctx.datasets)
 st.text(f"models: {names}")
 
 
+link = session_link()
+
+
 def build_html() -> bytes:
+    """Built on click, on a server thread, maybe long after the page ran: a share link
+    revoked since then gets the dead-link words, not the report (issue 22)."""
+    ended = link_ended(link)
+    if ended is not None:
+        return html_report.render(UNAVAILABLE_TITLE, [html_report.Paragraph(ended)]).encode("utf-8")
     return html_report.audit_report(
         parts.models, comparison=parts.comparison, comparison_figures=parts.comparison_figures,
         settings=settings, config=figures.CONFIG,

@@ -47,6 +47,8 @@ class Page:
 
     elements: list[tuple[tuple[int, ...], Element]] = field(default_factory=list)
     status: int | None = None
+    #: The fragments (``@st.fragment``) the run drew elements in, by id.
+    fragments: set[str] = field(default_factory=set)
 
     def kinds(self) -> list[str]:
         return [e.WhichOneof("type") or "" for _, e in self.elements]
@@ -122,13 +124,16 @@ class Session:
         """Send what Streamlit's "Clear cache" menu item sends (any client may)."""
         self.send(BackMsg(clear_cache=True))
 
-    def run(self, widgets: Iterable[WidgetState] = (), *, page: str | None = None) -> Page:
+    def run(self, widgets: Iterable[WidgetState] = (), *, page: str | None = None, fragment: str = "") -> Page:
         """Start a run with these widget values, on the page named ``page`` (a name of the
-        navigation; default the page the session is on), and return what it drew."""
+        navigation; default the page the session is on), and return what it drew. With
+        ``fragment`` (an id of :attr:`Page.fragments`), only that fragment runs, as when
+        one of its widgets changes in the browser."""
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string = self.query_string
         state.page_script_hash = self.page_script_hash if page is None else self.pages[page]
+        state.fragment_id = fragment
         state.widget_states.widgets.extend(widgets)
         self.send(msg)
         self.page = self._read_run()
@@ -154,6 +159,8 @@ class Session:
                 self.query_string = fwd.page_info_changed.query_string
             elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 page.elements.append((tuple(fwd.metadata.delta_path), fwd.delta.new_element))
+                if fwd.delta.fragment_id:
+                    page.fragments.add(fwd.delta.fragment_id)
             elif kind == "script_finished":
                 if fwd.script_finished != _EARLY_FOR_RERUN:
                     page.status = fwd.script_finished
@@ -176,6 +183,34 @@ class Session:
         """Press the (non-form) button labelled ``label``: a rerun with its trigger set."""
         press = self.page.widget("button", label)
         return self.run([WidgetState(id=press.id, trigger_value=True)])
+
+    def download(self, base_url: str, label: str) -> bytes:
+        """Press the download button labelled ``label`` whose file is built on click (a
+        callable ``data``): ask for the file as the browser does (a ``deferred_file``
+        backend operation), then fetch the address the server answers with."""
+        import urllib.request
+
+        file_id = self.page.widget("download_button", label).deferred_file_id
+        assert file_id, f"{label!r} is not a deferred download"
+        msg = BackMsg()
+        msg.backend_operation_request.request_id = "calib-test-download"
+        msg.backend_operation_request.session_id = self.session_id or ""
+        msg.backend_operation_request.deferred_file.file_id = file_id
+        self.send(msg)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer to the download of {label!r} within {self.timeout} s")
+            fwd = ForwardMsg()
+            fwd.ParseFromString(self.ws.recv(timeout=left))
+            if fwd.WhichOneof("type") == "backend_operation_response":
+                answer = fwd.backend_operation_response
+                assert not answer.error_msg, answer.error_msg
+                url = answer.deferred_file.url
+                break
+        with urllib.request.urlopen(base_url.rstrip("/") + url, timeout=self.timeout) as r:
+            return r.read()
 
     def close(self) -> None:
         self._stack.close()

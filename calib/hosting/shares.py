@@ -49,6 +49,8 @@ MAX_NAME_CHARS = 1024
 
 #: What a viewer is told for every token that does not open a share. One message for
 #: all causes, so that probing tokens learns nothing.
+#: The title of the page (and of the download) a dead link gets.
+UNAVAILABLE_TITLE = "This link is no longer available"
 UNAVAILABLE_MESSAGE = (
     "This shared link is no longer available: it has expired, its owner revoked or deleted it, "
     "or it was copied incompletely. Ask the person who sent it for a new link."

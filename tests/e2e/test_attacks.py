@@ -406,6 +406,34 @@ def test_revoking_a_link_ends_the_sessions_that_have_it_open(server):
         assert "No data loaded yet." in page.text()
 
 
+def test_revoking_a_link_ends_its_threshold_fragment_and_its_report_download(server):
+    """A slider move reruns only the threshold's fragment, and the HTML report is built
+    when its button is pressed: both after the page ran, so both must find the link gone
+    (issue 22). At the protocol level: the fragment's rerun and the deferred download as
+    the browser sends them."""
+    token, secret, _ = make_share(server.data_dir, name="revoked judge")
+    with Session(server.url, query_string=f"share={token}") as s:
+        routing = s.run()  # a share link opens on its Routing page
+        assert "Routing" in routing.headings() and routing.fragments and routing.has("metric"), routing.kinds()
+        fragment = sorted(routing.fragments)[0]
+        assert s.run(fragment=fragment).has("metric")  # the fragment alone, link live: the numbers
+        s.run(page="Report")
+        live = s.download(server.url, "Download the report (HTML)")
+        assert b"revoked judge" in live  # the report, while the link is live
+        assert Store.open(server.data_dir).revoke(token, owner_secret=secret).ok
+        # the tab still shows the Report page: its button, pressed now
+        gone = s.download(server.url, "Download the report (HTML)").decode("utf-8")
+        assert "revoked judge" not in gone and UNAVAILABLE_TITLE in gone and "revoked" in gone
+    token, secret, _ = make_share(server.data_dir, name="revoked judge")
+    with Session(server.url, query_string=f"share={token}") as s:
+        fragment = sorted(s.run().fragments)[0]
+        assert Store.open(server.data_dir).revoke(token, owner_secret=secret).ok
+        page = s.run(fragment=fragment)  # a slider moved after the revocation
+        assert UNAVAILABLE_TITLE in page.headings(), page.headings()
+        assert set(page.kinds()) <= DEAD_LINK_KINDS, page.kinds()
+        assert "revoked judge" not in page.text()
+
+
 # ------------------------------------------------------- response headers
 PAGES = ("Overview", "How the scale was used", "Reliability", "Recalibration", "Routing", "Report")
 CHARTED = ("Overview", "How the scale was used", "Reliability", "Routing")
