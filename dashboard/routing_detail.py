@@ -270,13 +270,14 @@ def _groups(d: Decision | None) -> None:
         return
     import pandas as pd
 
+    from calib.present.decision import CERTIFIED_LABEL, certified_text
+
     g = d.per_group
     st.subheader("Per group")
     rows = [{"group": row.group or "(no group)",
              "threshold": "review everything" if row.threshold is None else short_threshold(row.threshold),
              "accepted": row.accepted, "items": row.total, "errors": row.errors,
-             "error bound": fmt.pct(row.error_upper), "pooled fallback": "yes" if row.pooled_fallback else "no",
-             "why": row.reason or ""} for row in g.groups]
+             "error bound": fmt.pct(row.error_upper), CERTIFIED_LABEL: certified_text(row)} for row in g.groups]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="df_groups")
     st.text(g.message)
 

@@ -836,28 +836,35 @@ def test_html_report_carries_the_decision_with_its_intervals():
     assert "The review threshold in force, 90" in doc
 
 
-def test_per_group_thresholds_are_a_table_with_the_fallback_said():
+def test_per_group_thresholds_are_a_table_saying_which_groups_are_certified():
     """Two groups: one large and accurate (its own threshold), one too small to certify
-    anything (the pooled threshold, flagged as the fallback)."""
+    anything (every item to a person, issue 22): the column says whether the group's own
+    items certify it, with the reason when not (it said "pooled fallback" before)."""
     from calib import decision
     from calib.loading import load
 
+    label = "certified on its own items"
     csv = (b"value,n,correct,group\n80,400,380,easy\n90,600,594,easy\n100,800,799,easy\n"
            b"80,10,6,hard\n90,10,8,hard\n100,10,9,hard\n")
     at = upload(ok(app().run()), "grouped.csv", csv)
     at.query_params.update({"reps": "50"})
     ok(at.switch_page("pages/5_Routing.py").run())
-    frame = next(df.value for df in at.main.dataframe if "pooled fallback" in df.value.columns)
+    frame = next((df.value for df in at.main.dataframe if "group" in df.value.columns), None)
+    assert frame is not None
+    assert label in frame.columns and "pooled fallback" not in frame.columns, list(frame.columns)
     want = decision.per_group(load("grouped.csv", csv), target=0.05)
     by = {r.group: r for r in want.groups}
     assert list(frame["group"]) == ["easy", "hard"]
     for _, row in frame.iterrows():
         g = by[row["group"]]
         assert row["accepted"] == g.accepted and row["items"] == g.total
-        assert row["pooled fallback"] == ("yes" if g.pooled_fallback else "no")
-    # the small group cannot be certified alone (30 items < the 59 that 5% at 95% needs)
-    assert frame.set_index("group").loc["hard", "pooled fallback"] == "yes"
-    assert frame.set_index("group").loc["easy", "pooled fallback"] == "no"
+    # the small group cannot be certified alone: zero errors in n accepted bounds the
+    # error at 5% (95%) only when 0.95**n <= 0.05, n >= 59 > its 30 items
+    assert min(n for n in range(1, 200) if 0.95 ** n <= 0.05) == 59
+    cells = frame.set_index("group")[label]
+    assert cells["easy"] == "yes"
+    assert cells["hard"] == f"no: {by['hard'].reason}" and by["hard"].reason
+    assert frame.set_index("group").loc["hard", "threshold"] == "review everything"
     assert want.message in [t.value for t in at.main.text]
 
 

@@ -133,6 +133,8 @@ def test_decision_section_escapes_group_and_judge_names(tmp_path):
     assert f"expected cost {d.costs.cheapest.cost:.3f} per item" in dd
     frame = hr.per_group_frame(d, scale=ds.table.scale)
     assert list(frame["Group"]) == [g.group for g in d.per_group.groups]
-    assert list(frame["Source"]).count("own threshold") == sum(not g.pooled_fallback for g in d.per_group.groups)
+    certified = frame["certified on its own items"]
+    assert list(certified).count("yes") == sum(not g.pooled_fallback for g in d.per_group.groups)
+    assert all(c == "yes" or c.startswith("no: ") for c in certified)
     page = hr.decision_report(EVIL, d, scale=ds.table.scale)
     assert "<title>Threshold decision: &lt;script&gt;" in page

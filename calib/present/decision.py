@@ -24,10 +24,20 @@ from calib.wording import missing
 
 if TYPE_CHECKING:
     from calib.decision import Capacity, Cheapest, Decision, JudgeComparison, PerGroup, Recommendation
+    from calib.decision.groups import GroupThreshold
     from calib.scale import Scale
 
 #: What happens to a group its own items cannot certify (issue 22: never the pooled threshold).
 GROUP_TO_PERSON = "not certified on its own items, so every item goes to a person"
+#: The per-group tables' column: whether a group's own items certify a threshold for it
+#: (a group they cannot sends every item to a person, issue 22; there is no pooled fallback).
+CERTIFIED_LABEL = "certified on its own items"
+
+
+def certified_text(row: GroupThreshold) -> str:
+    """A group's cell under :data:`CERTIFIED_LABEL`:
+    ``yes``, or ``no:`` and the reason."""
+    return "yes" if row.certified else f"no: {row.reason}"
 #: What the cheapest threshold's cost interval is (``cost_ci_method``), in a reviewer's words.
 SIMULTANEOUS_CI = "the interval holds for all {m} thresholds compared at once, as the cheapest was picked on this data"
 #: What the certified error is with repeated items (clusters), in a reviewer's words.
@@ -232,7 +242,7 @@ def group_rows(decision: Decision, *, scale: Scale | None = None) -> list[dict[s
         "Accepted unseen": f"{count(row.accepted)} of {count(row.total)}",
         "Errors among accepted": count(row.errors),
         f"Upper bound ({level_text(g.confidence_each)})": pct(row.error_upper),
-        "Source": f"{GROUP_TO_PERSON}: {row.reason}" if row.pooled_fallback else "own threshold",
+        CERTIFIED_LABEL: certified_text(row),
     } for row in g.groups]
 
 

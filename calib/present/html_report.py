@@ -388,7 +388,8 @@ def _card_items(card: Any) -> list[tuple[str, str, str]]:
 
 def per_group_frame(decision: Decision, *, scale: Scale | None = None) -> pd.DataFrame:
     """The per-group thresholds as text: group, threshold, accepted of total, errors,
-    upper bound, own threshold or pooled fallback (with the reason)."""
+    upper bound, whether its own items certify it (and why not: then every item goes to
+    a person)."""
     from calib.present.decision import group_rows
 
     return pd.DataFrame(group_rows(decision, scale=scale))

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from calib import api
+from calib.present.decision import CERTIFIED_LABEL
 from calib.present.format import esc
 
 if TYPE_CHECKING:
@@ -244,10 +245,10 @@ def decision_html(d: dict[str, Any]) -> str:
         rows = "".join(
             f"<tr><td>{esc(g['group'])}</td><td>{_threshold(g['threshold'])}</td>"
             f"<td>{g['accepted']:,} of {g['total']:,}</td><td>{_num(g['error_upper'])}</td>"
-            f"<td>{'pooled' if g['pooled_fallback'] else 'own'}</td></tr>" for g in groups[:GROUP_ROWS])
+            f"<td>{'no' if g['pooled_fallback'] else 'yes'}</td></tr>" for g in groups[:GROUP_ROWS])
         more = f"<p>{len(groups) - GROUP_ROWS:,} more groups in .groups_frame()</p>" if len(groups) > GROUP_ROWS else ""
         parts.append(f"<p>{esc(gain.get('message', ''))}</p><table><thead><tr><th>group</th><th>threshold</th>"
-                     f"<th>accepted</th><th>error upper bound</th><th>threshold from</th></tr></thead>"
+                     f"<th>accepted</th><th>error upper bound</th><th>{CERTIFIED_LABEL}</th></tr></thead>"
                      f"<tbody>{rows}</tbody></table>{more}")
     return "".join(parts) + "</div>"
 
