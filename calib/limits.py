@@ -26,7 +26,8 @@ limits below act in layers, cheapest first:
    is refused before it is parsed, and nesting deeper than Python's recursion limit
    is reported (:func:`calib.readers.jsonl.json_loads`); for a sample it is a bad sample.
 5. **Groups** — :attr:`LoadOptions.max_groups`: an input with more groups than this
-   (``--group-key`` values, count-table groups) is refused once loaded, before any
+   (``--group-key`` values, count-table groups; from a file, a glob, a DataFrame or
+   arrays alike) is refused once loaded, before any
    per-group audit runs (:func:`check_groups`).
 6. **Count tables** — :attr:`LoadOptions.max_cells` rows; a Parquet file is refused
    when its metadata declares more, then decoded batch by batch, its rows counted again

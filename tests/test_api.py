@@ -256,3 +256,28 @@ def test_bad_values_get_the_file_reasons(tmp_path: Path) -> None:
     assert set(frame["dropped_by_reason"]) == {"missing confidence", "NaN/Infinity", "non-numeric confidence",
                                               "unknown outcome token"}
     assert [(i["line"], i["reason"]) for i in frame["issues"]] == [(i["line"], i["reason"]) for i in file["issues"]]
+
+
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "arrays"])
+def test_a_frame_over_the_groups_cap_is_refused_as_a_file_is(kind: str, monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    """CALIB_MAX_GROUPS holds for a DataFrame, an Arrow table and arrays as for a file:
+    the same words after the input's name, at load (before any per-group audit)."""
+    monkeypatch.setenv("CALIB_MAX_GROUPS", "4")
+    conf, correct, subject = [60 + 10 * (i % 4) for i in range(50)], [i % 3 > 0 for i in range(50)], \
+        [f"s{i % 5}" for i in range(50)]
+    f = tmp_path / "one.jsonl"
+    f.write_text("".join(json.dumps({"confidence": c, "correct": o, "subject": s}) + "\n"
+                         for c, o, s in zip(conf, correct, subject, strict=True)))
+    with pytest.raises(CalibError) as file_error:
+        calib.load(str(f), group="subject")
+    df = pd.DataFrame({"confidence": conf, "correct": correct, "subject": subject})
+    with pytest.raises(CalibError) as frame_error:
+        if kind == "arrays":
+            calib.load(confidence=conf, outcome=correct, group=subject)
+        else:
+            calib.load(df if kind == "pandas" else pa.Table.from_pandas(df), group="subject")
+    words = str(file_error.value)[len("one.jsonl"):]
+    if kind == "arrays":  # the group= array is the column 'group' of what is read
+        words = words.replace("'subject'", "'group'")
+    assert "5 groups" in words and str(frame_error.value).endswith(words)

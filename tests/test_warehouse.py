@@ -216,7 +216,9 @@ def test_out_of_core_strict_and_cell_cap(tmp_path: Path, monkeypatch: pytest.Mon
     df.to_parquet(tmp_path / "big.parquet")
     ref = df.groupby(["subject", "confidence"])["correct"].agg(["size", "sum"])
     monkeypatch.setenv("CALIB_DUCKDB_MEMORY", "40MB")
-    got = load(str(tmp_path / "b*.parquet"), options=LoadOptions(group_key="subject", max_cells=10**6))
+    # 5,000 groups: over the default groups cap, raised here (this test is of the memory and cells)
+    got = load(str(tmp_path / "b*.parquet"),
+               options=LoadOptions(group_key="subject", max_cells=10**6, max_groups=10**4))
     assert got.table.total == n and got.table.cells == len(ref)
     assert sorted(got.table.n.tolist()) == sorted(ref["size"].tolist())
     with pytest.raises(CalibError, match="distinct"):
@@ -395,3 +397,26 @@ def test_a_bad_file_in_a_glob_is_named_and_skipped(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "calib", "audit", str(d / "*.csv"), "--reps", "0"],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and str(bad) in out.stdout + out.stderr, out.stdout + out.stderr
+
+
+def test_a_glob_over_the_groups_cap_is_refused_as_a_file_is(tmp_path: Path) -> None:
+    """CALIB_MAX_GROUPS (LoadOptions.max_groups) holds for a glob as for one file, with
+    the same words, at load (before any per-group audit): 5 groups with a cap of 4."""
+    rows = [{"confidence": 60 + 10 * (i % 4), "correct": i % 3 > 0, "subject": f"s{i % 5}"} for i in range(200)]
+    _write_jsonl(tmp_path / "one.jsonl", rows)  # type: ignore[arg-type]
+    (tmp_path / "logs").mkdir()
+    _write_jsonl(tmp_path / "logs" / "a.jsonl", rows[:100])  # type: ignore[arg-type]
+    _write_jsonl(tmp_path / "logs" / "b.jsonl", rows[100:])  # type: ignore[arg-type]
+    capped = LoadOptions(group_key="subject", max_groups=4)
+    with pytest.raises(CalibError) as file_error:
+        load(tmp_path / "one.jsonl", options=capped)
+    pattern = str(tmp_path / "logs" / "*.jsonl")
+    with pytest.raises(CalibError) as glob_error:
+        load(pattern, options=capped)
+    assert "5 groups" in str(glob_error.value) and "CALIB_MAX_GROUPS" in str(glob_error.value)
+    # the same words, after the input's name (the pattern, as in the glob's other messages)
+    assert str(file_error.value).startswith("one.jsonl: ") and str(glob_error.value).startswith(pattern + ": ")
+    assert str(glob_error.value)[len(pattern):] == str(file_error.value)[len("one.jsonl"):]
+    # at the cap, both load, with the groups the rows have
+    at_cap = LoadOptions(group_key="subject", max_groups=5)
+    assert sorted(load(pattern, options=at_cap).table.groups) == [f"s{i}" for i in range(5)]

@@ -52,6 +52,7 @@ import numpy as np
 
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.limits import check_groups
 from calib.loadreport import LineIssue, LoadReport
 from calib.readers.base import LoadOptions
 from calib.readers.jsonl import R_JSON, R_NOT_OBJECT
@@ -488,6 +489,7 @@ def _dataset(name: str, pattern: str, kind: str, n_files: int, fields: _Fields, 
         raise CalibError(f"{pattern}: no usable row: every value is outside the scale or ambiguous")
     table = from_counts(snap(stated[keep], reading.scale), n[keep], k[keep], scale=reading.scale,
                         group=None if fields.group is None else g[keep].astype(str))
+    check_groups(len(table.groups), pattern, options.max_groups, options.group_key)  # as a file's reader does
     cluster_note, fields_seen = None, _field_names(fields)
     if pairs is not None:
         key = str(options.cluster_key)
