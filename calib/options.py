@@ -33,6 +33,14 @@ TOP_LABEL_SCALE = Scale(0.0, 1.0, "0-1", "top softmax probability over the optio
 #: may name: multiple-choice benchmarks have 2 to a few dozen; a row of 10,000 is refused
 #: by its line rather than padded into a table of every row times 10,000 columns.
 MAX_OPTIONS = 1000
+#: The load report's reason for an item over :data:`MAX_OPTIONS`.
+R_TOO_MANY_OPTIONS = "too many options"
+
+
+def too_many_options(field: str, n: int) -> str:
+    """Why an item of ``n`` options (in ``field``) is dropped: every row is padded to the
+    widest (:func:`pad_rows`), so one wide item would widen them all."""
+    return f"{field!r} has {n:,} options, over the {MAX_OPTIONS:,} one item may have"
 
 
 def option_letters(k: int) -> tuple[str, ...]:

@@ -225,3 +225,29 @@ def test_damaged_files_raise_only_calib_errors() -> None:
                 pass
             except Exception as exc:  # pragma: no cover
                 pytest.fail(f"mutation {i} raised {type(exc).__name__}: {exc}")
+
+
+def test_a_sample_over_the_options_cap_is_dropped_by_line_as_the_logprobs_reader_does(tmp_path: Path) -> None:
+    """Every row is padded to the widest (pad_rows): one sample of 1,001 choices would
+    make every row 1,001 wide. Over the cap of options per item (1,000, the option
+    log-probs reader's) the sample is dropped and named by its line, in the same words;
+    the other samples are kept, as wide as the widest of them."""
+    raw = raw_samples(SAMPLES[0])
+    wide = {"doc_id": 900, "doc": {}, "target": 0, "filtered_resps": [["-1.0", "False"]] * 1001}
+    edge = {"doc_id": 901, "doc": {}, "target": 0, "filtered_resps": [[str(-1.0 - j), "False"] for j in range(1000)]}
+    lines = [json.dumps(raw[0]), json.dumps(wide), json.dumps(raw[1]), json.dumps(edge)]
+    p = tmp_path / "samples_t_2026-01-01T00-00-00.000000.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    ds = load(p)
+    by_line = {i.line: i for i in ds.report.issues}
+    assert list(by_line) == [2], by_line
+    assert by_line[2].reason == "too many options" and by_line[2].sample_id == "900"
+    # the option log-probs reader's words for the same count
+    lp = tmp_path / "lp.jsonl"
+    lp.write_text(json.dumps({"logprobs": [-1.0] * 1001, "gold": 0}) + "\n"
+                  + json.dumps({"logprobs": [-1.0, -2.0], "gold": 0}) + "\n")
+    theirs = {i.line: i for i in load(lp).report.issues}[1]
+    assert theirs.reason == "too many options"
+    assert by_line[2].detail.split(" has ", 1)[1] == theirs.detail.split(" has ", 1)[1]
+    assert ds.rows.line.tolist() == [1, 3, 4]  # 1,000 choices is at the cap: kept
+    assert ds.rows.options.logits.shape[1] == 1000

@@ -41,12 +41,14 @@ from calib.errors import CalibError
 from calib.loadreport import LoadReport, preview_of
 from calib.options import (
     MAX_OPTIONS,
+    R_TOO_MANY_OPTIONS,
     TOP_LABEL_SCALE,
     length_normalise,
     option_label,
     option_letters,
     pad_rows,
     to_judgments,
+    too_many_options,
 )
 from calib.readers.base import IssueCollector, LoadOptions, Read, Source
 from calib.readers.jsonl import JsonLines, as_number, first_key, get_path, is_missing, short_text
@@ -249,8 +251,7 @@ def _parse_row(no: int, obj: dict[str, Any], score_key: str | None, gold_key: st
         issues.bad(no, score_key, "fewer than 2 options", f"{score_key!r} has {len(items)} option(s); need 2 or more")
         return None
     if len(items) > MAX_OPTIONS:
-        issues.bad(no, score_key, "too many options",
-                   f"{score_key!r} has {len(items):,} options, over the {MAX_OPTIONS:,} one item may have")
+        issues.bad(no, score_key, R_TOO_MANY_OPTIONS, too_many_options(score_key, len(items)))
         return None
     values: list[float] = []
     for j, v in enumerate(items):

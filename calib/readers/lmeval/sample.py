@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from calib.options import MAX_OPTIONS, R_TOO_MANY_OPTIONS, too_many_options
 from calib.readers.base import IssueCollector
 from calib.readers.jsonl import as_number, short_text
 
@@ -54,6 +55,10 @@ def _parse_sample(no: int, obj: dict[str, Any], delim: str, issues: IssueCollect
         lls = lls[: len(lls) // 2]
         if args is not None:
             args = args[: len(lls)]
+    if len(lls) > MAX_OPTIONS:  # every row is padded to the widest: refused before that
+        issues.bad(no, "filtered_resps", R_TOO_MANY_OPTIONS, too_many_options("filtered_resps", len(lls)),
+                   sample_id=sid)
+        return None
     if len(lls) < 2:
         issues.bad(no, "filtered_resps", "not a multiple-choice sample",
                    f"{len(lls)} log-likelihood(s); a multiple-choice sample has one per choice (2 or more)",
