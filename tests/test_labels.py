@@ -552,7 +552,9 @@ def test_csv_export_is_spreadsheet_safe():
         ),
         (lab("", True), "item is empty"),
         (lab("q1", True, reviewer=" "), "reviewer is empty"),
-        (lab("q1", True, reviewer="a\nb"), "reviewer holds a control character (a newline or a tab)"),
+        (lab("q1", True, reviewer="a\nb"), "the reviewer's name contains U+000A (a control character), a "
+                                             "character that is not seen or changes how the text around it "
+                                             "reads: type the name without it"),
         (lab("q1", True, kind="other"), "kind must be 'queue' or 'audit', got 'other'"),
         (
             lab("q1", True, time="yesterday"),
@@ -677,3 +679,27 @@ def test_round_trip_of_any_text(item, note, reviewer, dataset, correct):
     assert label_problem(x) is None
     for to_bytes in (labels_to_csv, labels_to_jsonl):
         assert read_labels(to_bytes([x, x]), "l") == ((x, x), ())
+
+
+def test_a_label_files_reviewer_with_an_invisible_character_is_refused_as_the_hosted_store_does():
+    """The command line's label files (read_labels, labels_to_jsonl) refuse the reviewer
+    names the hosted store refuses (issue 22): the 24 characters of
+    tests/test_labels_store.py's INVISIBLE, typed from the Unicode standard, each named on
+    its line in the store's words; a name of visible letters of any script is kept."""
+    from calib.labels import read_labels
+    from tests.test_labels_store import INVISIBLE, invisible_message
+
+    chars = sorted(INVISIBLE)
+    good = ["Zoë Ørsted-Nuñez", "王芳", "דוד כהן", "Ann 🙂"]
+    lines = [json.dumps({"item": f"q{i}", "correct": True, "reviewer": f"ann{c}evil", "time": T0})
+             for i, c in enumerate(chars)]
+    lines += [json.dumps({"item": f"g{i}", "correct": False, "reviewer": who, "time": T0})
+              for i, who in enumerate(good)]
+    kept, messages = read_labels(("\n".join(lines) + "\n").encode("utf-8"), "labels.jsonl")
+    assert [k.reviewer for k in kept] == good
+    assert len(messages) == len(chars) == 24
+    for no, (c, m) in enumerate(zip(chars, messages, strict=True), start=1):
+        assert f"line {no}" in m and m.endswith(invisible_message(INVISIBLE[c])), (no, m)
+    # and a label made in Python is refused on writing, in the same words
+    with pytest.raises(CalibError, match="U\\+202E"):
+        labels_to_jsonl([lab("q1", True, reviewer="ann\u202eevil")])

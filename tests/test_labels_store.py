@@ -244,7 +244,8 @@ def test_revoked_expired_and_deleted_shares(tmp_path: Path) -> None:
         (lab(PLAN.queue[0].item, reviewer="   "), f"item {PLAN.queue[0].item!r}: reviewer is empty"),
         (
             lab(PLAN.queue[0].item, reviewer="a\nb"),
-            f"item {PLAN.queue[0].item!r}: reviewer holds a control character (a newline or a tab)",
+            f"item {PLAN.queue[0].item!r}: the reviewer's name contains U+000A (a control character), a "
+            "character that is not seen or changes how the text around it reads: type the name without it",
         ),
         (
             lab(PLAN.queue[0].item, reviewer="r" * 201),

@@ -156,33 +156,20 @@ def now_iso(clock: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock))
 
 
-#: Unicode categories a reviewer's name may not hold: controls (C0, DEL and C1, such as
-#: NEL U+0085), format characters (the bidi embeddings, overrides, isolates and marks
-#: U+202A-U+202E, U+2066-U+2069, U+200E/F, zero-width characters, the soft hyphen, the
-#: BOM), line and paragraph separators (U+2028, U+2029) and lone surrogates.
-INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-
-
 def check_reviewer(reviewer: object) -> str:
     """The reviewer identity as stored (trimmed), or a ``ValueError`` saying why not
-    (the rules of :func:`calib.labels.records.label_problem`, and no character of
-    :data:`INVISIBLE_CATEGORIES`: one that is not seen, or that reorders or breaks the
-    text around it, lets one name pass for another in the labels, the export and the
-    owner's tables, or end a line where a reader does not expect it)."""
-    import unicodedata
-
-    from calib.labels.records import MAX_REVIEWER_CHARS
+    (the rules of :func:`calib.labels.records.label_problem`: no character of
+    :data:`calib.labels.records.INVISIBLE_CATEGORIES`, :func:`~calib.labels.records.invisible_in_name`)."""
+    from calib.labels.records import MAX_REVIEWER_CHARS, invisible_in_name
 
     if not isinstance(reviewer, str) or not reviewer.strip():
         raise ValueError("the reviewer's name must be non-empty text")
     who = reviewer.strip()
     if len(who) > MAX_REVIEWER_CHARS:
         raise ValueError(f"the reviewer's name is longer than {MAX_REVIEWER_CHARS} characters")
-    bad = next((c for c in who if unicodedata.category(c) in INVISIBLE_CATEGORIES), None)
-    if bad is not None:
-        name = unicodedata.name(bad, "") or "a control character"
-        raise ValueError(f"the reviewer's name contains U+{ord(bad):04X} ({name}), a character that is not "
-                         "seen or changes how the text around it reads: type the name without it")
+    invisible = invisible_in_name(who)
+    if invisible is not None:
+        raise ValueError(invisible)
     return who
 
 

@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -54,6 +55,26 @@ _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _UNCARRIED = re.compile("[\ud800-\udfff\x00]")
 # control characters refused in a one-line field (reviewer, dataset, kind); a note may hold newlines and tabs
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+#: Unicode categories a reviewer's name may not hold: controls (C0, DEL and C1, such as
+#: NEL U+0085), format characters (the bidi embeddings, overrides, isolates and marks
+#: U+202A-U+202E, U+2066-U+2069, U+200E/F, zero-width characters, the soft hyphen, the
+#: BOM), line and paragraph separators (U+2028, U+2029) and lone surrogates.
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def invisible_in_name(who: str) -> str | None:
+    """Why the reviewer name ``who`` cannot be kept for a character of
+    :data:`INVISIBLE_CATEGORIES` in it (``None`` when it has none): one that is not seen,
+    or that reorders or breaks the text around it, lets one name pass for another in the
+    labels, the export and the owner's tables, or ends a line where a reader does not
+    expect it. The one rule of a label file's reviewer (:func:`label_problem`) and the
+    hosted store's (:func:`calib.hosting.labels.check_reviewer`)."""
+    bad = next((c for c in who if unicodedata.category(c) in INVISIBLE_CATEGORIES), None)
+    if bad is None:
+        return None
+    name = unicodedata.name(bad, "") or "a control character"
+    return (f"the reviewer's name contains U+{ord(bad):04X} ({name}), a character that is not "
+            "seen or changes how the text around it reads: type the name without it")
 
 
 @dataclass(frozen=True)
@@ -110,7 +131,8 @@ def label_problem(label: Label) -> str | None:
 
     The rules: ``correct`` a bool; ``item`` non-empty, at most :data:`MAX_KEY_CHARS`;
     ``note`` at most :data:`MAX_NOTE_CHARS` (newlines allowed); ``reviewer`` non-empty,
-    at most :data:`MAX_REVIEWER_CHARS`, one line; ``dataset`` at most
+    at most :data:`MAX_REVIEWER_CHARS`, no character of :data:`INVISIBLE_CATEGORIES`
+    (:func:`invisible_in_name`); ``dataset`` at most
     :data:`MAX_KEY_CHARS`, one line; ``kind`` one of :data:`KINDS`; ``time`` ISO-8601
     UTC; no field holds NUL or a lone surrogate (a CSV could not give them back).
     """
@@ -135,9 +157,11 @@ def label_problem(label: Label) -> str | None:
             return f"{f} is {len(v):,} characters, over the {cap:,} allowed"
     if not label.reviewer.strip():
         return "reviewer is empty"
-    for f in ("reviewer", "dataset"):
-        if _CONTROL.search(getattr(label, f)):
-            return f"{f} holds a control character (a newline or a tab)"
+    if _CONTROL.search(label.dataset):
+        return "dataset holds a control character (a newline or a tab)"
+    invisible = invisible_in_name(label.reviewer)
+    if invisible is not None:
+        return invisible
     if label.kind not in KINDS:
         return f"kind must be 'queue' or 'audit', got {_show(label.kind)}"
     try:
