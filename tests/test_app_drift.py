@@ -89,3 +89,6 @@ def test_a_value_used_in_one_run_only_is_named():
     texts = "\n".join(t.value for t in at.text)
     assert f"stated 80: {old.count(80):,} answers" in texts and "none in the new: disappeared" in texts
     assert "values no longer used: 80" in texts
+    # and the page's answer to its question says it too (issue 22)
+    answer = "\n".join(m.value for m in at.main.markdown).replace("\\", "")  # markdown-escaped
+    assert "values no longer used: 80" in answer, answer

@@ -519,6 +519,25 @@ def test_a_value_the_judge_stopped_using_is_named():
     assert "values no longer used: 90" in verdict and "values newly used: 95" in verdict
 
 
+def test_the_pages_answer_names_the_values_used_in_one_run_only():
+    """The Drift page's answer (questions.drift_answer) says which stated values appeared
+    or disappeared, counted here with sets; with none, it says nothing of them."""
+    from calib.present.questions import drift_answer
+
+    rng = np.random.default_rng(35)
+    old_stated = rng.choice([60.0, 70.0, 80.0, 90.0], size=600)
+    new_stated = np.where(old_stated == 90.0, 95.0, np.where(old_stated == 60.0, 70.0, old_stated))
+    correct = rng.random(600) < 0.8
+    d = drift(rows(old_stated, correct), rows(new_stated, correct), reps=100)
+    gone, came = sorted(set(old_stated) - set(new_stated)), sorted(set(new_stated) - set(old_stated))
+    assert (gone, came) == ([60.0, 90.0], [95.0])
+    answer = drift_answer(d)
+    assert answer.startswith(("Yes:", "No:"))
+    assert "values no longer used: 60, 90" in answer and "values newly used: 95" in answer
+    same = drift(rows(old_stated, correct), rows(old_stated, correct), reps=100)
+    assert "used" not in drift_answer(same)
+
+
 def test_a_continuous_score_names_no_values():
     rng = np.random.default_rng(34)
     a = rows(rng.random(400), rng.random(400) < 0.7, scale=PROBABILITY)

@@ -101,10 +101,7 @@ def drift_lines(d: Drift) -> list[str]:
         out += [""] + threshold_lines(d.threshold)
     moved = ", ".join(stated_text(v.value) for v in d.moved)
     changed = ", ".join(LABELS[c.name] for c in d.changes if c.rejected)
-    gone = ", ".join(stated_text(v) for v, _ in d.disappeared)
-    came = ", ".join(stated_text(v) for v, _ in d.appeared)
-    scale_use = "; ".join(x for x in (f"values no longer used: {gone}" if gone else "",
-                                      f"values newly used: {came}" if came else "") if x)
+    scale_use = one_run_values(d)
     if d.drift:
         what = "; ".join(x for x in (f"values that moved: {moved}" if moved else "",
                                      f"changed: {changed}" if changed else "", scale_use) if x)
@@ -117,6 +114,15 @@ def drift_lines(d: Drift) -> list[str]:
         out.append(f"  {threshold_verdict(d.threshold)}")
     out += [f"  {n}" for n in d.notes]
     return out
+
+
+def one_run_values(d: Drift) -> str:
+    """The stated values used in one run only, in one clause (``""`` when none):
+    ``values no longer used: 60, 90; values newly used: 95``."""
+    gone = ", ".join(stated_text(v) for v, _ in d.disappeared)
+    came = ", ".join(stated_text(v) for v, _ in d.appeared)
+    return "; ".join(x for x in (f"values no longer used: {gone}" if gone else "",
+                                 f"values newly used: {came}" if came else "") if x)
 
 
 def use_lines(d: Drift) -> list[str]:

@@ -175,17 +175,20 @@ def data_answer(kept: int, dropped: int, files: int, failed: int) -> str:
 
 
 def drift_answer(d: Drift) -> str:
-    """Whether the judge changed between the two runs (names no run: the page names them)."""
+    """Whether the judge changed between the two runs (names no run: the page names them),
+    and the stated values used in one run only (named, not tested: issue 22)."""
+    from calib.present.drift import LABELS, one_run_values
+
     moved = [c for c in d.changes if c.rejected]
+    scale_use = one_run_values(d)
+    used = f" In one run only (named, not tested): {scale_use}." if scale_use else ""
     if not d.drift:
         return (
             f"No: none of the {len(d.changes)} headline figures nor any stated value moved beyond noise "
-            f"(Holm-corrected at the {100 * d.alpha:g}% level)."
+            f"(Holm-corrected at the {100 * d.alpha:g}% level).{used}"
         )
-    from calib.present.drift import LABELS
-
     what = ", ".join(LABELS[c.name] for c in moved) or "some stated values' hit rates"
-    return f"Yes: {what} moved beyond noise (Holm-corrected at the {100 * d.alpha:g}% level)."
+    return f"Yes: {what} moved beyond noise (Holm-corrected at the {100 * d.alpha:g}% level).{used}"
 
 
 def review_answer(queue: int, audit: int, accepted: int, threshold: str, labelled: int) -> str:
