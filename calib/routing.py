@@ -1,37 +1,34 @@
 """Routing at a review threshold: who goes to a person, what is accepted unseen.
 
-A judge's stated confidence (or a recalibrated probability) is compared with a
-threshold. The rule, everywhere in calib:
+A judge's stated confidence (or a recalibrated probability) is compared with a threshold. The
+rule, everywhere in calib:
 
 - one threshold ``t``: an item with score ``< t`` goes to a person; ``>= t`` is
   accepted unseen. A threshold equal to a stated value accepts that value.
-- two thresholds ``lower < upper``: ``< lower`` goes to a person, ``>= upper`` is
-  accepted unseen, and ``lower <= score < upper`` is a *middle band* reported on
-  its own (what happens to it is the user's policy: a second look, a cheaper
-  check). It counts neither as reviewed nor as accepted; costs leave it out.
+- two thresholds ``lower < upper``: ``< lower`` goes to a person, ``>= upper`` is accepted
+  unseen, and ``lower <= score < upper`` is a *middle band* reported on its own (what happens to
+  it is the user's policy: a second look, a cheaper check). It counts neither as reviewed nor as
+  accepted; costs leave it out.
 
 The score is the stated value (on its scale) or, given a map, the calibrated
 probability of that value (in [0, 1]).
 
 Speed
 -----
-:func:`basis` sorts the cells by score once and keeps cumulative counts, so a
-threshold is a binary search and a few subtractions, independent of the number
-of rows (microseconds; ``bench/bench_models.py``). The table has one cell per
-distinct stated value, so the counts at any threshold are exact: they equal
-:func:`review_queue`'s rows, for continuous scores too.
+:func:`basis` sorts the cells by score once and keeps cumulative counts, so a threshold is a
+binary search and a few subtractions, independent of the number of rows (microseconds;
+``bench/bench_models.py``). The table has one cell per distinct stated value, so the counts at
+any threshold are exact: they equal :func:`review_queue`'s rows, for continuous scores too.
 
 For intervals, :func:`basis` takes ``reps`` and draws the bootstrap
 (:func:`calib.bootstrap.resample_counts`) once, of the table's coarse table
-(:meth:`calib.table.CountTable.coarse`: itself up to 101 distinct values, else
-cells 0.001 wide in probability), keeping cumulative counts per resample of shape
-``(reps, coarse cells + 1)``; each threshold is then one column lookup per
-resample and a percentile. On a coarse table the threshold falls inside a cell
-whose rows the resamples count on one side: every resampled figure is moved by
-exact minus coarse point figure, so the interval sits on the exact count, and the
-rows of the grid cell holding the threshold (at most 0.001 wide in probability)
-bound what pooling changes. A dashboard caches the basis and moves the threshold
-freely.
+(:meth:`calib.table.CountTable.coarse`: itself up to 101 distinct values, else cells 0.001 wide
+in probability), keeping cumulative counts per resample of shape ``(reps, coarse cells + 1)``;
+each threshold is then one column lookup per resample and a percentile. On a coarse table the
+threshold falls inside a cell whose rows the resamples count on one side: every resampled figure
+is moved by exact minus coarse point figure, so the interval sits on the exact count, and the
+rows of the grid cell holding the threshold (at most 0.001 wide in probability) bound what
+pooling changes. A dashboard caches the basis and moves the threshold freely.
 """
 
 from __future__ import annotations
@@ -48,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from calib import metrics
-from calib.bootstrap import percentile_interval, resample_counts
+from calib.bootstrap import SMALL_SAMPLE, percentile_interval, resample_counts
 from calib.errors import CalibError
 from calib.maps import CalibrationMap, cell_prob
 from calib.rows import Judgments
@@ -320,6 +317,7 @@ class Routing:
     cost_total: float | None
     ci: dict[str, Interval]
     level: float
+    small_sample: bool = False  # intervals from under bootstrap.SMALL_SAMPLE items, which run narrow
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -330,6 +328,7 @@ class Routing:
             "reviewed_needlessly": self.reviewed_needlessly, "middle_correct": self.middle_correct,
             "coverage": self.coverage, "risk": self.risk, "cost_review": self.cost_review,
             "cost_miss": self.cost_miss, "cost_total": self.cost_total, "level": self.level,
+            "small_sample": self.small_sample,
         }
         out["ci"] = {k: v.to_list() for k, v in self.ci.items()}
         return out
@@ -406,7 +405,7 @@ def route(
         accepted_correct=acc_k, accuracy_accepted=accuracy, errors_slipping=slip, errors_caught=caught,
         reviewed_needlessly=person_k, middle_correct=mid_k, coverage=_div(acc_n, N),
         risk=None if accuracy is None else 1 - accuracy, cost_review=cr, cost_miss=cm,
-        cost_total=total_cost, ci=ci, level=level,
+        cost_total=total_cost, ci=ci, level=level, small_sample=bool(ci) and N < SMALL_SAMPLE,
     )
 
 

@@ -261,9 +261,12 @@ def routing_metrics(r: Routing, compact: bool = False) -> None:
     ]
     if r.upper is not None:
         items.append(("Middle band", f"{r.middle:,}", None, help_("middle", r.middle)))
+    small = explain.routing_small_sample(r)  # plain text: no user data in it, but never markdown
     if compact:
         for label, value, interval, text in items:
             metric(st, label, value, interval, help=text)
+        if small is not None:
+            st.caption(md_escape(small))
         return
     # six in one row truncate their labels at laptop width: two rows of three then
     per_row = 3 if len(items) > 5 else len(items)
@@ -271,6 +274,8 @@ def routing_metrics(r: Routing, compact: bool = False) -> None:
         row = items[start:start + per_row]
         for c, (label, value, interval, text) in zip(st.columns(per_row), row, strict=False):
             metric(c, label, value, interval, help=text)
+    if small is not None:
+        st.caption(md_escape(small))
 
 
 # ----------------------------------------------------------------- the fragment

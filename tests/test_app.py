@@ -868,6 +868,16 @@ def test_per_group_thresholds_are_a_table_saying_which_groups_are_certified():
     assert want.message in [t.value for t in at.main.text]
 
 
+def test_routing_page_says_its_intervals_run_narrow_below_100_items():
+    """Issue 22: the Routing page's intervals at 30 items covered 69-87% in simulation
+    (bench/sim_coverage.py --only "small n"): the page says so below 100 items."""
+    rows = "".join(json.dumps({"confidence": 60 if i % 2 else 90, "correct": i % 5 != 0}) + "\n" for i in range(30))
+    at = upload(ok(app().run()), "small.jsonl", rows.encode())
+    ok(at.switch_page("pages/5_Routing.py").run())
+    notes = [c.value.replace("\\", "") for c in at.main.caption]
+    assert any(n.startswith("Only 30 items: percentile bootstrap intervals run narrow below 100") for n in notes), notes
+
+
 def test_several_judges_at_the_same_target_in_one_table_with_the_paired_comparison():
     from calib import decision
 

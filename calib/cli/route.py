@@ -22,6 +22,7 @@ from calib.cli.args import (
 from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
+from calib.present.explain import routing_small_sample
 from calib.present.format import count, interval, money, pct
 from calib.settings import DEFAULT_TARGET, FIXED_SEQUENCE, PROCEDURES, ROUTE_BOUNDS
 
@@ -339,6 +340,9 @@ def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: Ca
         rows.append(["Total cost", money(r.cost_total), ci("cost_total", money)])
     head = f"{level} interval ({args.reps:,} resamples)" if args.reps else ""
     lines += [""] + columns(["", "count", head], rows)
+    small = routing_small_sample(r)
+    if small is not None:
+        lines += ["", small]
     if choice is not None:
         lines += ["", f"Target error rate {pct(choice.target)} among accepted items, the --bound {args.bound} scan "
                       "(each threshold judged alone: no guarantee for the one it picks): "
