@@ -163,7 +163,9 @@ def parse_rescale(text: str) -> Scale:
     except ValueError:
         raise CalibError(f"--rescale wants two numbers LO,HI (e.g. 0,100), got {text!r}") from None
     span = hi - lo  # Python floats: inf past the float range, no warning
-    if math.isfinite(lo) and math.isfinite(hi) and not math.isfinite(span):
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # "0,inf" is no range to map onto 0-1
+        raise CalibError(f"--rescale {text}: LO, HI and HI - LO must be finite numbers")
+    if not math.isfinite(span):
         raise CalibError(f"--rescale {text}: LO, HI and HI - LO must be finite numbers (HI - LO is {span:g})")
     return Scale(lo, hi, f"{parts[0]}-{parts[1]}", f"given: --rescale {parts[0]},{parts[1]}")
 

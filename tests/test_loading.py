@@ -373,10 +373,11 @@ def test_values_near_the_float_limit_raise_no_warning(values: tuple[float, ...],
     assert f"{len(values)} outside the scale" in out.out
 
 
-@pytest.mark.parametrize("given", ["-1e308,1e308", "-1.7e308,1.7e308"])
+@pytest.mark.parametrize("given", ["-1e308,1e308", "-1.7e308,1.7e308", "0,inf", "-inf,0", "0,Infinity", "nan,1"])
 def test_a_rescale_whose_span_is_not_finite_is_refused(given: str, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """--rescale=-1e308,1e308 overflowed in HI - LO (a RuntimeWarning, then nonsense)."""
+    """--rescale=-1e308,1e308 overflowed in HI - LO (a RuntimeWarning, then nonsense);
+    --rescale=0,inf was refused as "need LO < HI", which it is (issue 22: say finite)."""
     import warnings
 
     from calib.cli import main
