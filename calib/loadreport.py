@@ -124,7 +124,7 @@ class LoadReport:
         """One line for people: ``read 1,002 lines: kept 1,000, dropped 2 (...)``."""
         s = f"read {self.lines_read:,} lines: kept {self.kept:,}"
         if self.dropped:
-            reasons = ", ".join(f"{n} {r}" for r, n in sorted(self.dropped_by_reason.items()))
+            reasons = ", ".join(f"{n:,} {r}" for r, n in sorted(self.dropped_by_reason.items()))
             s += f", dropped {self.dropped:,} ({reasons})"
         if self.blank:
             s += f", {self.blank:,} blank"

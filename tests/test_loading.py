@@ -441,3 +441,13 @@ def test_a_json_array_is_under_the_line_limits_and_a_broken_one_keeps_its_record
     with pytest.raises(CalibError, match=r"a\.json: a JSON array of .* over the .* MB allowed \(CALIB_MAX_PARSE_MB\)"):
         load("a.json", text, options=LoadOptions(max_parse_bytes=4 * len(text) - 1))
     assert load("a.json", text, options=LoadOptions(max_parse_bytes=4 * len(text) + 10**5)).report.kept == 12
+
+
+def test_the_load_summary_writes_every_count_with_thousands_separators() -> None:
+    """Issue 22: "dropped 1,000,000 (1000000 invalid JSON)": each reason's count too."""
+    from calib.loadreport import LoadReport
+
+    r = LoadReport(source="x.jsonl", format="stated", lines_read=1_234_567, kept=233_567, dropped=1_001_000,
+                   dropped_by_reason={"invalid JSON": 1_000_000, "missing outcome": 1_000}, blank=1_000)
+    assert r.summary() == ("read 1,234,567 lines: kept 233,567, dropped 1,001,000 (1,000,000 invalid JSON, "
+                           "1,000 missing outcome), 1,000 blank")

@@ -309,3 +309,13 @@ def test_a_table_of_rows_by_options_over_the_parse_budget_is_refused_before_it_i
     with pytest.raises(CalibError, match=r"w\.jsonl: 4 rows x 900 option columns \(the widest row is line 2\)"):
         logprobs.read(Source("w.jsonl", data), LoadOptions(max_parse_bytes=8 * 4 * 900 - 1))
     assert logprobs.read(Source("w.jsonl", data), LoadOptions(max_parse_bytes=8 * 4 * 900))[1].kept == 4
+
+
+def test_no_usable_line_counts_with_thousands_separators(tmp_path: Path) -> None:
+    """Issue 22: counts in messages carry thousands separators ("1,200 fewer than 2 options")."""
+    from calib.errors import CalibError
+    from calib.loading import load
+
+    p = write(tmp_path, [{"logprobs": [-1.0], "gold": 0}] * 1200)
+    with pytest.raises(CalibError, match="no usable line \\(1,200 fewer than 2 options\\)"):
+        load(p)

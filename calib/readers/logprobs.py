@@ -111,7 +111,7 @@ def read(source: Source, options: LoadOptions) -> Read:
     _check_width(rows, letters, keys.scores, source.name, options)
     logits_rows, gold, kept, renormalised = _option_rows(rows, kind, letters, keys, issues)
     if not kept:
-        reasons = ", ".join(f"{n} {k}" for k, n in sorted(issues.log.counts.items())) or "no data lines"
+        reasons = ", ".join(f"{n:,} {k}" for k, n in sorted(issues.log.counts.items())) or "no data lines"
         raise CalibError(f"{source.name}: no usable line ({reasons}); first problem: "
                          + (issues.log.issues()[0].message() if issues.log.kept else "the file is empty"))
     opts = OptionScores(
