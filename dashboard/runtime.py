@@ -17,7 +17,7 @@ from calib.errors import CalibError
 from calib.hosting.access import AccessConfig, PasswordGate, check_auth_secrets
 from calib.hosting.budget import HeavyGate, MemoryLedger, SessionBudget
 from calib.hosting.resident import resident
-from calib.hosting.shares import ENDED_MESSAGES, ENDED_TAIL, UNAVAILABLE_MESSAGE
+from calib.hosting.shares import ended_message
 from calib.hosting.store import Store
 from calib.limits import Limits
 from dashboard.keys import BUDGET_KEY, SHARED_KEY
@@ -101,7 +101,7 @@ def link_ended(token: str | None) -> str | None:
         status = share_store().link_status(token)
     except CalibError as exc:
         return str(exc)
-    return None if status == "ok" else f"{ENDED_MESSAGES.get(status, UNAVAILABLE_MESSAGE)} {ENDED_TAIL}"
+    return ended_message(status)
 
 
 def session_link() -> str | None:

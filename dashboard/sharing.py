@@ -21,14 +21,13 @@ from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.hosting.shares import (
-    ENDED_MESSAGES,
-    ENDED_TAIL,
     SHARE_PARAM,
     UNAVAILABLE_MESSAGE,
     UNAVAILABLE_TITLE,
     DatasetSpec,
     InputFile,
     Outcome,
+    ended_message,
     valid_token,
 )
 from calib.hosting.store import Store
@@ -48,7 +47,7 @@ from dashboard.keys import (
     VIEW_KEY,
 )
 from dashboard.layout import PAGE_FILES, md_escape, show_error
-from dashboard.runtime import budget, share_store
+from dashboard.runtime import budget, session_link, share_store
 from dashboard.state import get_view, share_params
 
 
@@ -104,22 +103,21 @@ def end_if_link_gone() -> None:
     :meth:`calib.hosting.store.Store.link_status` asks the catalog), the session forgets
     the link's data (its inputs, view and figures, and their memory bookings), is told
     why, and sees the dead-link page on every page until it starts a new analysis."""
-    token = st.session_state.get(SHARED_KEY)
+    token = session_link()
     if token is None:
         return
     try:
-        status = share_store().link_status(token)
+        ended = ended_message(share_store().link_status(token))
     except CalibError as exc:  # the store cannot answer: show nothing rather than what may be gone
         st.title("This link cannot be opened right now")
         show_error(exc)
         st.stop()
-    if status == "ok":
+    if ended is None:
         return
     for key in (ENTRIES_KEY, VIEW_KEY, FIGURES_KEY, OWNER_VIEW_KEY, NOTES_KEY):
         st.session_state.pop(key, None)
     budget().release()
-    _unavailable(f"{ENDED_MESSAGES.get(status, UNAVAILABLE_MESSAGE)} {ENDED_TAIL}",
-                 st.session_state.pop(SHARE_NOTICE_KEY, None))  # "The link is revoked", to who just did
+    _unavailable(ended, st.session_state.pop(SHARE_NOTICE_KEY, None))  # "The link is revoked", to who just did
 
 
 def _unavailable(message: str = UNAVAILABLE_MESSAGE, notice: tuple[bool, str] | None = None) -> NoReturn:

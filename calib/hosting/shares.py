@@ -63,6 +63,14 @@ ENDED_MESSAGES = {
     "unknown": "The owner deleted this shared link after this page opened it.",
 }
 ENDED_TAIL = "Its data is no longer shown here. Ask the person who sent it for a new link."
+
+
+def ended_message(status: str) -> str | None:
+    """What a session that opened a share link is told when the link's status
+    (:meth:`calib.hosting.store.Store.link_status`) is ``status``: ``None`` while it is
+    ``"ok"``, else why it ended and :data:`ENDED_TAIL`."""
+    return None if status == "ok" else f"{ENDED_MESSAGES.get(status, UNAVAILABLE_MESSAGE)} {ENDED_TAIL}"
+
 NOT_OWNER_MESSAGE = (
     "Only the owner of this link can revoke, delete or change it. Anyone with the link can "
     "look at the data and move the thresholds in their own view."
