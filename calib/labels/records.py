@@ -33,7 +33,7 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.readers.base import LoadOptions, megabytes
-from calib.readers.jsonl import BOM, JsonLimitError, check_lines_cost, json_loads, not_json, too_long
+from calib.readers.jsonl import BOM, check_lines_cost, json_objects, too_long
 from calib.routing import formula_like, spreadsheet_cell
 from calib.rows import Judgments
 
@@ -353,27 +353,7 @@ class _Messages:
 
 def _read_jsonl(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
     out: list[Label] = []
-    for no, raw in enumerate(data.split(b"\n"), start=1):
-        raw = raw.rstrip(b"\r")
-        if not raw.strip():
-            continue
-        if len(raw) > opts.max_line_chars:
-            msgs.bad(no, too_long(len(raw), opts.max_line_chars))
-            continue
-        try:
-            obj = json_loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            msgs.bad(no, f"bytes that are not UTF-8 at column {exc.start + 1}")
-            continue
-        except JsonLimitError as exc:
-            msgs.bad(no, f"cannot be read: {exc}")
-            continue
-        except ValueError as exc:
-            msgs.bad(no, not_json(exc))
-            continue
-        if not isinstance(obj, dict):
-            msgs.bad(no, f"expected a JSON object {{...}}, got {type(obj).__name__}")
-            continue
+    for no, obj in json_objects(data, opts.max_line_chars, msgs.bad):
         lab = _label_of(obj, no, msgs, from_csv=False)
         if lab is not None:
             out.append(lab)

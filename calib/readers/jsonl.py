@@ -17,7 +17,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from calib.errors import CalibError
@@ -323,6 +323,39 @@ class JsonLines:
                                 f"expected a JSON object {{...}}, got {type(obj).__name__}", preview=text)
                 continue
             yield no, obj
+
+
+def json_objects(data: bytes, max_line_chars: int, bad: Callable[[int, str], None], *,
+                 line_bom: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` per JSON-object line of ``data`` (its limits already
+    checked: :func:`check_lines_cost`), blank lines skipped; ``bad(line, why)`` for a line
+    over ``max_line_chars`` bytes, not UTF-8, not JSON or not an object. ``line_bom``: a
+    BOM opening a line is dropped (else that line is not JSON). The plain twin of
+    :class:`JsonLines`, for readers that keep only a message per bad line."""
+    for no, raw in enumerate(data.split(b"\n"), start=1):
+        raw = raw.rstrip(b"\r")
+        if line_bom:
+            raw = raw.removeprefix(BOM)
+        if not raw.strip():
+            continue
+        if len(raw) > max_line_chars:
+            bad(no, too_long(len(raw), max_line_chars))
+            continue
+        try:
+            obj = json_loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            bad(no, not_utf8(exc))
+            continue
+        except JsonLimitError as exc:
+            bad(no, f"cannot be read: {exc}")
+            continue
+        except ValueError as exc:
+            bad(no, not_json(exc))
+            continue
+        if not isinstance(obj, dict):
+            bad(no, f"expected a JSON object {{...}}, got {type(obj).__name__}")
+            continue
+        yield no, obj
 
 
 def too_long(n: int, limit: int) -> str:

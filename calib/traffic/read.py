@@ -33,7 +33,7 @@ import numpy as np
 from calib.errors import CalibError
 from calib.labels.records import MAX_KEY_CHARS, Label, current, parse_time, read_labels
 from calib.readers.base import LoadOptions, megabytes
-from calib.readers.jsonl import BOM, JsonLimitError, check_lines_cost, json_loads, not_json, too_long
+from calib.readers.jsonl import BOM, check_lines_cost, json_objects
 from calib.readers.stated.rules import CONFIDENCE_KEYS, ID_KEYS
 
 #: Most bad-line messages kept (the rest are counted in one more message).
@@ -117,31 +117,10 @@ class _Messages:
 
 def _records(data: bytes, name: str, opts: LoadOptions, msgs: _Messages) -> list[tuple[int, dict]]:
     """``(line number, object)`` per readable row: JSONL objects or CSV rows as dicts."""
-    out: list[tuple[int, dict]] = []
     if data.lstrip()[:1] == b"{":
-        for no, raw in enumerate(data.split(b"\n"), start=1):
-            raw = raw.rstrip(b"\r").removeprefix(BOM)  # a BOM opening a line, as the stated reader accepts
-            if not raw.strip():
-                continue
-            if len(raw) > opts.max_line_chars:
-                msgs.add(no, too_long(len(raw), opts.max_line_chars))
-                continue
-            try:
-                obj = json_loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                msgs.add(no, "not UTF-8")
-                continue
-            except JsonLimitError as exc:
-                msgs.add(no, f"cannot be read: {exc}")
-                continue
-            except ValueError as exc:
-                msgs.add(no, not_json(exc))
-                continue
-            if not isinstance(obj, dict):
-                msgs.add(no, f"expected a JSON object {{...}}, got {type(obj).__name__}")
-                continue
-            out.append((no, obj))
-        return out
+        # a BOM opening a line, as the stated reader accepts
+        return list(json_objects(data, opts.max_line_chars, msgs.add, line_bom=True))
+    out: list[tuple[int, dict]] = []
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
