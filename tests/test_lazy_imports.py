@@ -47,6 +47,13 @@ def test_text_audit_of_a_small_file_imports_neither_pandas_nor_pyarrow() -> None
     assert "pandas" not in mods and "pyarrow" not in mods
 
 
+def test_starting_the_cli_imports_no_report_wording() -> None:
+    """Every command's parser is built at start; the report text modules load when a
+    command writes its report (the routing and fit texts did so at start)."""
+    mods = _modules_after("import calib.cli.main")
+    assert not {"calib.present.explain", "calib.present.meanings"} & mods
+
+
 def test_the_default_path_reads_a_small_file_as_the_fast_path_does() -> None:
     src = Source("judge.jsonl", SAMPLE.read_bytes())
     rows, report = stated.read(src, LoadOptions())

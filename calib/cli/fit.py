@@ -23,7 +23,6 @@ from calib.cli.args import (
 from calib.cli.output import EXIT_OK, columns, emit_json, load_lines
 from calib.errors import CalibError
 from calib.present.format import interval, num, pct, signed, value
-from calib.present.meanings import FIT_ECE_INTERVAL_TEXT
 from calib.present.tables import map_formula
 from calib.settings import HIST_SCHEMES, METHODS, SCORINGS
 
@@ -111,6 +110,8 @@ _SCORING_TEXT = {
 
 
 def fit_text(result: FitResult, ds: Dataset, ev: Dataset | None, out: str | None) -> list[str]:
+    from calib.present.meanings import FIT_ECE_INTERVAL_TEXT
+
     how = _SCORING_TEXT[result.scoring].format(folds=result.folds, eval=ev.name if ev else "")
     method = "softmax temperature" if result.fitted.method == "softmax_temperature" else result.method
     title = f"Recalibration map: {method} on {ds.name}"

@@ -22,7 +22,6 @@ from calib.cli.args import (
 from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
-from calib.present.explain import routing_small_sample
 from calib.present.format import count, interval, money, pct
 from calib.settings import DEFAULT_TARGET, FIXED_SEQUENCE, PROCEDURES, ROUTE_BOUNDS
 
@@ -301,6 +300,8 @@ def _threshold_warnings(ds: Dataset, args: argparse.Namespace) -> list[str]:
 def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: CalibrationMap | None,
                args: argparse.Namespace, queued: int | None, *, routed_at: str = "threshold",
                review_all: bool = False) -> list[str]:
+    from calib.present.explain import routing_small_sample
+
     on = (f"the calibrated probability of the {cmap.method} map" if cmap is not None
           else f"the stated confidence ({ds.table.scale.name})")
     title = f"Routing {ds.name}: {r.total:,} items on {on}"
