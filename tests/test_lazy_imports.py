@@ -54,6 +54,10 @@ def test_starting_the_cli_imports_no_report_wording() -> None:
     assert not {"calib.present.explain", "calib.present.meanings"} & mods
 
 
+def test_estimating_from_traffic_does_not_import_scipy_stats() -> None:
+    assert "scipy.stats" not in _modules_after("import calib.traffic.estimate")
+
+
 def test_the_default_path_reads_a_small_file_as_the_fast_path_does() -> None:
     src = Source("judge.jsonl", SAMPLE.read_bytes())
     rows, report = stated.read(src, LoadOptions())

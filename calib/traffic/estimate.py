@@ -40,9 +40,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
+from scipy import special
 
 from calib.errors import CalibError
+from calib.metrics.values import wilson_interval
 from calib.settings import DEFAULT_UPPER_PROB, LEVEL
 from calib.traffic.plan import Strata, fitted_rates, strata
 from calib.traffic.read import Labelled
@@ -123,7 +124,7 @@ def difference(size: np.ndarray, of: np.ndarray, z: np.ndarray, g_lab: np.ndarra
 
 
 def _interval(est: float, se: float, level: float) -> tuple[float, float]:
-    zq = float(norm.ppf(0.5 + level / 2))
+    zq = float(-special.ndtri((1 - level) / 2))
     return max(0.0, est - zq * se), min(1.0, est + zq * se)
 
 
@@ -182,10 +183,8 @@ def predictor(lab: Labelled, st: Strata) -> np.ndarray:
 
 
 def _wilson(k: int, n: int, level: float) -> tuple[float, float]:
-    zq = float(norm.ppf(0.5 + level / 2))
-    c = (k + zq**2 / 2) / (n + zq**2)
-    h = zq * math.sqrt(k * (n - k) / n + zq**2 / 4) / (n + zq**2)
-    return max(0.0, c - h), min(1.0, c + h)
+    lo, hi = wilson_interval(k, n, level)
+    return float(lo), float(hi)
 
 
 def estimate(lab: Labelled, threshold: float | None = None, level: float = LEVEL) -> dict[str, Any]:
