@@ -251,10 +251,15 @@ def set_entries(items: list[Entry]) -> None:
 UPLOADS_PARAM = "uploads"
 
 
+def uploads_held() -> int:
+    """How many of the session's inputs are uploads (files or folders), not samples."""
+    return sum(1 for e in entries() if e.kind != "sample")
+
+
 def count_uploads_in_url() -> None:
     """Write the number of uploaded inputs into the address (remove it when there are none),
     so that the next session opened on this address (a refresh) knows uploads were here."""
-    n = sum(1 for e in entries() if e.kind != "sample")
+    n = uploads_held()
     current = st.query_params.get(UPLOADS_PARAM)
     if n and current != str(n):
         st.query_params[UPLOADS_PARAM] = str(n)
@@ -266,7 +271,7 @@ def note_lost_uploads() -> None:
     """On a session's first run: the address counts uploads this session does not hold (the
     page was refreshed, or the address opened in a new tab), so remember how many were cleared."""
     raw = str(st.query_params.get(UPLOADS_PARAM) or "")
-    held = sum(1 for e in entries() if e.kind != "sample")
+    held = uploads_held()
     if raw.isdigit() and int(raw) > held and len(raw) <= 4:
         st.session_state[LOST_UPLOADS_KEY] = int(raw) - held
 
@@ -274,7 +279,7 @@ def note_lost_uploads() -> None:
 def lost_uploads_notice() -> str | None:
     """What the Data page says while uploads cleared by a refresh have not been replaced."""
     lost = st.session_state.get(LOST_UPLOADS_KEY, 0)
-    if not lost or any(e.kind != "sample" for e in entries()):
+    if not lost or uploads_held():
         return None
     files = "1 uploaded file or folder was" if lost == 1 else f"{lost:,} uploaded files or folders were"
     return (f"{files} cleared: uploads live only in the browser session that uploaded them, and the page was "
