@@ -70,7 +70,7 @@ def _as_utf8(data: bytes, name: str, notes: list[str]) -> bytes:
             notes.append(f"{base}: read as {label} ({codec}, from its byte-order mark) and converted to UTF-8")
             return text.encode("utf-8")  # a strict decode leaves no lone surrogate to encode
     head = data[:4096]
-    if len(head) >= 8 and head[:4] not in (b"PK\x03\x04", b"PAR1") and _looks_utf16(head):
+    if len(head) >= 8 and head[:4] not in BINARY_MAGIC and _looks_utf16(head):
         order = "little-endian" if head[1::2].count(0) > head[0::2].count(0) else "big-endian"
         raise CalibError(
             f"{name}: looks like UTF-16 ({order}) without a byte-order mark (every other byte is 0); "
@@ -90,7 +90,7 @@ def _cr_lines(data: bytes, name: str, notes: list[str]) -> bytes:
     """Bare carriage returns as line ends (old Mac OS) read as newlines: only in a file
     without a single newline, so that no CR inside a line of another file is touched
     (JSON allows none inside a string). Binary formats (zip, Parquet) are left alone."""
-    if b"\r" not in data or b"\n" in data or data[:4] in (b"PK\x03\x04", b"PAR1"):
+    if b"\r" not in data or b"\n" in data or data[:4] in BINARY_MAGIC:
         return data
     notes.append(f"{Path(name).name}: lines end with a bare carriage return (CR, old Mac OS): read as line ends")
     return data.replace(b"\r", b"\n")
@@ -132,7 +132,7 @@ def gunzip_capped(data: bytes, name: str, limit: int, *, max_lines: int | None =
     view = memoryview(data)
     parts = [zlib.decompress(view[a:b], 16 + zlib.MAX_WBITS, n) for a, b, n in sizes if n]
     out = parts[0] if len(parts) == 1 else b"".join(parts)  # empty members add nothing
-    if out[:2] == b"\x1f\x8b":
+    if out[:2] == GZIP_MAGIC:
         raise CalibError(f"{name}: decompresses to another gzip stream (compressed twice?); "
                          "decompress it once more and load the result")
     return out
@@ -142,6 +142,8 @@ def gunzip_capped(data: bytes, name: str, limit: int, *, max_lines: int | None =
 _PIECE = 1 << 20
 #: The first bytes of every gzip member.
 GZIP_MAGIC = b"\x1f\x8b"
+#: The first four bytes of the binary inputs (zip, Parquet), whose bytes are not text.
+BINARY_MAGIC = (b"PK\x03\x04", b"PAR1")
 
 
 def _count_member(data: bytes, start: int, name: str, limit: int, total: int, lines: int,
