@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from calib import api
 from calib.present.decision import CERTIFIED_LABEL
 from calib.present.format import esc
+from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
 
 if TYPE_CHECKING:
     from calib.audit import Audit, Verdict
@@ -362,7 +363,8 @@ def estimate(traffic: Any, labels: Any, *, threshold: float | None = None) -> di
     return estimate_(as_labelled(tr, labels), threshold)
 
 
-def certify(traffic: Any, labels: Any, *, target_error: float = 0.05, confidence: float = 0.95) -> dict[str, Any]:
+def certify(traffic: Any, labels: Any, *, target_error: float = DEFAULT_TARGET,
+            confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
     """``calib certify --json`` as a dict (:mod:`calib.traffic.certify`)."""
     from calib.traffic.certify import certify as certify_
     from calib.traffic.read import as_labelled, as_traffic
