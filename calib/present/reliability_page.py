@@ -42,6 +42,8 @@ CONFIDENCE = "Shaded in the curve's colour: its {level} confidence band, where t
     "of this sample."
 CONSISTENCY = "Shaded grey: its {level} consistency band, where a calibrated judge's curve would fall by chance " \
     "alone with this many answers; a curve outside it is miscalibrated beyond noise."
+#: What a reading says of a CORP curve drawn without resamples (a face may name its own setting).
+NO_BANDS = "No bands (no resamples)."
 DIAGONAL = "Dashed line: where a perfectly calibrated judge's points would lie (stated 80%, right 80% of the time)."
 
 
@@ -50,7 +52,7 @@ def _pct(level: float) -> str:
 
 
 def diagram_reading(
-    drawn: Sequence[object], *, consistency: bool = True, no_bands: str = "No bands (no resamples).",
+    drawn: Sequence[object], *, consistency: bool = True, no_bands: str = NO_BANDS,
 ) -> str:
     """How to read a reliability diagram of the curves ``drawn`` (as
     :func:`calib.present.figures.reliability` draws them), every sentence about something the
@@ -105,7 +107,7 @@ def reliability_figure(result: Audit, ds: Dataset) -> go.Figure:
     return figures.reliability_one(ds.name, *audit_curves(result, ds))
 
 
-def settings_line(result: Audit, *, no_bands: str = "No bands (no resamples).") -> str:
+def settings_line(result: Audit, *, no_bands: str = NO_BANDS) -> str:
     """How the bands were made: ``Bands: 95% pointwise, 2,000 resamples (seed 0).``, or
     ``no_bands`` when the audit ran without resamples."""
     if not result.reps:
@@ -113,7 +115,7 @@ def settings_line(result: Audit, *, no_bands: str = "No bands (no resamples).") 
     return f"Bands: {100 * result.level:g}% pointwise, {result.reps:,} resamples (seed {result.seed})."
 
 
-def reliability_page(items: Sequence[tuple[Dataset, Audit]], *, no_bands: str = "No bands (no resamples).") -> str:
+def reliability_page(items: Sequence[tuple[Dataset, Audit]], *, no_bands: str = NO_BANDS) -> str:
     """The self-contained HTML page of the reliability diagrams (what ``calib audit --plot
     x.html`` writes).
 
