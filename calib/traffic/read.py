@@ -33,7 +33,7 @@ import numpy as np
 from calib.errors import CalibError
 from calib.labels.records import MAX_KEY_CHARS, Label, current, parse_time, read_labels
 from calib.readers.base import LoadOptions, megabytes
-from calib.readers.jsonl import BOM, check_lines_cost, json_objects
+from calib.readers.jsonl import BOM, as_number, check_lines_cost, json_objects
 from calib.readers.stated.rules import CONFIDENCE_KEYS, ID_KEYS
 
 #: Most bad-line messages kept (the rest are counted in one more message).
@@ -145,21 +145,9 @@ def _pick(objs: list[tuple[int, dict]], given: str | None, names: Sequence[str])
 
 
 def _number(v: object) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, int | float):
-        try:
-            x = float(v)
-        except OverflowError:  # an integer literal beyond the float range
-            return None
-    elif isinstance(v, str) and v.strip():
-        try:
-            x = float(v.strip().rstrip("%"))
-        except ValueError:
-            return None
-    else:
-        return None
-    return x if math.isfinite(x) else None
+    """A finite confidence from a JSON number or a numeric string (``"85%"`` too), else ``None``."""
+    x = as_number(v.strip().rstrip("%") if isinstance(v, str) else v)
+    return x if x is not None and math.isfinite(x) else None
 
 
 def read_traffic(data: bytes, name: str, *, confidence_key: str | None = None, id_key: str | None = None,
