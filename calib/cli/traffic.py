@@ -55,10 +55,8 @@ def add_traffic(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.set_defaults(func=run_certify)
 
 
-def _read(path: str, what: str) -> bytes:
-    from calib.limits import Limits
-
-    cap = Limits.from_env().load_options(None).max_decompressed_bytes
+def _read(path: str, what: str, cap: int) -> bytes:
+    """The file's bytes, refused over ``cap`` before they are read."""
     f = Path(path)
     try:
         if f.stat().st_size > cap:
@@ -74,13 +72,14 @@ def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
     from calib.traffic.read import load_labels, read_traffic
 
     opts = Limits.from_env().load_options(None)
-    tr = read_traffic(_read(args.traffic, "traffic"), Path(args.traffic).name, confidence_key=args.confidence_key,
+    cap = opts.max_decompressed_bytes
+    tr = read_traffic(_read(args.traffic, "traffic", cap), Path(args.traffic).name, confidence_key=args.confidence_key,
                       id_key=args.id_key, options=opts)
     for m in tr.messages:
         print(f"calib: {m}", file=sys.stderr)
     if not args.labels:
         return tr, None
-    lab, messages = load_labels(_read(args.labels, "labels"), Path(args.labels).name, tr, opts)
+    lab, messages = load_labels(_read(args.labels, "labels", cap), Path(args.labels).name, tr, opts)
     for m in messages:
         print(f"calib: {m}", file=sys.stderr)
     if lab.unknown:
