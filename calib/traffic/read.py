@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.errors import CalibError
+from calib.labels.outcomes import SHOW_UNKNOWN
 from calib.labels.records import MAX_KEY_CHARS, Label, current, parse_time, read_labels
 from calib.readers.base import LoadOptions, megabytes
 from calib.readers.jsonl import BOM, as_number, check_lines_cost, json_objects
@@ -220,7 +221,7 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
         i = index.get(lab.item)
         if i is None:
             unknown += 1
-            if len(unknown_items) < 5:
+            if len(unknown_items) < SHOW_UNKNOWN:
                 unknown_items.append(lab.item)
             continue
         (right if lab.correct else wrong)[i] = (right if lab.correct else wrong).get(i, 0) + 1
