@@ -358,3 +358,21 @@ def test_read_counts_messages(tmp_path: Path) -> None:
         read_counts(tmp_path / "x.txt")
     with pytest.raises(CalibError, match=r"broken\.parquet: cannot read as a count table"):
         read_counts("broken.parquet", data=b"not parquet at all")
+
+
+def test_a_gzipped_count_table_inflates_under_the_cap(tmp_path: Path) -> None:
+    """A ``.csv.gz`` given to :func:`read_counts` directly is inflated under the
+    decompression cap (before: ``gzip.decompress`` with no cap; a 1 MB bomb became 1 GB):
+    a 20 MB table of zeros behind its header is refused by size while inflating, a small
+    one is read as the plain CSV it holds."""
+    import gzip
+
+    good = tmp_path / "t.csv.gz"
+    good.write_bytes(gzip.compress(b"value,n,correct\n80,10,6\n95,5,4\n"))
+    t = read_counts(good, scale=Scale(0, 100, "0-100"))
+    assert (t.total, int(t.correct.sum())) == (15, 10)
+    bomb = tmp_path / "bomb.csv.gz"
+    bomb.write_bytes(gzip.compress(b"value,n,correct\n" + b"0" * (20 * 2**20), compresslevel=9))
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(CalibError, match=r"bomb\.csv\.gz.*(MB|decompress)"):
+        read_counts(bomb, max_decompressed=10 * 2**20)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from calib.errors import CalibError
+from calib.readers.base import MAX_DECOMPRESSED_BYTES
+from calib.readers.source import GZIP_MAGIC, gunzip_capped
 from calib.scale import Scale
 from calib.table import CountTable, from_counts
 
@@ -32,6 +34,7 @@ COUNT_PARSE = 512 * 2**20
 def read_counts(
     path: str | Path, *, scale: Scale | None = None, data: bytes | None = None,
     max_rows: int = COUNT_ROWS, max_line: int = COUNT_LINE, max_parse: int = COUNT_PARSE,
+    max_decompressed: int = MAX_DECOMPRESSED_BYTES,
 ) -> CountTable:
     """Read a count table file (CSV, Parquet or JSON/JSONL) with columns
     ``value, n, correct`` and optionally ``group``.
@@ -43,9 +46,9 @@ def read_counts(
     ``max_parse``, trusting no footer (:func:`_read_parquet`); a CSV or JSONL line longer than ``max_line`` bytes is refused before
     parsing, and at most ``max_rows + 1`` rows are parsed; a JSON array's parse cost
     (:func:`calib.readers.jsonl.parse_cost`) must be under ``max_parse``. A Parquet file is
-    recognised by its magic bytes whatever its name. A cell that is not a number, or a
+    recognised by its magic bytes whatever its name. A ``.csv.gz`` is inflated under
+    ``max_decompressed`` bytes and ``max_rows + 1`` lines (:func:`~calib.readers.source.gunzip_capped`). A cell that is not a number, or a
     count beyond 2**53 (where a float stops holding every integer), is refused by row."""
-    import gzip
     import io
 
     import pandas as pd
@@ -69,8 +72,8 @@ def read_counts(
             # batch's dictionary, Python's strings): 64 MB of text peaked at 0.5 GB
             df = _read_parquet(data, name, max_rows, too_many, max_parse // 8)
         elif low.endswith((".csv", ".csv.gz", ".jsonl", ".ndjson")):
-            if low.endswith(".gz"):
-                data = gzip.decompress(data)
+            if data[:2] == GZIP_MAGIC:  # a bomb is refused while inflating, before it is held
+                data = gunzip_capped(data, name, max_decompressed, max_lines=max_rows + 1)
             _check_lines(data, name, max_line)
             if low.endswith((".jsonl", ".ndjson")):
                 df = pd.read_json(io.BytesIO(data), lines=True, nrows=max_rows + 1)
