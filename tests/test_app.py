@@ -25,12 +25,7 @@ PAGES = sorted(glob.glob(str(ROOT / "pages" / "*.py")))
 COUNTS_CSV = b"value,n,correct\n80,100,56\n90,300,220\n100,600,450\n"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    """Each test starts with empty caches."""
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_caches")  # each test starts with empty caches
 
 
 # ----------------------------------------------------------------- no data

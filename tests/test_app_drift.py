@@ -9,17 +9,13 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import ROOT, app, clear_caches, ok
+from tests.apptest import ROOT, app, ok
 
 SAMPLES = ROOT / "sample_data"
 A, B, C = "judge_a_synthetic.jsonl", "judge_b_synthetic.jsonl", "judge_c_synthetic.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_caches")  # each test starts with empty caches
 
 
 def drift_page(samples: str) -> AppTest:

@@ -8,31 +8,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from calib.hosting.shares import DatasetSpec
 from calib.hosting.store import Store
+from tests.conftest import Clock  # the `clock` and `store` fixtures: tests/conftest.py
 
 DAY = 86400.0
 CSV = b"value,n,correct\n10,5,1\n50,10,5\n90,20,18\n"
-
-
-class Clock:
-    def __init__(self, t: float = 1_700_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Store:
-    return Store.open(tmp_path / "data", retention_days=7, clock=clock)
 
 
 def share(store: Store) -> tuple[str, str]:

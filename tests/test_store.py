@@ -37,30 +37,11 @@ from calib.hosting.store import Store
 from calib.limits import Limits
 from calib.readers.base import LoadOptions
 from calib.scale import Scale
+from tests.conftest import Clock  # the `clock` and `store` fixtures: tests/conftest.py
 
 DAY = 86400.0
 CSV = b"value,n,correct\n10,5,1\n50,10,5\n90,20,18\n"
 CSV2 = b"value,n,correct\n0,4,0\n100,4,4\n"
-
-
-class Clock:
-    """A settable Unix clock."""
-
-    def __init__(self, t: float = 1_700_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Store:
-    return Store.open(tmp_path / "data", retention_days=7, clock=clock)
 
 
 def spec(name: str = "judge", data: bytes = CSV, filename: str = "judge.csv", **kw) -> DatasetSpec:
