@@ -218,7 +218,7 @@ def settle(page: Any, *, rounds: int = 20) -> None:
     page.wait_for_function(SETTLED_JS, timeout=TIMEOUT_MS, polling=200)
     before = page.evaluate(SIGNATURE_JS)
     for _ in range(rounds):
-        page.wait_for_timeout(600)
+        page.wait_for_timeout(600)  # on purpose: proves nothing changes for 0.6 s
         page.wait_for_function(SETTLED_JS, timeout=TIMEOUT_MS, polling=200)
         now = page.evaluate(SIGNATURE_JS)
         if now == before:
@@ -265,8 +265,9 @@ def full_screenshot(page: Any, path: str) -> None:
     )
     page.mouse.move(1, 1)  # no hover label in the picture
     if tall > size["height"]:
-        page.set_viewport_size({"width": size["width"], "height": min(tall, MAX_SHOT_HEIGHT)})
-        page.wait_for_timeout(400)
+        height = min(tall, MAX_SHOT_HEIGHT)
+        page.set_viewport_size({"width": size["width"], "height": height})
+        page.wait_for_function("h => window.innerHeight === h", arg=height, timeout=TIMEOUT_MS)
         settle(page)
     page.screenshot(path=path)
     page.set_viewport_size(size)

@@ -47,6 +47,7 @@ from tests.e2e.hosting import (
     wait_metrics,
     wait_text,
 )
+from tests.e2e.screens import settle
 from tests.wsclient import Session, password_attempt, password_outcome
 
 VIEW_AT_90 = {"v": 1, "params": {"page": "routing", "lo": "90"},
@@ -195,7 +196,7 @@ def test_xss_payloads_are_inert_text_and_make_no_outside_request(server, browser
     for title in ("Overview", "How the scale was used", "Reliability", "Recalibration", "Routing", "Report"):
         go_to(page, title)
         page.get_by_test_id("stText").filter(has_text=MODEL_NAME).first.wait_for(timeout=SLOW)
-        page.wait_for_timeout(300)  # let figures draw
+        settle(page)  # the figures drawn, the run idle
         assert_inert(page, watch)
     screenshot(page, "attack_xss_report")
     # the same data opened by a reviewer through a share link
@@ -208,7 +209,7 @@ def test_xss_payloads_are_inert_text_and_make_no_outside_request(server, browser
         viewer.get_by_test_id("stText").filter(has_text=MODEL_NAME).first.wait_for(timeout=SLOW)
         go_to(viewer, "Overview")
         viewer.get_by_test_id("stText").filter(has_text=MODEL_NAME).first.wait_for(timeout=SLOW)
-        viewer.wait_for_timeout(300)
+        settle(viewer)
         assert_inert(viewer, vwatch)
     finally:
         ctx.close()
@@ -254,7 +255,7 @@ def test_oversized_upload_is_refused_by_the_browser_and_by_the_server(small_serv
             break
         page.wait_for_timeout(200)
     assert statuses == [413]
-    page.wait_for_timeout(1000)
+    settle(page)  # the rerun after the refused upload has finished
     assert page.get_by_test_id("stMetric").count() == 0  # nothing was loaded
     assert "Traceback" not in small_server.log()
 
@@ -306,7 +307,7 @@ def test_wrong_passwords_lock_out_even_the_right_one(browser, tmp_path):
         attempt(p, "wrong 3")
         wait_text(p, "Too many wrong passwords; try again in 15 minutes.")
         attempt(p, "correct horse battery")
-        p.wait_for_timeout(500)
+        settle(p)  # the attempt's rerun has finished (the lockout text was there before it)
         wait_text(p, "Too many wrong passwords; try again in")
         assert p.get_by_test_id("stFileUploader").count() == 0
         screenshot(p, "attack_password_locked")
@@ -498,7 +499,7 @@ def test_every_page_renders_with_no_csp_violation(server, page):
         go_to(page, title)
         if title in CHARTED:  # the figures drew: a policy that blocked Plotly would leave none
             page.frame_locator(FRAME_SELECTOR).first.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=SLOW)
-        page.wait_for_timeout(1000)
+        settle(page)
         assert page.get_by_test_id("stException").count() == 0, title
         assert csp_violations(page) == [], title
     screenshot(page, "attack_csp_every_page")
@@ -518,6 +519,7 @@ def test_another_site_cannot_frame_the_dashboard(server, page):
     other = page.context.new_page()
     other.on("console", lambda m: refused.append(m.text) if "frame-ancestors" in m.text else None)
     other.set_content(frame_html)
+    # a fixed wait on purpose: it proves the frame does NOT render within 5 s (no condition to await)
     other.wait_for_timeout(5000)
     assert other.frame_locator("#victim").get_by_test_id("stApp").count() == 0
     assert refused, "Chromium did not report the frame-ancestors refusal"
@@ -594,10 +596,12 @@ def test_a_locked_session_cannot_push_bytes_into_server_memory(browser, tmp_path
         p.get_by_label("Password", exact=True).wait_for(timeout=SLOW)
         assert ids, "no session id seen on the WebSocket"
         url = f"{srv.url}/_stcore/upload_file/{ids[-1]}/{secrets.token_hex(8)}"
-        p.wait_for_timeout(1000)
+        settle(p)  # the password page drawn and idle before the baseline
         before = peak_rss_mb(srv.proc.pid)
         size = 64 * 1024 * 1024  # under the 200 MB cap: only the gate can refuse it
         status = p.evaluate(PUT_FROM_PAGE, [url, size])
+        # a fixed wait on purpose: the server must NOT go on reading the refused bytes after
+        # answering; a second of grace lets a late read show in the peak
         p.wait_for_timeout(1000)
         grew = peak_rss_mb(srv.proc.pid) - before
         assert status in (403, "TypeError: Failed to fetch"), status

@@ -24,6 +24,7 @@ from calib.hosting.static_assets import CACHE_CONTROL
 from calib.hosting.store import Store
 from dashboard.chart import FRAME_SELECTOR, PLOTLY_JS_URL, cached_assets
 from tests.e2e.conftest import screenshot, start_server
+from tests.e2e.screens import settle
 from tests.e2e.test_attacks import CSP_RECORDER, csp_violations, get
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +59,7 @@ def test_a_share_link_preloads_its_chunks_once_and_draws_under_the_policy(server
     page.goto(f"{server.url}/Routing?share={token}")
     frames = page.frame_locator(f"[data-testid=stMain] {FRAME_SELECTOR}")
     frames.first.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
-    page.wait_for_timeout(1000)
+    settle(page)  # every figure drawn: every chunk the page needs has been fetched
     screenshot(page, "preload_share_routing")
     preloaded = set(chunk_files(streamlit_index_html(), streamlit_static_js()))
     js = [u.rsplit("/", 1)[-1] for u, _ in fetched if "/static/js/" in u]

@@ -71,7 +71,13 @@ def test_the_checks_catch_a_page_that_breaks_them(server, browser, paths: list[s
           const plot = frame.contentDocument.querySelector('.js-plotly-plot');
           return frame.contentWindow.Plotly.relayout(plot, {'xaxis.range': [0, 1000]});
         }""")
-        page.wait_for_timeout(500)
+        # the relayout's promise was awaited above; wait until the plot holds the wasted range
+        page.wait_for_function("""() => {
+          const frame = document.querySelector('[data-testid=stMain] iframe');
+          const plot = frame && frame.contentDocument.querySelector('.js-plotly-plot');
+          const range = plot && plot._fullLayout && plot._fullLayout.xaxis.range;
+          return !!range && range[0] === 0 && range[1] === 1000;
+        }""", timeout=30_000)
         found = screens.problems(screens.measure(page), _rules())
     finally:
         ctx.close()
