@@ -317,6 +317,7 @@ def test_ewma_recursion_and_limits():
     assert c.ewma[0] is None
 
 
+@pytest.mark.slow  # a 10 s simulation
 def test_ewma_limit_is_three_standard_deviations_by_simulation():
     """The variance formula (the reference's own error included) against 20,000 simulated charts."""
     rng = np.random.default_rng(19)

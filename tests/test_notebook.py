@@ -11,11 +11,13 @@ import shutil
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # a Jupyter kernel starts and runs the whole notebook
 def test_example_notebook_runs(tmp_path: Path) -> None:
     nb = nbformat.read(ROOT / "docs" / "notebook.ipynb", as_version=4)
     work = tmp_path / "docs"

@@ -37,7 +37,10 @@ from tests.test_sql import CORPUS, _agrees_with_python, _random_strings, _rows
 
 # PySpark 4.3 warns at start-up that it does not fully support pandas 3 (pyspark.testing.utils,
 # imported by the session); these tests pass no pandas object to Spark (Parquet in, Rows out)
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+    pytest.mark.slow,  # a JVM starts: ~12 s before the first test
+]
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,8 @@ import pytest
 from calib.hosting.shares import DatasetSpec
 from calib.hosting.store import Store
 
+pytestmark = pytest.mark.slow  # each test forks writers and kills them
+
 CTX = multiprocessing.get_context("fork")
 CSV = b"value,n,correct\n10,5,1\n50,10,5\n90,20,18\n"
 

@@ -1,6 +1,6 @@
 """Browser end-to-end fixtures: a real `streamlit run` server and Debian's Chromium.
 
-Every test here is marked ``e2e``. Chromium must be at /usr/bin/chromium (tests/run.sh
+Every test here is marked ``e2e`` and ``slow`` (``pytest -m "not slow"`` leaves them out). Chromium must be at /usr/bin/chromium (tests/run.sh
 installs Debian's package); its absence is a failure, not a skip, so CI cannot pass
 without driving the real browser.
 """
@@ -40,6 +40,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)
 
 
 def free_port() -> int:
