@@ -406,6 +406,7 @@ def login_over_http(app_url: str, cookie_secret: str, sub: str) -> dict:
         return json.loads(value)
 
 
+@pytest.mark.slow  # starts a mock OIDC provider: 6 s
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # authlib's, inside the mock provider
 def test_st_login_flow_against_mock_provider(oidc_server) -> None:
     app_url, secret = oidc_server

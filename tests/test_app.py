@@ -555,6 +555,7 @@ def test_unusable_files_give_a_message_and_every_page_still_runs(name, data, mes
         ok(at.switch_page(os.path.relpath(page, ROOT)).run())
 
 
+@pytest.mark.slow  # two data sets through every page: 3 s
 def test_degenerate_data_runs_on_every_page():
     one_class = b"".join(b'{"confidence": %d, "correct": true}\n' % v for v in (80, 90, 100, 90))
     one_value = b"".join(b'{"confidence": 90, "correct": %s}\n' % (b"true" if i % 3 else b"false") for i in range(30))

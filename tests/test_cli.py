@@ -561,6 +561,7 @@ def test_route_text(capsys) -> None:  # type: ignore[no-untyped-def]
 
 
 # ------------------------------------------------------ python -m calib
+@pytest.mark.slow  # every subcommand in a fresh interpreter: 7 s
 def test_every_subcommand_through_python_dash_m(tmp_path) -> None:
     mpath = tmp_path / "m.json"
     r = python_m("fit", JA, "--method", "platt", "--reps", "50", "--out", mpath, "--json")

@@ -315,6 +315,7 @@ def _writer(data_dir: str, token: str, who: str, items: list[str], out) -> None:
     out.put(ok) if hasattr(out, "put") else out.append(ok)
 
 
+@pytest.mark.slow  # forks two writer processes: 3 s
 def test_threads_and_two_processes_writing_at_once_lose_nothing(store: Store) -> None:
     r = make_share(store)
     items = [i.item for i in PLAN.items]

@@ -166,6 +166,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "calib", *args], capture_output=True, text=True, cwd=ROOT)
 
 
+@pytest.mark.slow  # two CLI subprocesses on 9,000 rows: 6 s
 def test_cli_audit_glob_json_and_bad_input(tmp_path: Path) -> None:
     objects = _objects(6, 1500)
     _write_jsonl(tmp_path / "ref.jsonl", objects)
