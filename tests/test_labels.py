@@ -660,19 +660,22 @@ def test_many_bad_lines_are_capped():
 
 _TEXT = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
 _LINE = st.characters(exclude_categories=("Cs", "Cc"))
+#: a reviewer's name: no character that is not seen or reorders the text (issue 22)
+_NAME = st.characters(exclude_categories=("Cs", "Cc", "Cf", "Zl", "Zp"))
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     item=st.text(_TEXT, min_size=1, max_size=30),
     note=st.text(_TEXT, max_size=60),
-    reviewer=st.text(_LINE, min_size=1, max_size=20).filter(str.strip),
+    reviewer=st.text(_NAME, min_size=1, max_size=20).filter(str.strip),
     dataset=st.text(_LINE, max_size=20),
     correct=st.booleans(),
 )
 def test_round_trip_of_any_text(item, note, reviewer, dataset, correct):
     """Export then import is the identity for every label the rules allow (any text but NUL,
-    lone surrogates and, in one-line fields, control characters), in both formats."""
+    lone surrogates and, in one-line fields, control characters; in a reviewer's name no
+    format or separator character either), in both formats."""
     x = Label(
         item=item, correct=correct, note=note, reviewer=reviewer, time=T0, kind="queue", dataset=dataset
     )
