@@ -4,7 +4,8 @@
    itself a phone (its user agent); a narrow window with any other (a tablet, a phone asking
    for the desktop site, a small laptop window) kept the sidebar open over most of the page
    after every tap. dashboard/navigation.py draws this frame (0 px high) on every page with
-   the page's name; when the name differs from the last one this tab showed (or none was), and the
+   the page's name; when the name differs from the last one this tab showed (or, before any,
+   the address differs from the one the tab was loaded at), and the
    window is at most "narrow" px wide, the sidebar's own collapse button is clicked, as a
    person would. The same page rerun (a widget in the sidebar changed) leaves it open. */
 (function () {
@@ -23,6 +24,13 @@
     if (button) { button.click(); }
   }
 
+  // the path the tab was loaded at (page links move it with history.pushState, which leaves
+  // the navigation entry as it was)
+  function loadedPath(top) {
+    var nav = top.performance.getEntriesByType("navigation")[0];
+    return nav ? new URL(nav.name).pathname : top.location.pathname;
+  }
+
   window.addEventListener("message", function (event) {
     if (event.source !== window.parent || !event.data || event.data.type !== "streamlit:render") { return; }
     var args = event.data.args || {};
@@ -31,9 +39,12 @@
       var top = window.parent;
       var last = top.calibSidebarPage;
       top.calibSidebarPage = page;  // a string: nothing of this frame outlives it there
-      // no page seen yet (this tab's first run, or a tap before the first frame reported):
-      // a narrow screen opens with the sidebar closed, so closing an open one is what was asked
-      if (last !== page && top.innerWidth <= Number(args.narrow)) {
+      // no page seen yet: the tab's first page (the address it was loaded at: leave the
+      // sidebar as the person set it, since a narrow screen opens with it closed), or a page
+      // tapped before this frame first reported (the address moved: close it)
+      var first = last === undefined;
+      var moved = first ? top.location.pathname !== loadedPath(top) : last !== page;
+      if (moved && top.innerWidth <= Number(args.narrow)) {
         closeSidebar(top.document);
       }
     } catch (e) { /* another origin: nothing to close */ }

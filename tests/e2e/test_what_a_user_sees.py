@@ -295,8 +295,17 @@ def test_the_sidebar_closes_after_a_page_is_chosen_on_a_narrow_screen(server: An
             assert state == "false" and 0 < covered < 0.35, (state, covered)
     if narrow:
         # a widget in the open sidebar reruns the same page: the sidebar stays open for the next choice
-        sized.locator(".st-key-w_method [role=combobox]").click()
-        sized.get_by_role("option", name="Platt (logistic)", exact=True).click()
+        sized.wait_for_function(f"() => document.querySelector('{SIDEBAR}').getBoundingClientRect().left >= 0",
+                                timeout=TIMEOUT_MS)  # slid fully in: a click mid-slide can miss the box
+        option = sized.get_by_role("option", name="Platt (logistic)", exact=True)
+        for _ in range(5):  # the list opens on a click that lands; a click during a rerun may not
+            sized.locator(".st-key-w_method [role=combobox]").click()
+            try:
+                option.wait_for(state="visible", timeout=5_000)
+                break
+            except Exception:  # noqa: BLE001 - not open yet: click the box again
+                continue
+        option.click()
         sized.locator(".st-key-w_scoring").first.wait_for(timeout=TIMEOUT_MS)  # drawn by the rerun
         wait_idle(sized)
         assert sidebar_state(sized)[0] == "false"
