@@ -1,6 +1,6 @@
 """Traffic without outcomes: the reader and the label join, the plan, the estimates, the certificate.
 
-Every expected figure is computed here independently: by hand, by brute force, or by ``ppi_py``.
+Every expected figure is computed here independently: by hand or by brute force (``bench/sim_traffic.py`` compares with ``ppi_py``).
 """
 
 from __future__ import annotations
