@@ -31,6 +31,19 @@ def pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     References
     ----------
     Ayer, Brunk, Ewing, Reid & Silverman (1955); Barlow et al. (1972).
+
+    Examples
+    --------
+    The middle pair violates the order; pooled, it takes its weighted mean
+    (0.6 + 0.4) / 2 = 0.5:
+
+    >>> pav(np.array([0.2, 0.6, 0.4, 0.9]), np.array([1, 1, 1, 2]))
+    array([0.2, 0.5, 0.5, 0.9])
+
+    Weights count: with the 0.4 cell three times as heavy, (0.6 + 3 * 0.4) / 4 = 0.45:
+
+    >>> pav(np.array([0.6, 0.4]), np.array([1, 3]))
+    array([0.45, 0.45])
     """
     y = np.asarray(y, dtype=np.float64)
     w = np.asarray(w, dtype=np.float64)

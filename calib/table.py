@@ -462,6 +462,17 @@ def from_counts(
 
     Rows with the same (group, value) are summed. Validates: counts are
     non-negative integers, ``correct <= n``, values finite and on the scale.
+
+    Examples
+    --------
+    >>> t = from_counts([90, 60, 90], n=[3, 4, 1], correct=[2, 2, 1])
+    >>> t.value, t.n, t.correct
+    (array([60., 90.]), array([4, 4]), array([2, 3]))
+    >>> t.scale.name, t.total, t.total_correct
+    ('0-100', 8, 5)
+    >>> from_counts([90], n=[2], correct=[3])
+    Traceback (most recent call last):
+    calib.errors.CalibError: row 1: correct (3) is larger than n (2)
     """
     value = np.asarray(value, dtype=np.float64)
     n = np.asarray(n)

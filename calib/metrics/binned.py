@@ -244,6 +244,15 @@ def ece(table: CountTable, scheme: str = "auto", bins: int = BINS) -> float | No
     over the bins of ``scheme``: ``"values"`` (one bin per distinct stated value),
     ``"width"`` (:func:`width_bins`) or ``"mass"`` (:func:`mass_bins`). Exact on
     pooled tables for the bins as made of whole cells.
+
+    Examples
+    --------
+    Four answers stated at 60 (two right) and four at 90 (three right): the gaps are
+    |0.6 - 0.5| = 0.1 and |0.9 - 0.75| = 0.15, each on half the answers:
+
+    >>> from calib.table import from_counts
+    >>> ece(from_counts([60, 90], n=[4, 4], correct=[2, 3]), "values")
+    0.125
     """
     t = single(table)
     return finite_or_none(_binned_table(t, scheme, bins)[0])

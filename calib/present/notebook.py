@@ -70,6 +70,22 @@ def audit(data: Any = None, **kwargs: Any) -> AuditResult:
     cluster="item")``; the field arguments are :func:`calib.api.load`'s, the others
     :func:`calib.audit.audit`'s (``scheme``, ``bins``, ``reps``, ``seed``, ``level``,
     ``below``).
+
+    Examples
+    --------
+    Four answers stated at 90 (three right) and four at 60 (two right): accuracy 5/8,
+    mean confidence 0.75; the Brier score is (3 x 0.1² + 0.9² + 2 x 0.4² + 2 x 0.6²) / 8
+    = 0.235 and the ECE 0.5 x 0.15 + 0.5 x 0.1 = 0.125:
+
+    >>> import calib
+    >>> a = calib.audit({"confidence": [90, 90, 90, 90, 60, 60, 60, 60],
+    ...                  "correct": [1, 1, 1, 0, 1, 0, 1, 0]}, reps=200, seed=0)
+    >>> a
+    <calib audit of 'data': 8 answers, ECE 0.125>
+    >>> round(a.metrics["accuracy"], 6), round(a.metrics["brier"], 6)
+    (0.625, 0.235)
+    >>> a.to_dict()["scale"]["name"]
+    '0-100'
     """
     a, ds = api.audit(data, **kwargs)
     return AuditResult(a, ds)
@@ -170,7 +186,22 @@ def _headline() -> tuple[tuple[str, str], ...]:
 
 def route(data: Any = None, **kwargs: Any) -> DecisionResult:
     """Where to put the review threshold: :func:`calib.api.route` (target, the
-    guarantee's ``confidence_level``, costs, capacity, per group), wrapped for display."""
+    guarantee's ``confidence_level``, costs, capacity, per group), wrapped for display.
+
+    Examples
+    --------
+    Forty answers at 95, all right, and twenty at 70, half right. Accepting 95 and
+    above, 0 of 40 are wrong; the one-sided 95% Clopper-Pearson bound for 0 of 40 is
+    1 - 0.05^(1/40) = 0.0722, under a 10% target but not under 5%:
+
+    >>> import calib
+    >>> data = {"confidence": [95] * 40 + [70] * 20, "correct": [1] * 50 + [0] * 10}
+    >>> r = calib.route(data, target=0.10).to_dict()["recommendation"]
+    >>> r["threshold"], r["accepted"], r["to_person"], round(r["error_upper"], 4)
+    (95.0, 40, 20, 0.0722)
+    >>> print(calib.route(data, target=0.05))
+    No threshold can be certified at or under 5% of the items accepted unseen ...
+    """
     return DecisionResult(api.route(data, **kwargs))
 
 
