@@ -1,7 +1,9 @@
 """The Streamlit face of calib: what every page shares.
 
-Every page (``app.py`` and ``pages/*.py``) starts with
-``ctx = dashboard.page.page_setup("<page>")``. That one call
+Every page (``pages/*.py``) starts with ``ctx = dashboard.page.start("<page>")``
+(``needs_data=False`` on the Data and Review pages, which load their own), which
+sets the title and, with nothing loaded, says so and stops the page; before that,
+:func:`dashboard.page.page_setup`
 
 1. runs the access hook (:func:`dashboard.auth.access`: the place hosting adds a
    password gate, a login, read-only links and ``?share=TOKEN`` loading);
@@ -27,7 +29,7 @@ and the password form), :mod:`~dashboard.state` (the view and its URL binding),
 :mod:`~dashboard.results` (the typed, cached engine calls), :mod:`~dashboard.threshold`
 (the threshold widgets and fragment), :mod:`~dashboard.routing_detail` (the Routing
 page's main area), :mod:`~dashboard.summary` and :mod:`~dashboard.report` (what the
-Overview and the report print), :mod:`~dashboard.page` (``page_setup``).
+Overview and the report print), :mod:`~dashboard.page` (``start``).
 
 Safety: user-supplied text (file names, model names, ids, question text) is shown
 only through escaping elements (``st.text``, ``st.code``, ``st.dataframe``,

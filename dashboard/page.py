@@ -23,7 +23,16 @@ from dashboard.entries import (
     sync_samples,
 )
 from dashboard.keys import NOTES_KEY, PAGE_JUMPED_KEY, SHARED_KEY, VIEW_KEY
-from dashboard.layout import METHOD_LABELS, PAGE_FILES, PAGE_TITLES, SCORING_LABELS, link, md_escape
+from dashboard.layout import (
+    METHOD_LABELS,
+    PAGE_FILES,
+    PAGE_TITLES,
+    SCORING_LABELS,
+    link,
+    md_escape,
+    no_data,
+    page_question,
+)
 from dashboard.navigation import close_sidebar_on_page_change
 from dashboard.sharing import end_if_link_gone, restore_shared, share_panel
 from dashboard.state import bind, get_view, set_view, sync_url
@@ -31,6 +40,21 @@ from dashboard.style import apply_style
 from dashboard.threshold import threshold_panel
 
 LOG = logging.getLogger("calib.ui")
+
+
+def start(page: str, *, needs_data: bool = True) -> Context:
+    """Every page's first line: :func:`page_setup`, then the page's title; a page that
+    ``needs_data`` and finds nothing loaded shows its question, "Nothing is loaded yet."
+    and where to load data, and stops there."""
+    ctx = page_setup(page)
+    st.title(PAGE_TITLES[page])
+    if needs_data and not ctx.datasets:
+        from calib.present.questions import QUESTIONS
+
+        page_question(QUESTIONS[page], "Nothing is loaded yet.")
+        no_data()
+        st.stop()
+    return ctx
 
 
 def page_setup(page: str) -> Context:

@@ -2,7 +2,7 @@
 dropped line by line, and override the detected fields and scale.
 
 The entry page (``/``): :mod:`dashboard.navigation` lists it first and as the default.
-Every page starts with :func:`dashboard.page.page_setup`, which restores the view from the URL.
+Every page starts with :func:`dashboard.page.start`, which restores the view from the URL.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dashboard.entries import (
 )
 from dashboard.keys import UPLOAD_COUNTER_KEY
 from dashboard.layout import link, load_report_frames, md_escape, page_question, show_error
-from dashboard.page import page_setup, warm_up
+from dashboard.page import start, warm_up
 from dashboard.state import bind, get_view
 from dashboard.threshold import threshold_panel
 
@@ -217,8 +217,7 @@ def entry_section(entry: Entry, idx: int, read_only: bool) -> None:
 
 
 def main() -> None:
-    ctx = page_setup("data")
-    st.title("Data")
+    ctx = start("data", needs_data=False)  # the page where data is loaded
     top = st.container()  # the question and its answer, once this run's uploads and samples are in
     st.caption(
         "Upload what your evaluation wrote: a JSONL file with a stated confidence and an outcome per line, "

@@ -11,17 +11,12 @@ from calib.errors import CalibError
 from calib.present import explain, figures, questions, tables
 from dashboard.chart import show_figure
 from dashboard.decision_view import overview_decision
-from dashboard.layout import PAGE_TITLES, link, md_escape, metric, no_data, page_question, show_error
-from dashboard.page import page_setup
+from dashboard.layout import link, md_escape, metric, page_question, show_error
+from dashboard.page import start
 from dashboard.results import audit_for, comparison_for, decision_for, group_comparison
 from dashboard.summary import better_forecast
 
-ctx = page_setup("overview")
-st.title(PAGE_TITLES["overview"])
-if not ctx.datasets:
-    page_question(questions.QUESTIONS["overview"], "Nothing is loaded yet.")
-    no_data()
-    st.stop()
+ctx = start("overview")
 
 v = ctx.view
 focus = ctx.focus

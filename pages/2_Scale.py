@@ -9,17 +9,12 @@ from calib.errors import CalibError
 from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
 from dashboard.chart import show_figure
-from dashboard.layout import PAGE_TITLES, md_escape, metric, no_data, page_question, show_error
-from dashboard.page import page_setup
+from dashboard.layout import md_escape, metric, page_question, show_error
+from dashboard.page import start
 from dashboard.results import audit_for
 from dashboard.sharing import decision_first
 
-ctx = page_setup("scale")
-st.title(PAGE_TITLES["scale"])
-if not ctx.datasets:
-    page_question(questions.QUESTIONS["scale"], "Nothing is loaded yet.")
-    no_data()
-    st.stop()
+ctx = start("scale")
 
 st.caption(
     "A judge asked for a number from 0 to 100 rarely uses the whole range. The histogram shows which values "

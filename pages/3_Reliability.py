@@ -11,19 +11,14 @@ from calib.present import explain, figures, questions, tables
 from calib.present import format as fmt
 from calib.present.reliability_page import diagram_reading
 from dashboard.chart import show_figure
-from dashboard.layout import PAGE_TITLES, SCHEME_LABELS, md_escape, metric, no_data, page_question, show_error
-from dashboard.page import page_setup
+from dashboard.layout import SCHEME_LABELS, md_escape, metric, page_question, show_error
+from dashboard.page import start
 from dashboard.results import audit_for, curve_for
 from dashboard.sharing import decision_first
 from dashboard.state import bind, get_view
 
-ctx = page_setup("reliability")
-st.title(PAGE_TITLES["reliability"])
+ctx = start("reliability")
 QUESTION = questions.QUESTIONS["reliability"]
-if not ctx.datasets:
-    page_question(QUESTION, "Nothing is loaded yet.")
-    no_data()
-    st.stop()
 focus = ctx.focus
 try:
     a = audit_for(focus, ctx.view)

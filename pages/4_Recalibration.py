@@ -15,27 +15,20 @@ from calib.present import format as fmt
 from dashboard.chart import show_figure
 from dashboard.layout import (
     METHOD_LABELS,
-    PAGE_TITLES,
     SCORING_LABELS,
     md_escape,
     metric,
-    no_data,
     page_question,
     safe_filename,
     show_error,
 )
-from dashboard.page import page_setup
+from dashboard.page import start
 from dashboard.results import best_fit_for, fit_for
 from dashboard.sharing import decision_first
 from dashboard.state import bind, change_view, get_view
 
-ctx = page_setup("recalibration")
-st.title(PAGE_TITLES["recalibration"])
+ctx = start("recalibration")
 QUESTION = questions.QUESTIONS["recalibration"]
-if not ctx.datasets:
-    page_question(QUESTION, "Nothing is loaded yet.")
-    no_data()
-    st.stop()
 
 v = ctx.view
 ds = ctx.focus

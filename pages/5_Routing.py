@@ -6,19 +6,14 @@ import streamlit as st
 
 from calib.errors import CalibError
 from calib.present import questions
-from dashboard.layout import PAGE_TITLES, no_data, page_question, show_error
-from dashboard.page import page_setup
+from dashboard.layout import page_question, show_error
+from dashboard.page import start
 from dashboard.results import decision_for
 from dashboard.routing_detail import detail
 from dashboard.threshold import threshold_panel
 
-ctx = page_setup("routing")
-st.title(PAGE_TITLES["routing"])
+ctx = start("routing")
 QUESTION = questions.QUESTIONS["routing"]
-if not ctx.datasets:
-    page_question(QUESTION, "Nothing is loaded yet.")
-    no_data()
-    st.stop()
 try:
     answer = questions.routing_answer(decision_for(ctx, ctx.focus, ctx.view))
 except CalibError as exc:

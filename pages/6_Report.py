@@ -8,20 +8,15 @@ from calib.errors import CalibError
 from calib.hosting.shares import UNAVAILABLE_TITLE
 from calib.present import figures, html_report, questions
 from calib.present import text_report as report
-from dashboard.layout import PAGE_TITLES, no_data, page_question, safe_filename, show_error
-from dashboard.page import page_setup
+from dashboard.layout import page_question, safe_filename, show_error
+from dashboard.page import start
 from dashboard.report import report_parts
 from dashboard.runtime import link_ended, session_link
 from dashboard.sharing import decision_first
 from dashboard.summary import settings_text
 
-ctx = page_setup("report")
-st.title(PAGE_TITLES["report"])
+ctx = start("report")
 QUESTION = questions.QUESTIONS["report"]
-if not ctx.datasets:
-    page_question(QUESTION, "Nothing is loaded yet.")
-    no_data()
-    st.stop()
 
 page_question(QUESTION, questions.report_answer([d.name for d in ctx.datasets]))
 decision_first(ctx)  # a share's reviewer reads the owner's decision first

@@ -17,16 +17,11 @@ from dashboard.drift_view import (
     show_values,
     show_verdict,
 )
-from dashboard.layout import PAGE_TITLES, no_data, page_question, show_error
-from dashboard.page import page_setup
+from dashboard.layout import page_question, show_error
+from dashboard.page import start
 
-ctx = page_setup("drift")
-st.title(PAGE_TITLES["drift"])
+ctx = start("drift")
 QUESTION = questions.QUESTIONS["drift"]
-if not ctx.datasets:
-    page_question(QUESTION, "Nothing is loaded yet.")
-    no_data()
-    st.stop()
 top = st.container()  # the question and its answer, filled once the runs are chosen
 
 st.caption(

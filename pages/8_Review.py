@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import streamlit as st
-
-from dashboard.layout import PAGE_TITLES
-from dashboard.page import page_setup
+from dashboard.page import start
 from dashboard.review import review_page
 
-ctx = page_setup("review")
-st.title(PAGE_TITLES["review"])
+ctx = start("review", needs_data=False)  # a reviewer's link loads its data inside the page
 review_page(ctx)
