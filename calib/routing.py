@@ -37,7 +37,6 @@ import csv
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +51,7 @@ from calib.rows import Judgments
 from calib.scale import Scale, snap
 from calib.settings import DEFAULT_LOWER_PROB, DEFAULT_UPPER_PROB
 from calib.table import GRID, CountTable
+from calib.thresholds import band_upper
 
 
 def default_thresholds(scale: Scale, on: str = "stated") -> tuple[float, float]:
@@ -70,42 +70,6 @@ def threshold_refusal(cmap: CalibrationMap | None) -> str | None:
     if cmap is not None and cmap.method == "softmax_temperature":
         return "a softmax temperature map rescales option scores, not stated values"
     return None
-
-
-#: Most threshold positions offered on a slider (beyond that, quantiles of the used values).
-MAX_POSITIONS = 101
-
-
-def positions(values: Sequence[float] | np.ndarray, top: float, extra: Sequence[float] = ()) -> tuple[float, ...]:
-    """The thresholds a slider offers: one per distinct routing of the used ``values``.
-
-    With ``< t`` to a person, thresholds ``t1 < t2`` route alike exactly when no used
-    value lies in ``[t1, t2)``; so the distinct routings are ``t = v`` for each used
-    value ``v`` (``v`` and above accepted; at the lowest, everything) and ``t = top``
-    (the scale's top) when it is above every used value (everything to a person). A
-    slider over these moves to the next distinct routing on every key press (issue 22:
-    on a 0-100 scale with six used values, 93 routed as 95 did).
-
-    Above :data:`MAX_POSITIONS` distinct values (a continuous score), quantiles of them
-    (each a used value) with ``extra`` (default, current, recommended threshold) added;
-    ``extra`` is ignored otherwise: :func:`snap_position` maps any threshold onto the
-    position that routes alike.
-    """
-    u = np.unique(np.asarray(values, dtype=np.float64))
-    out = {float(x) for x in u}
-    if u.size > MAX_POSITIONS:
-        at = np.unique(np.round(np.linspace(0, u.size - 1, MAX_POSITIONS)).astype(np.int64))
-        out = {float(x) for x in u[at]} | {float(x) for x in extra}
-    if u.size == 0 or float(top) > float(u[-1]):
-        out.add(float(top))
-    return tuple(sorted(out))
-
-
-def snap_position(where: Sequence[float], x: float) -> float:
-    """The lowest position at or above ``x`` (the one routing as ``x`` does when the
-    positions are :func:`positions` of every used value), else the highest."""
-    above = [p for p in where if p >= x - 1e-12 * max(1.0, abs(x))]
-    return float(above[0]) if above else float(where[-1])
 
 
 @dataclass(frozen=True, eq=False)
@@ -376,6 +340,7 @@ def route(
         upper = check_threshold(upper, "upper")
         if upper < lower:
             raise CalibError(f"the upper threshold ({upper:g}) must not be below the lower one ({lower:g})")
+        upper = band_upper(lower, upper)  # equal thresholds make no band: as with no upper one
     cr, cm = _cost(cost_review, "review"), _cost(cost_miss, "missed error")
     i_lo = int(np.searchsorted(b.score, lower, side="left"))
     i_hi = i_lo if upper is None else int(np.searchsorted(b.score, upper, side="left"))

@@ -5,11 +5,11 @@ The defaults come from the engine (:func:`calib.routing.default_thresholds`); th
 keeps ``lo``/``hi`` as ``None`` until a person moves a slider.
 
 On the stated scale the slider's positions are the distinct thresholds that change
-the routing (:func:`calib.routing.positions`, issue 22): the values the judge used, and
+the routing (:func:`calib.thresholds.positions`, issue 22): the values the judge used, and
 the scale's top when above them, so each key press moves to the next distinct routing
 (a 0-100 judge saying six values has six or seven positions, not 101, and 93 is no
 longer a position that routes as 95 does); a threshold from elsewhere (a link) is
-shown at the position that routes alike. Beyond :data:`calib.routing.MAX_POSITIONS`
+shown at the position that routes alike. Beyond :data:`calib.thresholds.MAX_POSITIONS`
 distinct values (a continuous score) the positions are quantiles of them, always with
 the default, the current and (on the Routing page) the recommended threshold. On the
 calibrated probability the slider keeps steps of 0.01.
@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 import streamlit as st
 
 from calib.dataset import Dataset
@@ -39,6 +38,7 @@ from calib.hosting import view as views
 from calib.present import explain
 from calib.present import format as fmt
 from calib.scale import Scale
+from calib.thresholds import band_upper, is_continuous, positions, snap_position
 from dashboard.context import Context
 from dashboard.keys import FRAGMENT_TIMING_KEY
 from dashboard.layout import THRESHOLD_ON_LABELS, md_escape, metric, show_error
@@ -89,8 +89,6 @@ class ThresholdAxis:
     def snap(self, x: float) -> float:
         """``x`` at the position that routes as it does (every distinct routing is a
         position), unchanged on a continuous score's quantiles or off the stated scale."""
-        from calib.routing import snap_position
-
         return x if self.positions is None or self.continuous else snap_position(self.positions, x)
 
     def to_percent(self, x: float, scale: Scale) -> float:
@@ -101,7 +99,7 @@ class ThresholdAxis:
 def threshold_axis(ds: Dataset, on: str, extra: Sequence[float] = ()) -> ThresholdAxis:
     """The slider's range: the stated scale, or [0, 1] for calibrated probabilities.
 
-    On the stated scale the positions are :func:`calib.routing.positions` (``extra``
+    On the stated scale the positions are :func:`calib.thresholds.positions` (``extra``
     added on a continuous score); the defaults are the engine's
     (:func:`calib.routing.default_thresholds`), at the position that routes alike.
     """
@@ -116,8 +114,8 @@ def threshold_axis(ds: Dataset, on: str, extra: Sequence[float] = ()) -> Thresho
     span = s.hi - s.lo
     finest = 10 ** math.floor(math.log10(span)) / 100 if span > 0 else 0.01
     used = ds.table.value[ds.table.n > 0]
-    continuous = np.unique(used).size > routing.MAX_POSITIONS
-    where = routing.positions(used, float(s.hi), (low, high, *extra))
+    continuous = is_continuous(used)
+    where = positions(used, float(s.hi), (low, high, *extra))
     axis = ThresholdAxis("stated", float(s.lo), float(s.hi), float(finest), low, high, "", where, continuous)
     return replace(axis, default_lo=axis.snap(low), default_hi=axis.snap(high))
 
@@ -126,10 +124,7 @@ def current_thresholds(v: views.View, axis: ThresholdAxis) -> tuple[float, float
     """The view's thresholds inside the axis, the default where not set."""
     vv = views.clamp_thresholds(v, axis.lo, axis.hi)
     lo = axis.default_lo if vv.lo is None else axis.snap(vv.lo)
-    hi = None if vv.hi is None else axis.snap(vv.hi)
-    if hi is not None and hi <= lo:
-        hi = None
-    return lo, hi
+    return lo, band_upper(lo, None if vv.hi is None else axis.snap(vv.hi))
 
 
 def fmt_threshold(x: float, axis: ThresholdAxis) -> str:
@@ -138,13 +133,15 @@ def fmt_threshold(x: float, axis: ThresholdAxis) -> str:
     return f"{x:.2f}"
 
 
-def route_now(ctx: Context, ds: Dataset, v: views.View) -> tuple[Routing, ThresholdAxis, Basis,
-                                                                  CalibrationMap | None, str | None]:
-    """Routing of ``ds`` at the view's thresholds: ``(routing, axis, basis, map, note)``."""
+def route_now(ctx: Context, ds: Dataset, v: views.View, axis: ThresholdAxis | None = None
+              ) -> tuple[Routing, ThresholdAxis, Basis, CalibrationMap | None, str | None]:
+    """Routing of ``ds`` at the view's thresholds: ``(routing, axis, basis, map, note)``;
+    ``axis``, when the caller has it for the basis's scale, is not computed again."""
     from calib import routing
 
     b, cmap, note = routing_basis(ctx, ds, v)
-    axis = threshold_axis(ds, b.on, tuple(x for x in (v.lo, v.hi) if x is not None))
+    if axis is None or axis.on != b.on:
+        axis = threshold_axis(ds, b.on, _current(v))
     lo, hi = current_thresholds(replace(v, on=b.on), axis)
     cost_r = v.cost_review if v.cost_review or v.cost_miss else None
     cost_m = v.cost_miss if v.cost_review or v.cost_miss else None
@@ -169,7 +166,7 @@ def _on_lo(key: str, axis: ThresholdAxis) -> None:
     v = get_view()
     lo = float(st.session_state[key])
     hi = v.hi
-    if hi is not None and hi <= lo:
+    if hi is not None and band_upper(lo, hi) is None:  # the lower slider passed the upper one: it moves up
         hi = axis.above(lo)
     set_view(views.with_changes(v, lo=lo, hi=hi))
 
@@ -189,18 +186,27 @@ def _on_hi_toggle(key: str, axis: ThresholdAxis) -> None:
         set_view(views.with_changes(v, hi=None))
 
 
-def _threshold_widgets(ds: Dataset, v: views.View, extra: Sequence[float] = ()) -> ThresholdAxis:
-    """The sidebar controls of the review threshold (inside the fragment); ``extra``:
-    thresholds a continuous score's select slider must offer (the recommended one)."""
+def _widget_on(v: views.View) -> str:
+    """What the widgets threshold: the view's choice, the stated value without a map."""
+    return "stated" if v.method == "none" else v.on
+
+
+def _current(v: views.View) -> tuple[float, ...]:
+    """The view's thresholds, which a continuous score's positions must hold."""
+    return tuple(x for x in (v.lo, v.hi) if x is not None)
+
+
+def _threshold_widgets(ds: Dataset, v: views.View, axis: ThresholdAxis) -> ThresholdAxis:
+    """The sidebar controls of the review threshold (inside the fragment) on ``axis``
+    (computed once per run by :func:`_threshold_body`)."""
     st.subheader("Review threshold")
     on_disabled = v.method == "none"
-    on = v.on if not on_disabled else "stated"
+    on = _widget_on(v)
     _seed("w_on", on)
     st.selectbox("Threshold on", views.THRESHOLD_ON, format_func=THRESHOLD_ON_LABELS.__getitem__,
                  key="w_on", on_change=_on_threshold_on, args=("w_on",), disabled=on_disabled,
                  help="Recalibrated: the probability the map of the Recalibration panel gives each stated value."
                       + (" Choose a map there first (Map, above)." if on_disabled else ""))
-    axis = threshold_axis(ds, on, (*extra, *(x for x in (v.lo, v.hi) if x is not None)))
     lo, hi = current_thresholds(replace(v, on=on), axis)
     _slider("Review threshold", "w_lo", lo, axis, axis.lo, _on_lo, ("w_lo", axis),
             help="Items below it go to a person; items at or above it are accepted unseen.")
@@ -337,17 +343,20 @@ def _recommended(ctx: Context, ds: Dataset, v: views.View) -> tuple[float, ...]:
 def _threshold_body(ctx: Context, detail: Detail | None) -> None:
     v = get_view()
     ds = next((d for d in ctx.datasets if d.name == v.model), ctx.datasets[0])
-    continuous = v.on == "stated" and threshold_axis(ds, "stated").continuous
+    on = _widget_on(v)
+    continuous = on == "stated" and is_continuous(ds.table.value[ds.table.n > 0])
+    # a continuous score's select slider must offer the recommended threshold too
     extra = _recommended(ctx, ds, v) if detail is not None and continuous else ()
+    axis = threshold_axis(ds, on, (*extra, *_current(v)))  # once per run: widgets and routing share it
 
     def controls() -> ThresholdAxis:
-        return _threshold_widgets(ds, v, extra)
+        return _threshold_widgets(ds, v, axis)
 
     if detail is None:
         with st.sidebar:
             controls()
     try:
-        r, axis, b, cmap, note = route_now(ctx, ds, v)
+        r, axis, b, cmap, note = route_now(ctx, ds, v, axis)
     except CalibError as exc:
         with st.sidebar if detail is None else st.container():
             if detail is not None:

@@ -199,6 +199,28 @@ def test_routing_numbers_follow_the_slider():
     assert {k: metrics_of(at)[k] for k in expected_routing(rows, 100)} == expected_routing(rows, 100)
 
 
+def test_a_slider_move_computes_the_threshold_axis_once(monkeypatch):
+    """Issue 23: from the URL's view to the routing numbers, one axis per change (the
+    widgets, the continuous-score check and the routing each computed it: three)."""
+    import dashboard.threshold as th
+
+    calls: list[str] = []
+    real = th.threshold_axis
+
+    def counted(ds, on, extra=()):
+        calls.append(on)
+        return real(ds, on, extra)
+
+    monkeypatch.setattr(th, "threshold_axis", counted)
+    at = routing_page({})
+    assert len(calls) == 1
+    calls.clear()
+    at.select_slider(key="w_lo").set_value(90.0)
+    ok(at.run())
+    assert len(calls) == 1 and metrics_of(at)
+    assert at.query_params.get("lo") == "90"
+
+
 def test_routing_with_an_upper_threshold_counts_the_middle_band():
     rows = judge_rows()
     at = routing_page({"lo": "80"})

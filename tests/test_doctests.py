@@ -17,6 +17,7 @@ import pytest
 MODULES = (
     "calib.isotonic",
     "calib.table",
+    "calib.thresholds",
     "calib.metrics.binned",
     "calib.present.notebook",
 )

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib import maps, routing
+from calib import maps, routing, thresholds
 from calib.bootstrap import resample_counts
 from calib.errors import CalibError
 from calib.rows import Judgments
@@ -240,7 +240,7 @@ def test_slider_positions_are_the_distinct_routings(used):
     The positions are exactly the distinct routings a threshold on [0, 100] can give (found
     here by trying every threshold on a 0.25 grid), one position each, and any threshold
     snaps to the position that routes as it does."""
-    where = routing.positions(np.array(used), 100.0)
+    where = thresholds.positions(np.array(used), 100.0)
     grid = np.arange(0.0, 100.0 + 1e-9, 0.25)
     reachable = {_routed(used, t) for t in grid}
     at_positions = [_routed(used, p) for p in where]
@@ -248,20 +248,42 @@ def test_slider_positions_are_the_distinct_routings(used):
     assert set(at_positions) == reachable  # and every routing has its position
     assert all(0.0 <= p <= 100.0 for p in where)
     for t in grid:
-        assert _routed(used, routing.snap_position(where, t)) == _routed(used, t)
+        assert _routed(used, thresholds.snap_position(where, t)) == _routed(used, t)
 
 
 def test_key_presses_on_the_six_value_scale_move_to_the_next_routing():
-    where = routing.positions(np.array([60.0, 70.0, 80.0, 90.0, 95.0, 100.0]), 100.0)
+    where = thresholds.positions(np.array([60.0, 70.0, 80.0, 90.0, 95.0, 100.0]), 100.0)
     assert where == (60.0, 70.0, 80.0, 90.0, 95.0, 100.0)
-    assert routing.snap_position(where, 93.0) == 95.0 and routing.snap_position(where, 80.0) == 80.0
+    assert thresholds.snap_position(where, 93.0) == 95.0 and thresholds.snap_position(where, 80.0) == 80.0
     start = where.index(80.0)
     assert [where[min(start + k, len(where) - 1)] for k in (1, 2, 3, 15)] == [90.0, 95.0, 100.0, 100.0]
 
 
 def test_a_continuous_score_keeps_quantile_positions_with_its_extras():
     u = np.linspace(0.5, 1.0, 3000)
-    where = routing.positions(u, 1.0, (0.8, 0.9, 0.91234))
+    where = thresholds.positions(u, 1.0, (0.8, 0.9, 0.91234))
     assert {0.8, 0.9, 0.91234} <= set(where)
-    assert len(where) <= routing.MAX_POSITIONS + 3
+    assert len(where) <= thresholds.MAX_POSITIONS + 3
     assert set(where) - {0.8, 0.9, 0.91234} <= set(u.tolist())
+
+
+def test_equal_thresholds_make_no_band_in_the_engine_the_view_and_the_widgets():
+    """Issue 23: one rule for two thresholds. [t, t) holds no item, so an upper threshold
+    equal to the lower one routes as none: the engine reports no band (it used to keep
+    upper = lower while the dashboard dropped it), the link's view drops it, and the
+    widgets' current thresholds have no upper one."""
+    from calib.hosting import view as views
+    from dashboard.threshold import ThresholdAxis, current_thresholds
+
+    t = from_counts(np.array([60.0, 70.0, 80.0]), np.array([10, 10, 10]), np.array([4, 7, 9]), scale=S100)
+    b = routing.basis(t)
+    same, alone = routing.route(b, 70, 70), routing.route(b, 70)
+    assert same.upper is None
+    assert (same.to_person, same.middle, same.accepted) == (alone.to_person, alone.middle, alone.accepted) == (10, 0, 20)
+    with pytest.raises(CalibError, match="must not be below"):
+        routing.route(b, 70, 60)
+    v, notes = views.validate(views.View(lo=70.0, hi=70.0))
+    assert v.hi is None and any("upper threshold must be above" in n for n in notes)
+    axis = ThresholdAxis("stated", 0.0, 100.0, 1.0, 60.0, 80.0, "", (60.0, 70.0, 80.0, 100.0), False)
+    assert current_thresholds(views.View(lo=70.0, hi=70.0), axis) == (70.0, None)
+    assert current_thresholds(views.View(lo=70.0, hi=80.0), axis) == (70.0, 80.0)

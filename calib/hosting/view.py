@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 from calib import settings
+from calib.thresholds import band_upper
 
 #: Pages of the dashboard, in navigation order (the entry ``app.py`` is ``"data"``).
 PAGES: tuple[str, ...] = ("data", "overview", "scale", "reliability", "recalibration", "routing", "report",
@@ -353,7 +354,7 @@ def validate(view: View) -> tuple[View, tuple[str, ...]]:
     An upper threshold at or below the lower one is dropped.
     """
     notes: list[str] = []
-    if view.lo is not None and view.hi is not None and view.hi <= view.lo:
+    if view.lo is not None and view.hi is not None and band_upper(view.lo, view.hi) is None:
         view = replace(view, hi=None)
         notes.append("link setting 'hi' ignored: the upper threshold must be above the lower one")
     return view, tuple(notes)
