@@ -467,7 +467,43 @@ def _test_p(t: m.Test) -> str:
 def _verdict(a: Audit) -> list[str]:
     """The verdict's sentences, most important first: accuracy and confidence, how the
     scale was used, calibration, the constant base rate, ranking."""
-    return [_headline(a), *_scale_use(a), *_calibration(a), *_against_constant(a), _ranking(a)]
+    return [s for part in verdict_parts(a).values() for s in part]
+
+
+#: The facts of the verdict, in its order (:func:`verdict_parts`).
+VERDICT_FACTS: tuple[str, ...] = ("headline", "scale", "calibration", "forecast", "ranking")
+
+
+def verdict_parts(a: Audit) -> dict[str, tuple[str, ...]]:
+    """The verdict's sentences by the fact each states (:data:`VERDICT_FACTS`), so that a
+    page that states a fact elsewhere (the Overview's three lines) shows it once."""
+    return {
+        "headline": (_headline(a),), "scale": tuple(_scale_use(a)), "calibration": tuple(_calibration(a)),
+        "forecast": tuple(_against_constant(a)), "ranking": (_ranking(a),),
+    }
+
+
+#: What :func:`ranks` decides: the number ranks right above wrong answers, the wrong
+#: way round, no evidence either way; ``None``: it cannot be told.
+RANKING = ("ranks", "reversed", "no evidence")
+
+
+def ranks(a: Audit) -> str | None:
+    """Does the stated number rank right answers above wrong ones (:data:`RANKING`)?
+
+    By the AUROC's interval at the audit's level: above 0.5 ``"ranks"``, below
+    ``"reversed"``, holding 0.5 ``"no evidence"``; without an interval (no resamples),
+    by the Mann-Whitney test of AUROC = 0.5 at ``1 - level``. ``None`` when every answer
+    has the same outcome or the same stated value. One decision for every face: the
+    verdict's sentence and the Overview's line word it."""
+    auc, (lo, hi) = a.metrics["auroc"], a.ci["auroc"]
+    if auc is None or a.distinct_values == 1:
+        return None
+    if lo is None or hi is None:
+        if not a.tests["auroc_vs_chance"].rejects(1 - a.level):
+            return "no evidence"
+        return "ranks" if auc > 0.5 else "reversed"
+    return "ranks" if lo > 0.5 else "reversed" if hi < 0.5 else "no evidence"
 
 
 def _side(a: Audit) -> str:
@@ -602,21 +638,17 @@ def _ranking(a: Audit) -> str:
                 + ("right." if a.correct == a.n else "wrong."))
     if a.distinct_values == 1:
         return "The number cannot rank answers: it is the same for all of them."
-    if lo is None or hi is None:
-        # no interval (no resamples): word the ranking from the Mann-Whitney test instead
-        mw = a.tests["auroc_vs_chance"]
-        evid = f"AUROC {auc:.2f}, Mann-Whitney {_test_p(mw)}; no interval without resamples"
-        if mw.rejects(1 - a.level) and auc > 0.5:
-            return f"The number ranks answers: {evid} (0.5 is no ranking)."
-        if mw.rejects(1 - a.level):
-            return f"The number ranks answers the wrong way round: {evid}."
-        return f"No evidence that the number ranks answers better than chance: {evid}."
-    if lo > 0.5:
-        return f"The number ranks answers: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}] (0.5 is no ranking)."
-    if hi < 0.5:
-        return f"The number ranks answers the wrong way round: AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}]."
-    return (f"No evidence that the number ranks answers better than chance: AUROC {auc:.2f} "
-            f"[{lo:.2f}, {hi:.2f}] (the interval holds 0.5).")
+    decided = ranks(a)
+    if lo is None or hi is None:  # no interval (no resamples): the Mann-Whitney test decided
+        evid = f"AUROC {auc:.2f}, Mann-Whitney {_test_p(a.tests['auroc_vs_chance'])}; no interval without resamples"
+    else:
+        evid = f"AUROC {auc:.2f} [{lo:.2f}, {hi:.2f}]"
+    if decided == "ranks":
+        return f"The number ranks answers: {evid} (0.5 is no ranking)."
+    if decided == "reversed":
+        return f"The number ranks answers the wrong way round: {evid}."
+    held = "" if lo is None or hi is None else " (the interval holds 0.5)"
+    return f"No evidence that the number ranks answers better than chance: {evid}{held}."
 
 
 def _notes(a: Audit, t: CountTable) -> list[str]:

@@ -42,19 +42,18 @@ figs = explain.headline(a)
 cols = st.columns(3) + st.columns(3)
 for col, h in zip(cols, figs, strict=True):
     metric(col, h.label, h.value, f"{lvl} {h.interval}" if h.interval else None, help=h.help)
-for sentence in explain.audit_meanings(a):
+rest, meanings = questions.overview_rest(a)  # each fact once: the lines above state the others
+for sentence in meanings:
     st.caption(md_escape(f"What this means: {sentence}"))
 
 winner = better_forecast(a)
 if winner is not None:
+    # the sentence with its numbers is in the verdict below; the help says what the p-value means
     bt = a.tests["brier_vs_constant"]
-    from calib import metrics
+    st.metric("Better forecast", winner, help=explain.test_meaning("brier_vs_constant", bt.p_value, a.level))
 
-    words = explain.better_forecast(metrics.brier_winner(bt, 1 - a.level), a.metrics["accuracy"])
-    st.metric("Better forecast", winner, help=f"{words} {explain.test_meaning('brier_vs_constant', bt.p_value, a.level)}")
-
-if a.verdict:
-    st.info(md_escape("\n".join(f"• {s}" for s in a.verdict)))
+if rest:
+    st.info(md_escape("\n".join(f"• {s}" for s in rest)))
 st.caption(md_escape(explain.verdict_tests(a.level)))
 for note in a.notes:
     st.caption(md_escape(note))

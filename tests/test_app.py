@@ -329,6 +329,26 @@ def test_overview_headline_numbers_equal_a_per_row_computation():
     assert m["Better forecast"] == "the constant"
 
 
+def test_the_overview_states_each_fact_once():
+    """Issue 23: the Overview said the ranking three times (its line, the AUROC's "what
+    this means", the verdict), the calibration gap three times and the better forecast
+    twice. Every visible sentence is counted by the fact it states."""
+    at = app()
+    at.query_params.update({"sample": JUDGE, "reps": "200"})
+    at.switch_page("pages/1_Overview.py")
+    ok(at.run())
+    text = "\n".join(e.value for kind in ("markdown", "caption", "info") for e in getattr(at, kind))
+    sentences = [s for s in re.split(r"(?<=\.)\s+|\n", text.replace("\\", "")) if s.strip()]
+
+    def stating(*words: str) -> list[str]:
+        return [s for s in sentences if any(w in s for w in words)]
+
+    assert len(stating("AUROC")) == 1, stating("AUROC")
+    assert len(stating("too sure", "overconfident", "percentage points away")) == 1
+    assert len(stating("beats the stated", "Better forecast")) == 1
+    assert len(stating("answers were right", "% right")) == 1
+
+
 def test_overview_compares_several_models_in_the_posts_layout():
     at = app()
     at.query_params.update({"sample": "judge_a_synthetic.jsonl,judge_b_synthetic.jsonl", "reps": "200"})

@@ -222,6 +222,23 @@ def test_without_resamples_the_ranking_is_worded_from_the_mann_whitney_test() ->
     assert a.tests["auroc_vs_chance"].p_value == pytest.approx(ref.pvalue, rel=1e-9)
 
 
+def test_the_overview_line_and_the_verdict_word_one_ranking_decision() -> None:
+    """Issue 23: "does the number rank answers" was decided twice. Without resamples the
+    verdict used the Mann-Whitney test (p < 0.05: it ranks) while the Overview's line,
+    finding no interval, said "It hardly tells right from wrong"."""
+    from calib.audit import ranks
+    from calib.present.questions import ranking_line
+
+    t = from_counts(np.array([85.0, 90.0, 95.0, 100.0]), np.array([60, 10, 878, 52]),
+                    np.array([34, 7, 694, 48]), scale=PCT)
+    a = audit(t, reps=0)
+    assert ranks(a) == "ranks"
+    assert ranking_line(a).startswith("It tells right from wrong")
+    assert any(s.startswith("The number ranks answers:") for s in a.verdict)
+    flat = audit(from_counts(np.array([80.0]), np.array([20]), np.array([15]), scale=PCT), reps=0)
+    assert ranks(flat) is None and "cannot be told" in ranking_line(flat)
+
+
 def test_spiegelhalter_note_names_its_real_blind_spots() -> None:
     # 90 meaning 70% with 60 meaning 95%: cancels in Spiegelhalter's sum
     t = from_counts(np.array([60.0, 90.0]), np.array([1600, 700]), np.array([1520, 490]), scale=PCT)

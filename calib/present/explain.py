@@ -49,7 +49,6 @@ __all__ = [
     "Headline",
     "Quantity",
     "audit_meanings",
-    "better_forecast",
     "headline",
     "help_text",
     "meaning",
@@ -497,20 +496,6 @@ def verdict_tests(level: float) -> str:
         f"(Brier vs constant) decides which forecast is better at p below {alpha:.4g}; the others are "
         "reported but do not decide."
     )
-
-
-def better_forecast(winner: str | None, accuracy: float | None) -> str:
-    """The paired Brier test's decision in plain words ("Better forecast: the constant")."""
-    const = "giving every answer the judge's own accuracy" + (
-        "" if missing(accuracy) else f" ({pct(accuracy, 0)})"
-    )
-    if winner == "constant":
-        return f"Better forecast: the constant. {const[0].upper()}{const[1:]} predicts right and wrong better than the stated confidence does."
-    if winner == "stated":
-        return f"Better forecast: the stated confidence. It predicts right and wrong better than {const}."
-    if winner == "neither":
-        return f"Better forecast: neither. The stated confidence does no clearly better than {const}."
-    return "Better forecast: cannot be told for this data."
 
 
 def interval_text(lo: float | None, hi: float | None, fmt: Callable[[float | None], str] = num) -> str:

@@ -66,15 +66,20 @@ def trust_line(a: Audit) -> str:
 
 
 def ranking_line(a: Audit) -> str:
-    """Does the confidence tell right from wrong answers? From the AUROC and its interval."""
+    """Does the confidence tell right from wrong answers? The engine's decision
+    (:func:`calib.audit.ranks`), in the Overview's words."""
+    from calib.audit import ranks
+
     auc = a.metrics.get("auroc")
-    lo, hi = a.ci.get("auroc", (None, None))
+    decided = ranks(a)
     if auc is None:
         return "Whether it tells right from wrong cannot be told: every answer has the same outcome."
+    if decided is None:
+        return "Whether it tells right from wrong cannot be told: every answer has the same confidence."
     ival = _ci(a, "auroc")
-    if lo is not None and lo > 0.5:
+    if decided == "ranks":
         return f"It tells right from wrong: a right answer gets the higher confidence {auc:.0%} of the time (AUROC {auc:.2f}{ival})."
-    if hi is not None and hi < 0.5:
+    if decided == "reversed":
         return (
             f"It ranks the wrong way round (AUROC {auc:.2f}{ival}): a low confidence marks the right answers."
         )
@@ -104,6 +109,24 @@ def action_line(d: Decision | None) -> str:
 def overview_lines(a: Audit, d: Decision | None) -> tuple[str, str, str]:
     """The Overview's three lines: trust, ranking, action."""
     return trust_line(a), ranking_line(a), action_line(d)
+
+
+#: The verdict's facts (:data:`calib.audit.VERDICT_FACTS`) the Overview states elsewhere:
+#: calibration and the gap (the trust line), ranking (its line), accuracy (its figure).
+OVERVIEW_STATED: tuple[str, ...] = ("headline", "calibration", "ranking")
+#: The figures whose "what this means" the Overview prints (ECE and AUROC: the lines).
+OVERVIEW_MEANT: tuple[str, ...] = ("accuracy", "brier")
+
+
+def overview_rest(a: Audit) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the Overview adds below its three lines, each fact once: the verdict's other
+    sentences (how the scale was used, the constant forecast) and what its figures mean."""
+    from calib.audit import verdict_parts
+    from calib.present.explain import meaning
+
+    parts = verdict_parts(a)
+    rest = tuple(s for fact, sentences in parts.items() if fact not in OVERVIEW_STATED for s in sentences)
+    return rest, tuple(meaning(k, a.metrics.get(k)) for k in OVERVIEW_MEANT)
 
 
 def scale_answer(a: Audit) -> str:
