@@ -74,3 +74,6 @@ WAREHOUSE_SCALE_ROWS = 2_000_000
 #: with ``--cluster-key`` may bring back from DuckDB (checked by the query's LIMIT, before
 #: they reach Python): the per-cluster counts of :mod:`calib.clusters` are held in memory.
 WAREHOUSE_MAX_CLUSTER_PAIRS = 2_000_000
+
+#: The tests the audit's verdict "miscalibrated" rests on (:func:`calib.audit.miscalibrated`).
+CALIBRATION_TESTS: tuple[str, ...] = ("calibration_in_the_large", "goodness_of_fit", "cox_lr")

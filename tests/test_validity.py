@@ -226,8 +226,8 @@ def test_the_overview_line_and_the_verdict_word_one_ranking_decision() -> None:
     """Issue 23: "does the number rank answers" was decided twice. Without resamples the
     verdict used the Mann-Whitney test (p < 0.05: it ranks) while the Overview's line,
     finding no interval, said "It hardly tells right from wrong"."""
-    from calib.audit import ranks
     from calib.present.questions import ranking_line
+    from calib.verdict import ranks
 
     t = from_counts(np.array([85.0, 90.0, 95.0, 100.0]), np.array([60, 10, 878, 52]),
                     np.array([34, 7, 694, 48]), scale=PCT)

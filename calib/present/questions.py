@@ -67,8 +67,8 @@ def trust_line(a: Audit) -> str:
 
 def ranking_line(a: Audit) -> str:
     """Does the confidence tell right from wrong answers? The engine's decision
-    (:func:`calib.audit.ranks`), in the Overview's words."""
-    from calib.audit import ranks
+    (:func:`calib.verdict.ranks`), in the Overview's words."""
+    from calib.verdict import ranks
 
     auc = a.metrics.get("auroc")
     decided = ranks(a)
@@ -111,7 +111,7 @@ def overview_lines(a: Audit, d: Decision | None) -> tuple[str, str, str]:
     return trust_line(a), ranking_line(a), action_line(d)
 
 
-#: The verdict's facts (:data:`calib.audit.VERDICT_FACTS`) the Overview states elsewhere:
+#: The verdict's facts (:data:`calib.verdict.VERDICT_FACTS`) the Overview states elsewhere:
 #: calibration and the gap (the trust line), ranking (its line), accuracy (its figure).
 OVERVIEW_STATED: tuple[str, ...] = ("headline", "calibration", "ranking")
 #: The figures whose "what this means" the Overview prints (ECE and AUROC: the lines).
@@ -121,8 +121,8 @@ OVERVIEW_MEANT: tuple[str, ...] = ("accuracy", "brier")
 def overview_rest(a: Audit) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What the Overview adds below its three lines, each fact once: the verdict's other
     sentences (how the scale was used, the constant forecast) and what its figures mean."""
-    from calib.audit import verdict_parts
     from calib.present.explain import meaning
+    from calib.verdict import verdict_parts
 
     parts = verdict_parts(a)
     rest = tuple(s for fact, sentences in parts.items() if fact not in OVERVIEW_STATED for s in sentences)
