@@ -18,7 +18,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -34,9 +34,14 @@ from dashboard.layout import ROOT
 from dashboard.runtime import budget, heavy, runtime
 from dashboard.state import change_view, get_view, set_view
 
+if TYPE_CHECKING:  # the traffic reader brings the labels' modules: imported when a file is traffic
+    from calib.traffic.read import Traffic
+
 LOG = logging.getLogger("calib.ui")
 SAMPLE_DIR = ROOT / "sample_data"
 SAMPLE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".eval", ".csv", ".parquet", ".ndjson")
+#: What an input holds: outcomes (an audit) or none (traffic, issue 24).
+MODES = ("audit", "traffic")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,9 @@ class Overrides:
     variant: str = "acc"
     #: field grouping dependent rows (``--cluster-key``); ``"none"``: rows independent
     cluster_key: str | None = None
+    #: ``"audit"`` (every row has its outcome) or ``"traffic"`` (no outcomes: read by
+    #: :func:`calib.traffic.read.read_traffic`, only when the person says so, issue 24)
+    mode: str = "audit"
 
     def options(self) -> LoadOptions:
         """The :class:`LoadOptions` these overrides stand for (raises CalibError on a bad scale)."""
@@ -75,7 +83,7 @@ class Overrides:
     def key(self) -> tuple[object, ...]:
         return (
             self.confidence_key, self.outcome_key, self.group_key, self.scale,
-            self.custom_scale.strip(), self.normalisation, self.variant, self.cluster_key,
+            self.custom_scale.strip(), self.normalisation, self.variant, self.cluster_key, self.mode,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +100,8 @@ class Overrides:
             val = raw.get(f)
             if isinstance(val, str) or (val is None and f in ("confidence_key", "outcome_key", "group_key", "cluster_key")):
                 ok[f] = val
+        if ok.get("mode") not in MODES:
+            ok.pop("mode", None)
         return cls(**ok)
 
 
@@ -117,6 +127,8 @@ class Entry:
         Field / scale overrides.
     dataset, error:
         The loaded dataset, or the message of the :class:`CalibError` that stopped it.
+    traffic:
+        The loaded traffic when the person said the file has no outcomes (then ``dataset`` is ``None``).
     """
 
     id: str
@@ -129,6 +141,8 @@ class Entry:
     dataset: Dataset | None = None
     error: str | None = None
     loaded_key: tuple[object, ...] | None = None
+    #: the loaded traffic (``overrides.mode == "traffic"``), instead of a dataset
+    traffic: Traffic | None = None
 
 
 def _digest_files(files: list[tuple[str, bytes]]) -> str:
@@ -163,11 +177,50 @@ def _load_cached(digest: str, kind: str, filename: str, options_key: tuple[objec
         return load(name, data, options=_options)
 
 
+@st.cache_data(max_entries=LOAD_CACHE_ENTRIES, ttl=LOAD_CACHE_TTL, show_spinner="Loading the traffic…")
+def _traffic_cached(digest: str, filename: str, options_key: tuple[object, ...], _data: bytes,
+                    _confidence_key: str | None, _options: LoadOptions) -> Traffic:
+    """Read a traffic file once per (content, options)."""
+    from calib.traffic.read import read_traffic
+
+    with heavy(f"loading {filename}"):
+        return read_traffic(_data, filename, confidence_key=_confidence_key, options=_options)
+
+
+def entry_bytes(entry: Entry) -> bytes:
+    """The bytes of a one-file entry (an upload, or a sample read from disk)."""
+    if entry.kind == "sample":
+        return (SAMPLE_DIR / entry.filename).read_bytes()
+    return entry.files[0][1]
+
+
+def _load_traffic(entry: Entry, key: tuple[object, ...]) -> Entry:
+    """Load an entry the person marked as traffic; errors are kept, not raised."""
+    name = entry.filename
+    try:
+        if entry.kind == "folder" or (entry.kind == "sample" and (SAMPLE_DIR / name).is_dir()):
+            raise CalibError(f"{name}: a folder cannot be read as traffic; upload one JSONL or CSV file")
+        data = entry_bytes(entry)
+        options = runtime().limits.load_options(entry.overrides.options())
+        tr = _traffic_cached(entry.digest, name, key, data, entry.overrides.confidence_key or None, options)
+        budget().reserve(entry.id, tr.keys.nbytes + tr.stated.nbytes + 64 * len(tr) + len(data), name)
+    except CalibError as exc:
+        return replace(entry, dataset=None, traffic=None, error=str(exc), loaded_key=key)
+    except OSError as exc:
+        return replace(entry, dataset=None, traffic=None, error=f"{name}: cannot read ({exc.strerror})",
+                       loaded_key=key)
+    return replace(entry, dataset=None, traffic=tr, error=None, loaded_key=key)
+
+
 def load_entry(entry: Entry) -> Entry:
     """Load (or reload after an override change) one entry; errors are kept, not raised."""
     key = entry.overrides.key()
-    if entry.loaded_key == key and (entry.dataset is not None or entry.error is not None):
+    if entry.loaded_key == key and (entry.dataset is not None or entry.traffic is not None
+                                    or entry.error is not None):
         return entry
+    if entry.overrides.mode == "traffic":
+        return _load_traffic(entry, key)
+    entry = replace(entry, traffic=None)
     try:
         # the server's caps (rows, line length, decompressed size) on top of the user's choices
         options = runtime().limits.load_options(entry.overrides.options())
@@ -367,6 +420,11 @@ def sync_samples(v: views.View) -> None:
 def datasets() -> list[Dataset]:
     """The loaded datasets, in load order (their colours follow this order)."""
     return [e.dataset for e in entries() if e.dataset is not None]
+
+
+def traffic_entries() -> list[Entry]:
+    """The inputs loaded as traffic (no outcomes), in load order."""
+    return [e for e in entries() if e.traffic is not None]
 
 
 def cache_key(ds: Dataset) -> str:

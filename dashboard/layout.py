@@ -131,8 +131,31 @@ def link(page: str, label: str, icon: str | None = None) -> None:
         st.caption(f"{label}: open the {PAGE_TITLES[page]} page.")
 
 
+def traffic_only() -> bool:
+    """Whether the session holds traffic (no outcomes, issue 24) and nothing else loaded."""
+    from dashboard.keys import ENTRIES_KEY
+
+    items = st.session_state.get(ENTRIES_KEY, [])
+    return any(getattr(e, "traffic", None) is not None for e in items) and not any(
+        getattr(e, "dataset", None) is not None for e in items)
+
+
+def nothing_loaded() -> str:
+    """A page question's answer while no dataset with outcomes is loaded."""
+    from calib.present.traffic import NEEDS_OUTCOMES_SHORT
+
+    return NEEDS_OUTCOMES_SHORT if traffic_only() else "Nothing is loaded yet."
+
+
 def no_data() -> None:
-    """What a page shows before anything is loaded (never an exception)."""
+    """What a page shows before anything is loaded (never an exception); with traffic
+    only, that the page needs outcomes (:data:`calib.present.traffic.NEEDS_OUTCOMES`)."""
+    if traffic_only():
+        from calib.present.traffic import NEEDS_OUTCOMES
+
+        st.info(NEEDS_OUTCOMES)
+        link("review", "Go to the Review page", icon=":material/rate_review:")
+        return
     st.info("No data loaded yet. Upload a file or pick a sample on the Data page.")
     link("data", "Go to the Data page", icon=":material/folder_open:")
 

@@ -31,6 +31,7 @@ from dashboard.layout import (
     link,
     md_escape,
     no_data,
+    nothing_loaded,
     page_question,
 )
 from dashboard.navigation import close_sidebar_on_page_change
@@ -45,13 +46,14 @@ LOG = logging.getLogger("calib.ui")
 def start(page: str, *, needs_data: bool = True) -> Context:
     """Every page's first line: :func:`page_setup`, then the page's title; a page that
     ``needs_data`` and finds nothing loaded shows its question, "Nothing is loaded yet."
+    (with traffic only: that the page needs outcomes, :func:`dashboard.layout.nothing_loaded`)
     and where to load data, and stops there."""
     ctx = page_setup(page)
     st.title(PAGE_TITLES[page])
     if needs_data and not ctx.datasets:
         from calib.present.questions import QUESTIONS
 
-        page_question(QUESTIONS[page], "Nothing is loaded yet.")
+        page_question(QUESTIONS[page], nothing_loaded())
         no_data()
         st.stop()
     return ctx
@@ -130,9 +132,13 @@ def _data_panel(ds: list[Dataset], page: str) -> None:
     failed = sum(1 for e in entries() if e.error is not None)
     if failed:
         st.caption(f"{failed} input(s) could not be loaded: see the Data page.")
+    traffic = sum(1 for e in entries() if e.traffic is not None)
+    if traffic:
+        st.caption(f"{traffic} traffic input(s) without outcomes: labelled on the Review page.")
     if not ds:
-        st.caption("No data loaded yet.")
-        if page != "data":
+        if not traffic:
+            st.caption("No data loaded yet.")
+        if page != "data" and not traffic:
             link("data", "Upload a file or pick a sample")
         return
     names = [d.name for d in ds]

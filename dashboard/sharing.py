@@ -33,7 +33,7 @@ from calib.hosting.shares import (
 from calib.hosting.store import Store
 from dashboard.context import Access, Context
 from dashboard.decision_view import OWNER_VIEW_KEY, shared_decision
-from dashboard.entries import Entry, Overrides, available_samples, entries, new_upload_entry
+from dashboard.entries import Entry, Overrides, available_samples, entries, new_upload_entry, traffic_entries
 from dashboard.keys import (
     ENTRIES_KEY,
     FIGURES_KEY,
@@ -170,7 +170,7 @@ def _base_url() -> str:
 
 def _share_now() -> None:
     """The Share button: store this session's uploads and the view, keep the owner key."""
-    uploads = [e for e in entries() if e.kind != "sample" and e.dataset is not None]
+    uploads = [e for e in entries() if e.kind != "sample" and (e.dataset is not None or e.traffic is not None)]
     v = get_view()
     if not uploads:  # samples only: the server has them, the URL alone is the link
         st.session_state[LAST_SHARE_KEY] = {"params": share_params(v)}
@@ -254,7 +254,7 @@ def share_panel(acc: Access, ds: list[Dataset]) -> None:
         return
     if acc.user:
         _owned_links(acc.user)
-    if not ds:
+    if not ds and not traffic_entries():
         st.caption("Load data to share a link to this view.")
         return
     st.button("Share this view", key="calib_share", on_click=_share_now,
@@ -297,6 +297,7 @@ def _review_controls(token: str, secret_key: str | None = None) -> None:
     sample size, written to the store at once (:meth:`calib.hosting.labels.ReviewCatalog.set_review`)
     with this session's owner key, the one typed in ``secret_key``, or the login."""
     from calib.hosting.labels import SAMPLE_SIZE_RANGE
+    from calib.present.traffic import BUDGET_HELP
 
     try:
         setting = share_store().review_setting(token)
@@ -313,7 +314,7 @@ def _review_controls(token: str, secret_key: str | None = None) -> None:
     st.number_input("Audit sample size", min_value=SAMPLE_SIZE_RANGE[0], max_value=SAMPLE_SIZE_RANGE[1], step=10,
                     key=REVIEW_SIZE_KEY, on_change=_set_review, args=(token, setting.seed, secret_key),
                     help="How many of the items accepted unseen reviewers check (a seeded random sample, "
-                         "stratified by stated value): the real-world check of the threshold.")
+                         "stratified by stated value): the real-world check of the threshold. " + BUDGET_HELP)
 
 
 def _set_review(token: str, seed: int, secret_key: str | None) -> None:

@@ -7,11 +7,15 @@ Every page starts with :func:`dashboard.page.start`, which restores the view fro
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import streamlit as st
 
 from calib import settings
 from calib.hosting import view as views
 from calib.loading import field_names
+from calib.present import traffic as traffic_words
 from calib.present.questions import QUESTIONS, data_answer
 from calib.present.tables import load_lines, scale_words
 from dashboard.context import Context
@@ -173,6 +177,37 @@ def overrides_section(entry: Entry, idx: int, read_only: bool) -> None:
                 st.selectbox("Length normalisation", settings.NORMALISATIONS, key=f"{prefix}norm", **cb)
 
 
+def _on_mode(entry_id: str, key: str) -> None:
+    ov = next((e.overrides for e in entries() if e.id == entry_id), Overrides())
+    set_overrides(entry_id, replace(ov, mode=str(st.session_state[key])))
+
+
+def mode_choice(entry: Entry, idx: int, read_only: bool) -> None:
+    """The person's choice of what the file holds: outcomes (an audit) or traffic (issue 24)."""
+    key = f"mode_{idx}"
+    st.session_state[key] = entry.overrides.mode
+    st.radio(traffic_words.MODE_QUESTION, list(traffic_words.MODES), format_func=traffic_words.MODES.__getitem__,
+             key=key, horizontal=True, on_change=_on_mode, args=(entry.id, key), disabled=read_only,
+             help=traffic_words.MODE_HELP)
+
+
+def traffic_report(entry: Entry) -> None:
+    """The load report of a file read as traffic: kept, dropped (each line's reason), strata."""
+    from calib.traffic.plan import strata
+
+    tr = entry.traffic
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Items kept", f"{len(tr):,}")
+    m2.metric("Lines dropped", f"{traffic_words.dropped_count(tr.messages):,}")
+    m3.metric("Format", "traffic (no outcomes)")
+    m4.metric("Distinct stated values", f"{np.unique(tr.stated).size:,}")
+    for line in traffic_words.load_lines(len(tr), traffic_words.dropped_count(tr.messages), tr.top, len(strata(tr))):
+        st.text(line)
+    if tr.messages:
+        st.text("\n".join(tr.messages))  # file names and values are user text: plain text only
+    st.info(traffic_words.TRAFFIC_NEXT, icon=":material/rate_review:")
+
+
 def entry_section(entry: Entry, idx: int, read_only: bool) -> None:
     with st.container(border=True):
         c1, c2 = st.columns([4, 1])
@@ -186,8 +221,11 @@ def entry_section(entry: Entry, idx: int, read_only: bool) -> None:
         with c2:
             st.button("Remove", key=f"remove_{idx}", on_click=remove_entry, args=(entry.id,),
                       disabled=read_only)
+        mode_choice(entry, idx, read_only)
         if entry.error is not None:
             show_error(entry.error)
+        if entry.traffic is not None:
+            traffic_report(entry)
         ds = entry.dataset
         if ds is not None:
             r = ds.report
@@ -233,9 +271,12 @@ def main() -> None:
     sync_samples(get_view())
     items = entries()
     kept = [e.dataset.report for e in items if e.dataset is not None]
+    traffic = [e.traffic for e in items if e.traffic is not None]
     with top:
         page_question(QUESTIONS["data"], data_answer(
-            sum(r.kept for r in kept), sum(r.dropped for r in kept), len(kept),
+            sum(r.kept for r in kept) + sum(len(t) for t in traffic),
+            sum(r.dropped for r in kept) + sum(traffic_words.dropped_count(t.messages) for t in traffic),
+            len(kept) + len(traffic),
             sum(1 for e in items if e.error is not None)) if items else
             "Nothing yet: upload a file or pick a sample below.")
     if not items:
