@@ -36,6 +36,7 @@ from dashboard.entries import cache_key
 from dashboard.keys import LAST_SHARE_KEY, OWNER_KEY, SHARED_KEY
 from dashboard.layout import md_escape, metric, no_data, page_question, safe_filename, show_error
 from dashboard.runtime import share_store
+from dashboard.traffic_view import certificate_section, is_traffic, traffic_plans
 
 if TYPE_CHECKING:
     from calib.hosting.labels import ReviewSetting, ReviewState
@@ -149,6 +150,7 @@ def plans(ctx: Context, state: ReviewState) -> dict[str, ReviewPlan]:
             continue
         t = review_threshold(state.view, ds.table.scale)
         out[ds.name] = _plan_cached(cache_key(ds), t, state.setting.sample_size, state.setting.seed, ds)
+    out.update(traffic_plans(state))  # traffic without outcomes: its labelling plan (issue 24)
     return out
 
 
@@ -201,7 +203,10 @@ def review_page(ctx: Context) -> None:
         st.info("Nothing to label at this threshold: no item is below it and none is accepted to sample.")
     else:
         _labelling(token, plan, stored, history, who, all_plans)
-    _so_far(ctx, ctx.by_name(name), plan, stored, history)
+    if is_traffic(plan):
+        certificate_section(name, history, state.view)
+    else:
+        _so_far(ctx, ctx.by_name(name), plan, stored, history)
     _export_import(ctx, token, secret, got.labels, all_plans)
 
 
@@ -210,11 +215,13 @@ def _question(plan: ReviewPlan, history: list[Label]) -> None:
     from calib.labels.records import current
     from calib.present import format as fmt
     from calib.present.questions import QUESTIONS, review_answer
+    from calib.present.traffic import review_answer as traffic_answer
 
     labelled = {lab.item for lab in current(history)}
     done = sum(1 for it in plan.items if it.item in labelled)
-    page_question(QUESTIONS["review"], review_answer(len(plan.queue), len(plan.audit), plan.accepted,
-                                                     fmt.sig(plan.threshold, 4), done))
+    answer = traffic_answer if is_traffic(plan) else review_answer
+    page_question(QUESTIONS["review"], answer(len(plan.queue), len(plan.audit), plan.accepted,
+                                              fmt.sig(plan.threshold, 4), done))
 
 
 def _header(plan: ReviewPlan, who: str, typed: bool) -> None:
@@ -224,6 +231,12 @@ def _header(plan: ReviewPlan, who: str, typed: bool) -> None:
     c1.text(f"Reviewing as {who}")
     if typed:  # a logged-in reviewer is their e-mail
         c2.button("Not you?", key="calib_review_forget", on_click=_forget_name)
+    if is_traffic(plan):
+        from calib.present.traffic import REVIEW_CAPTION
+
+        st.caption(REVIEW_CAPTION.format(budget=plan.budget, seed=plan.seed, t=fmt.sig(plan.threshold, 4),
+                                         right=SHORTCUTS[RIGHT], wrong=SHORTCUTS[WRONG], next=SHORTCUTS[NEXT]))
+        return
     st.caption(
         f"The review queue ({len(plan.queue):,} items scored below the owner's threshold "
         f"{fmt.sig(plan.threshold, 4)}, most doubtful first) and an audit sample of {len(plan.audit):,} of the "
@@ -263,7 +276,7 @@ def _labelling(
     )
     pos = _position(token, stored, keys, labelled, mine)
     item = plan.items[pos]
-    _item_card(item, pos, len(keys), mine.get(item.item), plan.threshold)
+    _item_card(item, pos, len(keys), mine.get(item.item), plan.threshold, _why(plan, pos))
     note_key = f"calib_review_note_{stored}_{item.item}"
     st.text_input("Note (optional)", max_chars=500, key=note_key)
     c1, c2, c3 = st.columns(3)
@@ -320,15 +333,28 @@ def _next_open(keys: list[str], after: int, labelled: set[str], mine: dict[str, 
     return order[0]
 
 
-def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None, threshold: float) -> None:
+def _why(plan: ReviewPlan, pos: int) -> str | None:
+    """Why the traffic plan chose its ``pos``-th item (``None`` for a labelled file's plan)."""
+    if not is_traffic(plan):
+        return None
+    from calib.present.traffic import why_line
+
+    item, why = plan.items[pos], plan.why[pos]
+    return why_line(item.kind, item.stated, plan.threshold, why.stratum, why.items, why.planned,
+                    why.inclusion_probability)
+
+
+def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None, threshold: float,
+               why: str | None = None) -> None:
+    """One item to label; ``why`` (traffic: no outcome in the file) says why the plan chose it."""
     from calib.present import format as fmt
 
     where = "review queue" if item.kind == "queue" else "audit sample"
     with st.container(border=True):
         # user text (id, group, question) only through st.text / st.code
         st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
-        st.text("Why this item: " + WHY[item.kind].format(stated=fmt.sig(item.stated, 4),
-                                                          t=fmt.sig(threshold, 4)))
+        st.text(why or "Why this item: " + WHY[item.kind].format(stated=fmt.sig(item.stated, 4),
+                                                                 t=fmt.sig(threshold, 4)))
         st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
         if item.text:
             st.code(item.text, language=None, wrap_lines=True)
@@ -338,9 +364,10 @@ def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None, thresh
         m1, m2, m3 = st.columns(3)
         m1.metric("Stated confidence", fmt.sig(item.stated, 4))
         m2.metric("As a probability", fmt.pct(item.prob))
-        m3.metric("Outcome in the file", "right" if item.correct else "wrong",
-                  help="The file's outcome field: whether this answer was right by the key. Your label answers "
-                       "the same question.")
+        if why is None:  # traffic has no outcome to show
+            m3.metric("Outcome in the file", "right" if item.correct else "wrong",
+                      help="The file's outcome field: whether this answer was right by the key. Your label "
+                           "answers the same question.")
         if mine is not None:
             st.caption(
                 f"Your label: {'right' if mine else 'wrong'} (labelling again replaces it; the history is kept)."
@@ -354,6 +381,7 @@ def _item_table(plan: ReviewPlan, now: tuple[Label, ...]) -> None:
     for lab in now:
         by_item.setdefault(lab.item, []).append(lab)
     rows = []
+    traffic = is_traffic(plan)
     for it in plan.items:
         labs = by_item.get(it.item, [])
         rows.append(
@@ -362,7 +390,7 @@ def _item_table(plan: ReviewPlan, now: tuple[Label, ...]) -> None:
                 "list": it.kind,
                 "group": it.group,
                 "stated": it.stated,
-                "file's outcome": "right" if it.correct else "wrong",
+                "file's outcome": "—" if traffic else "right" if it.correct else "wrong",
                 "labels": len(labs),
                 "right": sum(lab.correct for lab in labs),
                 "text": it.text[:120],
