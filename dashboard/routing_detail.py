@@ -38,6 +38,7 @@ from dashboard.layout import md_escape, metric, safe_filename, session_figure, s
 from dashboard.results import curve_for, decision_for, judges_for, map_key
 from dashboard.state import change_view, get_view
 from dashboard.threshold import ThresholdAxis, fmt_threshold, review_queue_csv, routing_metrics
+from dashboard.traffic_routing import traffic_section
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -65,6 +66,7 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     controls()  # the review threshold's widgets, here, not in the sidebar: a phone hides it
     _where(ctx, ds, v, r, axis, cmap)
     routing_metrics(r)
+    traffic_section(ctx, r)  # the traffic's estimate at the same threshold, beside the file's (issue 24)
     # figures: the threshold on the reliability diagram and on the risk-coverage curve
     fig_key = (cache_key(ds), b.on, map_key(v) if cmap is not None else (), v.scheme, v.bins, v.level,
                v.reps, v.seed, color)

@@ -6,14 +6,20 @@ import streamlit as st
 
 from calib.errors import CalibError
 from calib.present import questions
-from dashboard.layout import page_question, show_error
+from dashboard.layout import no_data, nothing_loaded, page_question, show_error
 from dashboard.page import start
 from dashboard.results import decision_for
 from dashboard.routing_detail import detail
 from dashboard.threshold import threshold_panel
+from dashboard.traffic_routing import traffic_section
 
-ctx = start("routing")
+ctx = start("routing", needs_data=False)  # with traffic only, its estimate shows
 QUESTION = questions.QUESTIONS["routing"]
+if not ctx.datasets:
+    page_question(QUESTION, nothing_loaded())
+    no_data()
+    traffic_section(ctx)  # traffic without outcomes: its estimate from the labels (issue 24)
+    st.stop()
 try:
     answer = questions.routing_answer(decision_for(ctx, ctx.focus, ctx.view))
 except CalibError as exc:
