@@ -122,3 +122,15 @@ def test_the_data_pages_choice_is_kept_with_a_share_and_nothing_else_is_taken() 
     assert Overrides.from_stored({"mode": 1}).mode == "audit"
     assert Overrides(mode="traffic").key() != Overrides().key()
     assert Overrides.from_stored(Overrides(mode="traffic").to_dict()) == Overrides(mode="traffic")
+
+
+def test_the_estimate_line_with_and_without_a_uniform_equivalent() -> None:
+    err = {"estimate": 0.0833, "ci": [0.0833, 0.0833], "labels": 24, "method": "stratified Horvitz-Thompson",
+           "uniform_labels_equivalent": None}  # every accepted item labelled: the error is known, se 0
+    assert words.estimate_line(err, 90.0) == (
+        "Error among the accepted (at 90) on the whole traffic: 8.3% [8.3%, 8.3%] from 24 label(s) "
+        "(stratified Horvitz-Thompson).")
+    err.update(uniform_labels_equivalent=1234, ci=[0.02, 0.2])
+    assert words.estimate_line(err, 90.0).endswith("(stratified Horvitz-Thompson; as tight as about 1,234 labels "
+                                                   "drawn uniformly).")
+    assert "not yet (no label yet)" in words.estimate_line({"estimate": None, "reason": "no label yet"}, 90.0)

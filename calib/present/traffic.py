@@ -120,9 +120,11 @@ def estimate_line(err: dict[str, Any], threshold: float) -> str:
         return (f"Error among the accepted (at {fmt.sig(threshold, 4)}) on the whole traffic: not yet "
                 f"({err.get('reason', 'no label')}).")
     lo, hi = err["ci"]
+    uniform = err.get("uniform_labels_equivalent")
+    tight = "" if uniform is None else f"; as tight as about {uniform:,} labels drawn uniformly"
     return (f"Error among the accepted (at {fmt.sig(threshold, 4)}) on the whole traffic: "
             f"{fmt.pct(err['estimate'])} [{fmt.pct(lo)}, {fmt.pct(hi)}] from {err['labels']:,} label(s) "
-            f"({err['method']}; as tight as about {err['uniform_labels_equivalent']:,} labels drawn uniformly).")
+            f"({err['method']}{tight}).")
 
 
 def focus_candidate(cert: Any) -> int:
