@@ -274,7 +274,7 @@ def _labelling(
     st.caption(
         f"You labelled {sum(1 for k in keys if k in mine):,}; labels in all, with changes: {len(history):,}."
     )
-    pos = _position(token, stored, keys, labelled, mine)
+    pos = _position(token, stored, keys, labelled, mine, move_on=is_traffic(plan))
     item = plan.items[pos]
     _item_card(item, pos, len(keys), mine.get(item.item), plan.threshold, _why(plan, pos))
     note_key = f"calib_review_note_{stored}_{item.item}"
@@ -309,12 +309,18 @@ def _labelling(
     _item_table(plan, now)
 
 
-def _position(token: str, stored: str, keys: list[str], labelled: set[str], mine: dict[str, bool]) -> int:
-    """Where the reviewer is: the item kept in the session, else the first nobody labelled."""
+def _position(token: str, stored: str, keys: list[str], labelled: set[str], mine: dict[str, bool],
+              move_on: bool = False) -> int:
+    """Where the reviewer is: the item kept in the session, else the first nobody labelled.
+    With ``move_on`` (a traffic plan, labelled in its order by several reviewers at once), a
+    kept item another reviewer labelled since gives way to the next one nobody labelled."""
     held = st.session_state.get(_POS_KEY)
+    after = -1
     if held and held[0] == token and held[1] == stored and held[2] in keys:
-        return keys.index(held[2])
-    pos = _next_open(keys, -1, labelled, mine)
+        if not (move_on and held[2] in labelled and held[2] not in mine):
+            return keys.index(held[2])
+        after = keys.index(held[2])
+    pos = _next_open(keys, after, labelled, mine)
     st.session_state[_POS_KEY] = (token, stored, keys[pos])
     return pos
 

@@ -77,3 +77,44 @@ def test_the_routing_page_shows_the_traffic_estimate_beside_the_labelled_files(t
                                         dataset="traffic"), {"traffic": plan}).ok
     ok(at.run())
     assert {m.label: m.value for m in at.metric}["Error among accepted, traffic"] == f"{100 * 3 / 24:.1f}%"
+
+
+def reviewer(token: str, name: str):
+    at = app()
+    at.query_params["share"] = token
+    ok(at.run())
+    at.switch_page("pages/8_Review.py")
+    ok(at.run())
+    at.text_input(key="calib_reviewer_input").set_value(name)
+    at.button(key="FormSubmitter:calib_reviewer_form-Start reviewing").click()
+    return ok(at.run())
+
+
+def shown(at) -> str:
+    return next(t.value for t in at.text if t.value.startswith("Item ")).rsplit(": ", 1)[1]
+
+
+def test_two_reviewers_at_once_go_on_in_the_plans_order_without_labelling_twice():
+    at = upload(ok(app().run()), "traffic.jsonl", jsonl(TRAFFIC))
+    at.radio(key="mode_0").set_value("traffic")
+    ok(at.run())
+    at.switch_page("pages/8_Review.py")
+    ok(at.run())
+    at.sidebar.button(key="calib_share").click()
+    ok(at.run())
+    token = at.session_state["calib_last_share"]["token"]
+    at.sidebar.toggle(key="calib_review_on").set_value(True)
+    ok(at.run())
+    tr = read_traffic(jsonl(TRAFFIC), "traffic.jsonl")
+    order = [it.item for it in traffic_review(tr, 80.0, 50, seed=0, target_error=0.05).items]
+    ann, bob = reviewer(token, "Ann"), reviewer(token, "Bob")
+    assert shown(ann) == shown(bob) == order[0]
+    ann.button(key="calib_review_right").click()
+    ok(ann.run())
+    assert shown(ann) == order[1]
+    ok(bob.run())  # Bob's next run (any click): Ann labelled his item meanwhile, so he goes on
+    assert shown(bob) == order[1]
+    bob.button(key="calib_review_wrong").click()
+    ok(bob.run())
+    ok(ann.run())
+    assert (shown(ann), shown(bob)) == (order[2], order[2])
