@@ -89,21 +89,26 @@ def load(
     data: Any = None, *, confidence: Any = None, outcome: Any = None, group: Any = None, cluster: Any = None,
     id: Any = None, prediction: Any = None, gold: Any = None, scale: str | tuple[float, float] | None = None,
     mixed_scales: bool = False, strict: bool = False, name: str | None = None, format: str = "auto",
+    phrases: str | Sequence[str] | None = None,
 ) -> Dataset:
     """Load a path, a DataFrame, an Arrow table, a mapping of columns or bare arrays.
 
     ``scale`` is ``"0,100"`` or ``(0, 100)`` (the file's ``--rescale``); ``format``
-    one of :data:`calib.loading.FORMATS` for a path. See the module docstring.
+    one of :data:`calib.loading.FORMATS` for a path; ``phrases`` the order of a
+    confidence in words, lowest first (``"low,medium,high"`` or a list: the file's
+    ``--phrases``, :mod:`calib.verbal`). See the module docstring.
     """
     fields = Fields(confidence, outcome, group, cluster, id, prediction, gold)
+    words = None if phrases is None else (phrases if isinstance(phrases, str) else tuple(str(p) for p in phrases))
     try:
-        return _load(data, fields, scale=scale, mixed_scales=mixed_scales, strict=strict, name=name, fmt=format)
+        return _load(data, fields, scale=scale, mixed_scales=mixed_scales, strict=strict, name=name, fmt=format,
+                     phrases=words)
     except CalibError as exc:
         raise CalibError(python_words(str(exc))) from None
 
 
 def _load(data: Any, fields: Fields, *, scale: Any, mixed_scales: bool, strict: bool, name: str | None,
-          fmt: str) -> Dataset:
+          fmt: str, phrases: str | tuple[str, ...] | None = None) -> Dataset:
     from calib.dataset import Dataset
     from calib.loading import load as load_file
 
@@ -115,7 +120,7 @@ def _load(data: Any, fields: Fields, *, scale: Any, mixed_scales: bool, strict: 
         for arg, val in fields.given():
             if not isinstance(val, str):
                 raise CalibError(f"{arg}=: with a path, name the field (a string), got {type(val).__name__}")
-        return load_file(str(data), name=name, options=_options(fields, scale, mixed_scales, strict), fmt=fmt)
+        return load_file(str(data), name=name, options=_options(fields, scale, mixed_scales, strict, phrases), fmt=fmt)
     else:
         cols = columns(data)
         _check_columns(cols, fields)
@@ -123,10 +128,11 @@ def _load(data: Any, fields: Fields, *, scale: Any, mixed_scales: bool, strict: 
     # the report's source says what was read (a frame has no file name)
     what = "arrays" if data is None else f"{type(data).__module__.split('.')[0]} {type(data).__name__}"
     return load_file(what, data=body, name=name or "data",
-                     options=_options(fields, scale, mixed_scales, strict), fmt="stated")
+                     options=_options(fields, scale, mixed_scales, strict, phrases), fmt="stated")
 
 
-def _options(fields: Fields, scale: Any, mixed_scales: bool, strict: bool) -> Any:
+def _options(fields: Fields, scale: Any, mixed_scales: bool, strict: bool,
+             phrases: str | tuple[str, ...] | None = None) -> Any:
     """The loader's options, under the same limits as the command line (the environment's)."""
     from calib.limits import Limits
     from calib.readers.base import LoadOptions
@@ -142,7 +148,7 @@ def _options(fields: Fields, scale: Any, mixed_scales: bool, strict: bool) -> An
         scale = f"{lo},{hi}"
     return Limits.from_env().load_options(LoadOptions(
         **keys, rescale=parse_rescale(scale) if scale is not None else None, mixed_scales=bool(mixed_scales),
-        strict=bool(strict), extra=extra,
+        strict=bool(strict), phrases=phrases, extra=extra,
     ))
 
 
@@ -275,7 +281,7 @@ def _json_default(obj: Any) -> Any:
 # ------------------------------------------------------------------ the calls
 def _split_load(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(load arguments, the rest) of a call's keyword arguments."""
-    load_keys = {arg for arg, _ in FIELDS} | {"scale", "mixed_scales", "strict", "name", "format"}
+    load_keys = {arg for arg, _ in FIELDS} | {"scale", "mixed_scales", "strict", "name", "format", "phrases"}
     return {k: v for k, v in kwargs.items() if k in load_keys}, {k: v for k, v in kwargs.items() if k not in load_keys}
 
 

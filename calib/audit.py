@@ -165,7 +165,10 @@ class Audit:
         import pandas as pd
 
         cols = ["value", "prob", "n", "correct", "share", "hit_rate", "lo", "hi", "gap", "z", "p_value"]
-        return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.per_value], columns=cols)
+        frame = pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.per_value], columns=cols)
+        if self.scale.labels:  # confidence in words: the phrase beside its rank
+            frame.insert(1, "phrase", [self.scale.show(v) for v in frame["value"]])
+        return frame
 
     def bins_frame(self) -> Any:
         """:attr:`bin_table` as a DataFrame (one row per bin of the ECE's scheme)."""
@@ -252,6 +255,10 @@ class Audit:
                             "share_ci": list(ci["share_top"])}
         out["share_below"] = {"value": self.below, "share": mt["share_below"], "share_ci": list(ci["share_below"])}
         out["per_value"] = [r.to_dict() for r in self.per_value]
+        if self.scale.labels:  # confidence in words: the phrase is the value, its rank beside it
+            for row in out["per_value"] + [out["top_value"]]:
+                if row["value"] is not None:
+                    row["rank"], row["value"] = row["value"], self.scale.show(row["value"])
         out["bin_table"] = [r.to_dict() for r in self.bin_table]
         out["tests"] = {k: t.to_dict() for k, t in self.tests.items()}
         out["miscalibrated"] = self.miscalibrated

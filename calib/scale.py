@@ -45,12 +45,16 @@ class Scale:
         ``"85%"``, on 0-100) or ``"LO-HI"`` for a user-given range.
     how:
         Why this scale was chosen, in words (shown in the load report).
+    labels:
+        For confidence in words (:mod:`calib.verbal`): the phrase of each rank ``1..k``
+        on the scale ``[1, k]``, lowest first; empty for a numeric scale.
     """
 
     lo: float
     hi: float
     name: str
     how: str = ""
+    labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.lo) and np.isfinite(self.hi)) or self.hi <= self.lo:
@@ -70,7 +74,18 @@ class Scale:
         return (v >= self.lo) & (v <= self.hi)
 
     def to_dict(self) -> dict[str, object]:
-        return {"lo": self.lo, "hi": self.hi, "name": self.name, "how": self.how}
+        out: dict[str, object] = {"lo": self.lo, "hi": self.hi, "name": self.name, "how": self.how}
+        if self.labels:
+            out["labels"] = list(self.labels)
+        return out
+
+    def show(self, stated: float) -> str:
+        """A stated value for people and files: its phrase on a scale of phrases, else the number."""
+        if self.labels:
+            r = float(stated)
+            if r.is_integer() and 1 <= r <= len(self.labels):
+                return self.labels[int(r) - 1]
+        return f"{float(stated):g}"
 
 
 PROBABILITY = Scale(0.0, 1.0, "0-1", "probabilities")

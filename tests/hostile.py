@@ -592,4 +592,21 @@ ISSUE22: tuple[Case, ...] = (
     Case("logprobs_at_the_cap.jsonl", logprobs_at_the_cap, 20, 800, 0, (), GOOD + 20),
 )
 CASES = CASES + ISSUE22
+
+
+# ---- issue 26 (confidence in words): a file of phrases with hostile confidences
+def verbal_hostile(size: int) -> bytes:
+    """:data:`GOOD` lines of phrases, then a ``size``-character phrase (line 21), an object
+    for a phrase (line 22) and a number among phrases (line 23): each a bad line."""
+    words = ("low", "medium", "high")
+    good = b"".join(json.dumps({"id": i, "confidence": words[i % 3], "correct": i % 2 == 0}).encode() + b"\n"
+                    for i in range(GOOD))
+    return good + b"".join(json.dumps({"confidence": c, "correct": True}).encode() + b"\n"
+                           for c in ("x" * size, {"nested": "high"}, 85))
+
+
+CASES = CASES + (
+    Case("verbal_hostile.jsonl", verbal_hostile, 100_000, 900_000, 0,
+         ("line 21", "unknown phrase", "line 23", "number among phrases"), GOOD),
+)
 BY_NAME = {c.name: c for c in CASES}

@@ -51,6 +51,9 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
                    choices=NORMALISATIONS, default="none",
                    help="option log-probs: divide each option's log-prob by its length in characters, bytes "
                         "or tokens (default none; --variant acc_norm implies char)")
+    g.add_argument("--phrases", metavar="A,B,C",
+                   help="confidence in words: the phrases in order, lowest first, e.g. \"low,medium,high\" "
+                        "(default: the built-in phrase lists; any other phrase is a bad line)")
     g.add_argument("--strict", action="store_true", help="fail on the first bad line instead of reporting it")
 
 
@@ -70,7 +73,7 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
         rescale=parse_rescale(args.rescale) if args.rescale else None,
         mixed_scales=bool(getattr(args, "mixed_scales", False)), strict=bool(args.strict),
         normalisation=getattr(args, "normalisation", "none") or "none", variant=getattr(args, "variant", "acc"),
-        extra=extra,
+        phrases=getattr(args, "phrases", None), extra=extra,
     ))
 
 

@@ -155,7 +155,8 @@ def fit_text(result: FitResult, ds: Dataset, ev: Dataset | None, out: str | None
         if len(tab) > MAX_TABLE_ROWS:
             step = (len(tab) - 1) / (MAX_TABLE_ROWS - 1)
             shown = [tab[round(i * step)] for i in range(MAX_TABLE_ROWS)]
-        rows = [[value(float(r["stated"])), pct(r["prob"]), f"{r['n_fit']:,}", pct(r["hit_rate_fit"]),
+        shown_as = result.map.scale.show if result.map.scale.labels else (lambda v: value(float(v)))
+        rows = [[shown_as(float(r["stated"])), pct(r["prob"]), f"{r['n_fit']:,}", pct(r["hit_rate_fit"]),
                  f"{r['n_eval']:,}", pct(r["hit_rate_eval"])] for r in shown]
         lines += columns(["stated", "calibrated", "n (fit)", "right (fit)", "n (eval)", "right (eval)"], rows,
                           left=())

@@ -129,6 +129,9 @@ class CalibrationMap:
 
     def check_scale(self, scale: Scale, what: str = "the data") -> None:
         """Raise :class:`CalibError` unless ``scale`` has this map's ends."""
+        if scale.labels and self.scale.labels and scale.labels != self.scale.labels:
+            raise CalibError(f"the map was fitted on the phrases {' < '.join(self.scale.labels)} but {what} is on "
+                             f"{' < '.join(scale.labels)}; give the map's order with --phrases")
         if (scale.lo, scale.hi) != (self.scale.lo, self.scale.hi):
             raise CalibError(
                 f"the map was fitted on the {self.scale.name} scale [{self.scale.lo:g}, {self.scale.hi:g}] "
@@ -262,7 +265,11 @@ def _map_from_dict(d: Any, source: str) -> CalibrationMap:
     lo, hi = _finite_number(sc.get("lo"), "scale.lo", bad), _finite_number(sc.get("hi"), "scale.hi", bad)
     if hi <= lo:
         raise bad(f"scale [{lo:g}, {hi:g}] needs lo < hi")
-    scale = Scale(lo, hi, str(sc.get("name") or f"{lo:g}-{hi:g}"), "from the map file")
+    labels = sc.get("labels") or ()  # confidence in words: the phrase of each rank 1..k
+    if not (isinstance(labels, list | tuple) and all(isinstance(x, str) for x in labels)
+            and (not labels or (lo == 1 and hi == len(labels)))):
+        raise bad('"scale.labels" must be a list of one phrase per rank 1..hi')
+    scale = Scale(lo, hi, str(sc.get("name") or f"{lo:g}-{hi:g}"), "from the map file", tuple(labels))
     corr = _finite_number(d.get("correction", CORRECTION), "correction", bad)
     if corr <= 0:
         raise bad("correction must be positive")

@@ -78,6 +78,8 @@ def threshold_text(t: float | None, on: str = "stated", scale: Scale | None = No
     v = short if float(short) == t else repr(float(t))  # shortening must not move it past a score
     if on == "calibrated":
         return f"{v} (calibrated probability)"
+    if scale is not None and scale.labels and scale.show(t) != f"{t:g}":  # confidence in words
+        return f'"{scale.show(t)}" (rank {v} of {scale.name})'
     return f"{v} ({scale.name} scale)" if scale is not None and scale.name else v
 
 

@@ -190,9 +190,15 @@ def _histogram_axis(
             uniq, np.bincount(inv, weights=counts), lo, hi, gap=TICK_GAP * (r_hi - r_lo) / span
         )
         axis.update(tickmode="array", tickvals=[t for t in ticks if r_lo <= t <= r_hi])
+        axis.update(_phrase_ticks(tables[0][1], axis["tickvals"]))  # type: ignore[arg-type]
     else:
         axis.update(tick0=lo, dtick=span / 10)
     return axis
+
+
+def _phrase_ticks(t: CountTable, ticks: Sequence[float]) -> dict[str, object]:
+    """Confidence in words: the phrases as the tick labels of a scale of phrases (:mod:`calib.verbal`)."""
+    return {"ticktext": [t.scale.show(v) for v in ticks]} if t.scale.labels else {}
 
 
 def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str, str]) -> go.Figure:
@@ -332,12 +338,8 @@ def per_value(
         fig.update_xaxes(tick0=0, dtick=10)
     elif used:
         vals = np.array(sorted(used))
-        fig.update_xaxes(
-            tickmode="array",
-            tickvals=used_ticks(
-                vals, np.array([used[v] for v in vals]), lo_s, hi_s, gap=TICK_GAP * (px_hi - px_lo) / 100
-            ),
-        )
+        ticks = used_ticks(vals, np.array([used[v] for v in vals]), lo_s, hi_s, gap=TICK_GAP * (px_hi - px_lo) / 100)
+        fig.update_xaxes(tickmode="array", tickvals=ticks, **_phrase_ticks(series[0][1], ticks))
     return _layout(
         fig,
         title=f"What each stated value meant<br><sup>share right with its {100 * level:g}% Wilson interval</sup>",

@@ -68,6 +68,10 @@ class LoadOptions:
         ``"token"`` (lm-eval's ``acc_norm`` is ``"char"``).
     variant:
         For lm-eval samples: ``"acc"`` or ``"acc_norm"`` (sets normalisation).
+    phrases:
+        Confidence in words: the phrases in order, lowest first (``--phrases
+        "low,medium,high"``, :func:`calib.verbal.parse_phrases`); ``None``: phrases of the
+        built-in table are recognised in a file whose confidences are words.
     max_rows, max_line_chars, max_decompressed_bytes, max_cells, max_json_bytes, max_parse_bytes, max_groups:
         Limits; inputs over them are refused with a clear message, before the cost they
         guard (see :mod:`calib.limits`).
@@ -83,6 +87,7 @@ class LoadOptions:
     strict: bool = False
     normalisation: str = "none"
     variant: str = "acc"
+    phrases: str | tuple[str, ...] | None = None
     max_rows: int = MAX_ROWS
     max_line_chars: int = MAX_LINE_CHARS
     max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES

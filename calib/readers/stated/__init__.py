@@ -175,7 +175,7 @@ def read(source: Source, options: LoadOptions, *, fast: bool | None = None) -> R
     sample = _sample(data, name, options.max_line_chars)
     fields, notes = _resolve(sample, options, name)
     parse_options = None
-    if (len(data) >= PER_LINE_BELOW) if fast is None else fast:
+    if fields.phrases is None and ((len(data) >= PER_LINE_BELOW) if fast is None else fast):
         from calib.readers.stated.columnar import _schema  # imports pyarrow
 
         parse_options = _schema(fields, sample)

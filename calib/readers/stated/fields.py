@@ -24,6 +24,7 @@ from calib.readers.stated.rules import (
     _conf_value,
     _outcome_value,
 )
+from calib.verbal import BUILT_IN, PhraseBook, parse_phrases
 
 #: Objects sampled from the start of the file to find the fields.
 SAMPLE_OBJECTS = 1000
@@ -49,6 +50,8 @@ class _Fields:
     group: _Key | None
     item_id: _Key | None
     text: _Key | None
+    #: Set when the confidences are phrases (:mod:`calib.verbal`): the phrases accepted.
+    phrases: PhraseBook | None = None
 
     def used(self) -> list[tuple[str, _Key]]:
         roles = ("confidence", "outcome", "pred", "gold", "group", "item_id", "text")
@@ -110,6 +113,12 @@ def _is_conf(v: Any) -> bool:
     return _conf_value(v)[0] in (_OK, _NOT_FINITE)
 
 
+def _looks_verbal(values: list[Any], book: PhraseBook) -> bool:
+    """Are the sampled confidences phrases: more phrases of ``book`` than numbers among them?"""
+    words = sum(1 for v in values if book.code(v) is not None)
+    return words > 0 and words > sum(1 for v in values if _is_conf(v))
+
+
 def _is_outcome(v: Any) -> bool:
     return _outcome_value(v)[0] == _OK
 
@@ -132,7 +141,9 @@ def _resolve(sample: _Sample, options: LoadOptions, name: str) -> tuple[_Fields,
     def auto(path: tuple[str, ...] | None) -> _Key | None:
         return None if path is None else _Key(".".join(path), path, "auto-detected")
 
-    conf = given(options.confidence_key) or auto(sample.find(CONFIDENCE_KEYS, _is_conf, set()))
+    book = BUILT_IN if options.phrases is None else parse_phrases(options.phrases)
+    conf = given(options.confidence_key) or auto(
+        sample.find(CONFIDENCE_KEYS, lambda v: _is_conf(v) or book.code(v) is not None, set()))
     if conf is None:
         raise CalibError(
             f"{name}: no confidence field found in the first {len(sample.objects):,} objects "
@@ -162,8 +173,9 @@ def _resolve(sample: _Sample, options: LoadOptions, name: str) -> tuple[_Fields,
     group = given(options.group_key)
     item_id = given(options.id_key) or auto(sample.find(ID_KEYS, _is_id, used))
     text = auto(sample.find(TEXT_KEYS, lambda v: isinstance(v, str), used))
-    fields = _Fields(conf, outcome, pred, gold, group, item_id, text)
-    notes.append(f"confidence: {conf.name!r} ({conf.how})")
+    words = options.phrases is not None or _looks_verbal(sample.values.get(conf.path, []), book)
+    fields = _Fields(conf, outcome, pred, gold, group, item_id, text, book if words else None)
+    notes.append(f"confidence: {conf.name!r} ({conf.how})" + (", read as phrases" if words else ""))
     if outcome is not None:
         notes.append(f"outcome: {outcome.name!r} ({outcome.how})")
     else:

@@ -20,6 +20,7 @@ from calib.scale import AMBIGUOUS as SCALE_AMBIGUOUS
 from calib.scale import FORM_NUMBER, FORM_PERCENT, Scale, ScaleReading, read_scale
 from calib.scale import OK as SCALE_OK
 from calib.scale import OUTSIDE as SCALE_OUTSIDE
+from calib.verbal import phrase_reading
 
 #: Largest id/group array kept as fixed-width unicode (bytes); larger ones are objects.
 MAX_FIXED_TEXT_BYTES = 256 * 1024**2
@@ -35,8 +36,9 @@ def _finish(
     # the scale, from the lines that passed every other check; each value by its written
     # form ("85%" is on 0-100 whatever the others are), bare numbers by the bulk rule
     try:
-        reading = read_scale(every.conf, np.where(every.pct, FORM_PERCENT, FORM_NUMBER), given=options.rescale,
-                             mixed=options.mixed_scales)
+        reading = (phrase_reading(every.conf, f.phrases) if f.phrases is not None else
+                   read_scale(every.conf, np.where(every.pct, FORM_PERCENT, FORM_NUMBER), given=options.rescale,
+                              mixed=options.mixed_scales))
     except CalibError as exc:
         raise CalibError(f"{name}: {exc}") from None
     notes.extend(reading.notes)

@@ -6,6 +6,7 @@ Also the pieces both paths produce (:class:`_Part`) and the reading context (:cl
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,8 +47,10 @@ from calib.readers.stated.rules import (
     _matches,
     _outcome_detail,
     _outcome_value,
+    _show,
     _text,
 )
+from calib.verbal import R_NUMBER_AMONG_PHRASES, R_UNKNOWN_PHRASE, PhraseBook
 
 if TYPE_CHECKING:  # pyarrow is imported only by files big enough for the fast path
     import pyarrow.json as pj
@@ -144,7 +147,10 @@ class _Slow:
                      "unclear (Python's json would keep the last one silently)", text)
             return
         cv = _get(obj, f.confidence.path)
-        st, x, pct = _conf_value(cv)
+        st, x, pct = _conf_value(cv) if f.phrases is None else _phrase_value(cv, f.phrases)
+        if st == _NOT_PHRASE and f.phrases is not None:
+            self.bad(no, f.confidence.name, *_phrase_issue(cv, f.confidence.name, f.phrases), text)
+            return
         if st != _OK:
             self.bad(no, f.confidence.name, _CONF_REASON[st], _conf_detail(st, f.confidence.name, cv), text)
             return
@@ -183,6 +189,28 @@ class _Slow:
             text=None if f.text is None else np.array(cols[6], dtype=object),
             issues=self.ex.kept, counts=self.ex.counts, blank=self.blank,
         )
+
+
+#: Status of a confidence that is no phrase of the book, on a file read as phrases.
+_NOT_PHRASE = -1
+
+
+def _phrase_value(v: Any, book: PhraseBook) -> tuple[int, float, bool]:
+    """``(status, code, False)`` of a confidence on a file of phrases: the phrase's code
+    in ``book`` (:mod:`calib.verbal`; ranks come once every line is read)."""
+    if v is None:
+        return _MISSING, math.nan, False
+    code = book.code(v)
+    return (_NOT_PHRASE, math.nan, False) if code is None else (_OK, float(code), False)
+
+
+def _phrase_issue(v: Any, name: str, book: PhraseBook) -> tuple[str, str]:
+    """The reason and detail of a confidence that is no known phrase: the phrase named."""
+    if _conf_value(v)[0] == _OK:
+        return R_NUMBER_AMONG_PHRASES, (f"{name} is {_show(v)}, a number in a file of phrases; "
+                                        f"give a phrase of {book.known()}")
+    return R_UNKNOWN_PHRASE, (f"{name} is {_show(v)}, a phrase on none of "
+                              f"{book.known()}; give the order with --phrases")
 
 
 def _duplicate(text: str, f: _Fields) -> str | None:
