@@ -19,6 +19,7 @@ from calib.cli.args import (
     load_dataset,
     number,
 )
+from calib.cli.decisions import add_decisions_options, check_decisions_flags, write_decisions
 from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
@@ -57,6 +58,7 @@ def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     o.add_argument("--report", metavar="OUT.html",
                    help="write the decision as a self-contained HTML report (card, cost curve, risk-coverage, "
                         "per-group table, the routing at the threshold routed at)")
+    add_decisions_options(o)
     o.add_argument("--fail-if-none", action="store_true",
                    help="exit 1 when no threshold qualifies at --target-error and --confidence (a CI gate)")
     p.set_defaults(func=cmd_route)
@@ -122,6 +124,7 @@ def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
             raise CalibError(f"--capacity: a share must be between 0% and 100%, got {args.capacity}")
     else:
         args.capacity_items = args.capacity_share = None
+    check_decisions_flags(args)
     if args.queue:
         check_writable(args.queue, "--queue")
     if args.report:
@@ -181,6 +184,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     choice = (lowest_threshold(b, args.target_error, bound=args.bound, level=args.level)
               if args.target_error is not None else None)
     queued = _write_queue(ds, args, cmap) if args.queue else None
+    written = write_decisions(ds, dec, cmap, args, routed_at) if args.decisions else None
     code = EXIT_THRESHOLD if args.fail_if_none and not lead.holds else EXIT_OK
     if args.report:
         _write_report(dec, ds, b, r, args, sw)
@@ -190,12 +194,16 @@ def cmd_route(args: argparse.Namespace) -> int:
             "map": cmap.to_dict() if cmap is not None else None, **r.to_dict(), "reps": args.reps,
             "seed": args.seed, "target": choice.to_dict() if choice is not None else None,
             "sweep": sw.to_dict(), "queue": {"path": args.queue, "rows": queued} if args.queue else None,
+            "decisions": written,
             "warnings": list(ds.report.warnings) + warnings,
             "load_report": ds.report.to_dict(), **dec.to_dict(), "routed_at": routed_at,
             "recommendation_details": dec.recommendation.details(),
         })
         return code
     lines = route_text(r, choice, ds, cmap, args, queued, routed_at=routed_at, review_all=not lead.holds)
+    if written is not None:
+        lines += ["", f"Decisions: {written['rows']:,} items written to {args.decisions} ({args.decisions_format}): "
+                      f"{written['person']:,} to a person, {written['accepted']:,} accepted unseen."]
     sys.stdout.write("\n".join(_lead_lines(dec, ds, args) + [""] + lines) + "\n")
     return code
 

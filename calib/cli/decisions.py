@@ -1,0 +1,63 @@
+"""``calib route --decisions OUT``: every item's probability and route written back
+(:mod:`calib.writeback`), as JSONL, CSV or a platform's import form."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from calib.cli.args import check_writable
+from calib.errors import CalibError
+
+if TYPE_CHECKING:
+    from calib.dataset import Dataset
+    from calib.decision import Decision
+    from calib.maps import CalibrationMap
+
+#: ``--decisions-format`` choices (:data:`calib.writeback.FORMATS`, kept here so ``--help`` imports nothing).
+FORMATS = ("jsonl", "csv", "langfuse", "phoenix", "mlflow", "otel")
+
+
+def add_decisions_options(o: argparse._ArgumentGroup) -> None:
+    o.add_argument("--decisions", metavar="OUT.jsonl",
+                   help="write every item's decision: id, stated, probability (calibrated with --map), route "
+                        "(person / accepted), the threshold and the certificate it came from")
+    o.add_argument("--decisions-format", choices=FORMATS, default=None,
+                   help="jsonl (default), csv (default for a .csv name), or a platform's import form: langfuse "
+                        "(ingestion batch of scores), phoenix (span annotations), mlflow (assessments, JSON "
+                        "lines), otel (OTLP JSON gen_ai.evaluation.result events)")
+
+
+def check_decisions_flags(args: argparse.Namespace) -> None:
+    """Refuse what ``--decisions`` cannot write, before any file is read."""
+    if args.decisions is None:
+        if args.decisions_format is not None:
+            raise CalibError("--decisions-format: give the file to write with --decisions OUT")
+        return
+    check_writable(args.decisions, "--decisions")
+    if args.upper is not None:
+        raise CalibError("--decisions writes two routes, person and accepted: --upper's middle band has none")
+    if args.by is not None or args.by_group:
+        raise CalibError("--decisions writes the routes at one threshold: drop --by / --by-group")
+    if args.decisions_format is None:
+        args.decisions_format = "csv" if args.decisions.lower().endswith(".csv") else "jsonl"
+
+
+def write_decisions(ds: Dataset, dec: Decision, cmap: CalibrationMap | None, args: argparse.Namespace,
+                    routed_at: str) -> dict[str, object]:
+    """Write ``--decisions``; what ``calib route --json`` says of it."""
+    from calib.writeback import certificate_of, decisions, write_bytes
+
+    if ds.rows is None:
+        raise CalibError(f"--decisions: {args.file} is a count table: it has no items to write decisions for")
+    cert = certificate_of(dec.recommendation, float(args.threshold), routed_at)
+    d = decisions(ds.rows, float(args.threshold), cert, calibration=cmap, name=ds.name)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    try:
+        Path(args.decisions).write_bytes(write_bytes(d, args.decisions_format, now=now))
+    except OSError as exc:
+        raise CalibError(f"--decisions {args.decisions}: cannot write ({exc.strerror or exc})") from None
+    return {"path": args.decisions, "format": args.decisions_format, "rows": int(d.accepted.size), **d.counts,
+            "certificate": cert.to_dict()}
