@@ -182,3 +182,12 @@ def test_scale_figures_label_the_axis_with_phrases() -> None:
     dots = scale_figures.per_value([("judge", table, metrics.per_value(table))], {})
     for fig in (hist, dots):
         assert list(fig.layout.xaxis.ticktext) == [ORDER[int(v) - 1] for v in fig.layout.xaxis.tickvals]
+
+
+def test_threshold_given_as_a_phrase(capsys: pytest.CaptureFixture[str]) -> None:
+    ranks, right = _independent_rows()
+    d = run_json(["route", FIXTURE, "--threshold", "High", "--reps", 0], capsys)
+    assert d["lower"] == 4 and d["accepted"] == int((ranks >= 4).sum())
+    assert d["errors_slipping"] == int((~right[ranks >= 4]).sum())
+    code, _, err = run(["route", FIXTURE, "--threshold", "kinda sure"], capsys)
+    assert code == 2 and "not a phrase" in err and "very high" in err

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from calib.cli.args import check_writable
+from calib.cli.args import check_writable, number
 from calib.errors import CalibError
 
 if TYPE_CHECKING:
@@ -18,6 +18,38 @@ if TYPE_CHECKING:
 
 #: ``--decisions-format`` choices (:data:`calib.writeback.FORMATS`, kept here so ``--help`` imports nothing).
 FORMATS = ("jsonl", "csv", "langfuse", "phoenix", "mlflow", "otel")
+
+
+def number_or_phrase(text: str) -> float | str:
+    """An argparse type: a finite number, or a phrase of a scale of phrases (``--threshold high``,
+    read once the file is: :func:`phrase_threshold`)."""
+    try:
+        return number(text)
+    except argparse.ArgumentTypeError:
+        if not text.strip() or any(c.isdigit() for c in text.strip()[:1]):
+            raise
+        return text.strip()
+
+
+def check_phrase_threshold(args: argparse.Namespace, with_map: bool) -> None:
+    """A threshold given as a phrase is on the stated scale: refused with ``--map``."""
+    if with_map and isinstance(args.threshold, str):
+        raise CalibError(f"--threshold {args.threshold!r}: with --map the threshold is a calibrated probability "
+                         "between 0 and 1, not a phrase")
+
+
+def phrase_threshold(ds: Dataset, args: argparse.Namespace) -> None:
+    """Read a ``--threshold`` phrase as its rank on the file's scale of phrases (:mod:`calib.verbal`)."""
+    from calib.verbal import rank_of
+
+    if not isinstance(args.threshold, str):
+        return
+    labels = ds.table.scale.labels
+    rank = rank_of(labels, args.threshold) if labels else None
+    if rank is None:
+        known = f"one of {', '.join(labels)}" if labels else "a number: the confidences of this file are not phrases"
+        raise CalibError(f"--threshold {args.threshold!r}: not a phrase of {args.file}'s scale; give {known}")
+    args.threshold = rank
 
 
 def add_decisions_options(o: argparse._ArgumentGroup) -> None:

@@ -19,7 +19,14 @@ from calib.cli.args import (
     load_dataset,
     number,
 )
-from calib.cli.decisions import add_decisions_options, check_decisions_flags, write_decisions
+from calib.cli.decisions import (
+    add_decisions_options,
+    check_decisions_flags,
+    check_phrase_threshold,
+    number_or_phrase,
+    phrase_threshold,
+    write_decisions,
+)
 from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
@@ -44,8 +51,9 @@ def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
                     "is on the calibrated probability (0-1).",
     )
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--threshold", type=number, default=None, metavar="T",
-                   help="review threshold on the stated scale (on the calibrated probability with --map); "
+    p.add_argument("--threshold", type=number_or_phrase, default=None, metavar="T",
+                   help="review threshold on the stated scale, a phrase on a scale of phrases (on the calibrated "
+                        "probability with --map); "
                         "default: the recommended threshold")
     p.add_argument("--upper", type=number, default=None, metavar="U",
                    help="upper threshold: accept unseen only at or above U; [T, U) is a middle band")
@@ -98,6 +106,7 @@ def add_decision_flags(p: argparse.ArgumentParser) -> None:
 
 def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
     """Refuse thresholds and a target the routing cannot use, before any file is read."""
+    check_phrase_threshold(args, with_map)
     if with_map:
         for flag, v in (("--threshold", args.threshold), ("--upper", args.upper)):
             if v is not None and not 0 <= v <= 1:
@@ -166,6 +175,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     cmap = read_map(args.map) if args.map else None
     _check_flags(args, cmap is not None)
     ds = load_dataset(args.file, args)
+    phrase_threshold(ds, args)
     if args.queue and ds.rows is None:
         raise CalibError(f"--queue: {args.file} is a count table: it has no items to list for review")
     if cmap is not None:
