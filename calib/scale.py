@@ -47,7 +47,7 @@ class Scale:
         Why this scale was chosen, in words (shown in the load report).
     labels:
         For confidence in words (:mod:`calib.verbal`): the phrase of each rank ``1..k``
-        on the scale ``[1, k]``, lowest first; empty for a numeric scale.
+        on the scale ``[1/2, k + 1/2]``, lowest first; empty for a numeric scale.
     """
 
     lo: float

@@ -4,15 +4,18 @@ A judge that answers "very likely" or "B+" states its confidence on an *ordered*
 whose distances are unknown. calib reads each phrase as its rank ``1..k`` on one ordered
 list of phrases (a :class:`PhraseScale`, from the built-in table :data:`FAMILIES` or
 given by the user, ``--phrases "low,medium,high"``), so the stated scale is
-``Scale(1, k, labels=...)``: every audit of the scale (per-value hit rates with their
+``Scale(1/2, k + 1/2, labels=...)``: every audit of the scale (per-value hit rates with their
 Wilson intervals, the distinct values used), the isotonic map (monotone in the order,
 scored held-out) and the threshold certificate work on phrases as on a 1-k score, and
 every face writes the phrase where it would write the value.
 
-The probability of a phrase *before* a map is its rank's position ``(r - 1) / (k - 1)``
-on ``[0, 1]``: an ordering, not a stated probability (no table of "likely = 70%" is
-assumed, since judges do not share one). Its calibration figures therefore describe the
-position; the per-phrase hit rates and the fitted map say what each phrase is worth.
+The probability of a phrase *before* a map is the midpoint of its rank's equal share of
+``[0, 1]``, ``(r - 1/2) / k`` (0.1, 0.3, 0.5, 0.7, 0.9 for five phrases): a convention
+for an ordered scale, not a stated probability (no table of "likely = 70%" is assumed,
+since judges do not share one). It keeps every phrase strictly inside (0, 1), so the
+lowest phrase being right or the highest wrong is an error of degree, never an
+"impossible" event, and the calibration tests ask whether each phrase is worth its even
+share; the per-phrase hit rates and the fitted map say what each phrase is worth.
 
 Reading a phrase (:func:`normalise`): Unicode NFC, case ignored (``str.casefold``),
 surrounding spaces and a final ``.`` or ``!`` dropped, runs of spaces, ``_`` and a
@@ -197,8 +200,8 @@ def choose(book: PhraseBook, codes: np.ndarray) -> tuple[PhraseScale, np.ndarray
     k = len(fam.positions)
     source = "given with --phrases" if book.given else f"the built-in {fam.name!r} list"
     how = (f"phrases read as ranks 1-{k} on {source} ({' < '.join(labels)}); {len(used)} of {k} used; "
-           f"before a map, a phrase's probability is its rank's position (r - 1) / {k - 1}, an order, "
-           "not a stated probability")
+           f"before a map, a phrase's probability is the midpoint of its rank's equal share, (r - 1/2) / {k}, "
+           "a convention for an order, not a stated probability")
     return PhraseScale(fam.name, tuple(labels), len(words), how), ranks
 
 
@@ -213,10 +216,10 @@ def rank_of(labels: tuple[str, ...], text: str) -> float | None:
 
 def phrase_reading(codes: np.ndarray, book: PhraseBook) -> ScaleReading:
     """The phrase codes a reader stored, read on their list (:func:`choose`) as ranks on
-    ``Scale(1, k, labels=...)``: the same result type as :func:`calib.scale.read_scale`."""
+    ``Scale(1/2, k + 1/2, labels=...)`` (so ``p = (r - 1/2) / k``): the same result type as :func:`calib.scale.read_scale`."""
     ps, ranks = choose(book, np.asarray(codes, dtype=np.float64))
     k = len(ps.labels)
-    scale = Scale(1.0, float(k), f"{k} phrases", ps.how, ps.labels)
+    scale = Scale(0.5, k + 0.5, f"{k} phrases", ps.how, ps.labels)
     n = ranks.size
     return ScaleReading(scale, ranks, np.full(n, OK, dtype=np.int8), np.zeros(n, dtype=np.int8), (scale,),
                         {"phrases": n})

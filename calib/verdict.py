@@ -15,7 +15,8 @@ from calib import metrics as m
 from calib.bootstrap import SMALL_SAMPLE
 from calib.settings import CALIBRATION_TESTS
 from calib.table import MAX_EXACT_CELLS, CountTable
-from calib.wording import p_value, pct, value
+from calib.wording import p_value, pct
+from calib.wording import value as stated_value
 
 if TYPE_CHECKING:
     from calib.audit import Audit
@@ -109,6 +110,10 @@ def _scale_use(a: Audit) -> list[str]:
         return []
     mt = a.metrics
     below = mt["share_below"] or 0.0
+
+    def value(v: float) -> str:  # confidence in words: the phrase, quoted
+        return f'"{a.scale.show(v)}"' if a.scale.labels and a.scale.show(v) != f"{v:g}" else stated_value(v)
+
     out = [
         f"It used {a.distinct_values} distinct value{'s' if a.distinct_values != 1 else ''} of the scale; "
         f"the most common, {value(a.top_value)}, on {pct(mt['share_top'], 0)} of answers; "

@@ -86,7 +86,7 @@ def test_held_out_isotonic_map_on_phrases(capsys: pytest.CaptureFixture[str]) ->
     for r in range(1, 6):
         assert got[r] == pytest.approx(float(iso.predict([r])[0]), abs=1e-12)
     brier_after = float(np.mean((iso.predict(ev_r) - ev_y) ** 2))
-    brier_stated = float(np.mean(((ev_r - 1) / 4 - ev_y) ** 2))
+    brier_stated = float(np.mean(((ev_r - 0.5) / 5 - ev_y) ** 2))  # the midpoints 0.1 ... 0.9
     assert d["after"]["brier"]["value"] == pytest.approx(brier_after, abs=1e-12)
     assert d["before"]["brier"]["value"] == pytest.approx(brier_stated, abs=1e-12)
     assert brier_after < brier_stated

@@ -267,8 +267,8 @@ def _map_from_dict(d: Any, source: str) -> CalibrationMap:
         raise bad(f"scale [{lo:g}, {hi:g}] needs lo < hi")
     labels = sc.get("labels") or ()  # confidence in words: the phrase of each rank 1..k
     if not (isinstance(labels, list | tuple) and all(isinstance(x, str) for x in labels)
-            and (not labels or (lo == 1 and hi == len(labels)))):
-        raise bad('"scale.labels" must be a list of one phrase per rank 1..hi')
+            and (not labels or (lo == 0.5 and hi == len(labels) + 0.5))):
+        raise bad('"scale.labels" must be a list of one phrase per rank 1..k, on the scale [0.5, k + 0.5]')
     scale = Scale(lo, hi, str(sc.get("name") or f"{lo:g}-{hi:g}"), "from the map file", tuple(labels))
     corr = _finite_number(d.get("correction", CORRECTION), "correction", bad)
     if corr <= 0:

@@ -198,7 +198,10 @@ def _histogram_axis(
 
 def _phrase_ticks(t: CountTable, ticks: Sequence[float]) -> dict[str, object]:
     """Confidence in words: the phrases as the tick labels of a scale of phrases (:mod:`calib.verbal`)."""
-    return {"ticktext": [t.scale.show(v) for v in ticks]} if t.scale.labels else {}
+    if not t.scale.labels:
+        return {}
+    ranks = [float(v) for v in ticks if float(v).is_integer() and 1 <= v <= len(t.scale.labels)]  # not the ends
+    return {"tickvals": ranks, "ticktext": [t.scale.show(v) for v in ranks]}
 
 
 def stated_histogram(tables: Sequence[tuple[str, CountTable]], colors: dict[str, str]) -> go.Figure:
@@ -339,7 +342,7 @@ def per_value(
     elif used:
         vals = np.array(sorted(used))
         ticks = used_ticks(vals, np.array([used[v] for v in vals]), lo_s, hi_s, gap=TICK_GAP * (px_hi - px_lo) / 100)
-        fig.update_xaxes(tickmode="array", tickvals=ticks, **_phrase_ticks(series[0][1], ticks))
+        fig.update_xaxes(tickmode="array", **{"tickvals": ticks, **_phrase_ticks(series[0][1], ticks)})
     return _layout(
         fig,
         title=f"What each stated value meant<br><sup>share right with its {100 * level:g}% Wilson interval</sup>",
