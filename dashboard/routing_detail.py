@@ -47,13 +47,9 @@ if TYPE_CHECKING:
     from calib.maps import CalibrationMap
     from calib.routing import Basis, Routing
 
-#: The rows of the numbers table: (label, Routing field, as a percentage).
-NUMBERS: tuple[tuple[str, str, bool], ...] = (
-    ("Sent to a person", "to_person", False), ("Accepted unseen", "accepted", False),
-    ("Accuracy among accepted", "accuracy_accepted", True), ("Errors slipping through", "errors_slipping", False),
-    ("Errors caught", "errors_caught", False), ("Share accepted unseen", "coverage", True),
-    ("Error rate among accepted", "risk", True),
-)
+#: The figures of the numbers table (labelled and written by :mod:`calib.present.routing_table`).
+NUMBERS: tuple[str, ...] = ("to_person", "middle", "accepted", "accuracy_accepted", "errors_slipping",
+                            "errors_caught", "coverage", "risk")
 
 
 def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
@@ -177,16 +173,10 @@ def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color
 def _numbers(r: Routing, b: Basis) -> None:
     import pandas as pd
 
-    rows = []
-    for label, field, pct in NUMBERS:
-        val = getattr(r, field)
-        iv = r.ci.get(field)
-        rows.append({
-            "": label,
-            "value": fmt.pct(val) if pct else f"{val:,}",
-            f"{100 * r.level:g}% interval": "" if iv is None or iv.lo is None else (
-                fmt.interval(iv.lo, iv.hi, fmt.pct if pct else fmt.count)),
-        })
+    from calib.present.routing_table import routing_rows
+
+    rows = [{"": row.label, "value": row.text, f"{100 * r.level:g}% interval": row.interval()}
+            for row in routing_rows(r, NUMBERS)]
     st.table(pd.DataFrame(rows).set_index(""))
     if b.reps:
         st.caption(f"Intervals: percentile bootstrap of the items, {b.reps:,} resamples (seed {b.seed}).")

@@ -36,7 +36,6 @@ from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain
-from calib.present import format as fmt
 from calib.scale import Scale
 from calib.thresholds import band_upper, is_continuous, positions, snap_position
 from dashboard.context import Context
@@ -247,26 +246,16 @@ def _seed(key: str, value: object) -> None:
 
 def routing_metrics(r: Routing, compact: bool = False) -> None:
     """The routing numbers under their stable labels (browser tests look them up by label)."""
-    def ci(name: str, pct: bool = False) -> str | None:
-        iv = r.ci.get(name)
-        return None if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, fmt.pct if pct else fmt.count)
+    from calib.present.routing_table import routing_rows
 
     total = r.to_person + r.accepted + (r.middle if r.upper is not None else 0)
 
     def help_(key: str, x: float | None) -> str:
         return f"{explain.help_text(key)}  \n{explain.what_this_means(key, x, total=total)}"
 
-    items = [
-        ("Sent to a person", f"{r.to_person:,}", ci("to_person"), help_("to_person", r.to_person)),
-        ("Accepted unseen", f"{r.accepted:,}", ci("accepted"), help_("accepted", r.accepted)),
-        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ci("accuracy_accepted", pct=True),
-         help_("accuracy_accepted", r.accuracy_accepted)),
-        ("Errors slipping through", f"{r.errors_slipping:,}", ci("errors_slipping"),
-         help_("errors_slipping", r.errors_slipping)),
-        ("Errors caught", f"{r.errors_caught:,}", ci("errors_caught"), help_("errors_caught", r.errors_caught)),
-    ]
-    if r.upper is not None:
-        items.append(("Middle band", f"{r.middle:,}", None, help_("middle", r.middle)))
+    keys = ("to_person", "middle", "accepted", "accuracy_accepted", "errors_slipping", "errors_caught")
+    items = [(row.label, row.text, row.level_interval(r.level) or None, help_(row.key, row.value))
+             for row in routing_rows(r, keys)]
     small = explain.routing_small_sample(r)  # plain text: no user data in it, but never markdown
     if compact:
         for label, value, interval, text in items:

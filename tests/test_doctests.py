@@ -20,6 +20,7 @@ MODULES = (
     "calib.thresholds",
     "calib.metrics.binned",
     "calib.present.notebook",
+    "calib.present.routing_table",
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +29,7 @@ from calib.cli.decisions import (
 from calib.cli.fit import check_map_scale
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
-from calib.present.format import count, interval, money, pct
+from calib.present.format import pct
 from calib.settings import DEFAULT_TARGET, FIXED_SEQUENCE, PROCEDURES, ROUTE_BOUNDS
 
 if TYPE_CHECKING:
@@ -259,15 +258,10 @@ def _write_report(dec: Decision, ds: Dataset, b: Basis, r: Routing, args: argpar
                 if dec.costs.cheapest is not None else None)
     risk_fig = risk_coverage_figure(ds.name, PALETTE[0], sw, aurc=dec.aurc, recommendation=lead,
                                     coverage=r.coverage, risk=r.risk, threshold_text=f"accept at or above {r.lower:g}")
-    def ci(key: str) -> str:
-        iv = r.ci.get(key)
-        return interval(iv.lo, iv.hi, count) if iv is not None else ""
+    from calib.present.routing_table import routing_rows
 
-    routing = pd.DataFrame([{"": label, "count": f"{v:,}", f"{100 * r.level:g}% interval": ci(key)}
-                            for label, key, v in (
-        ("To a person", "to_person", r.to_person), ("Accepted unseen", "accepted", r.accepted),
-        ("Errors slipping through", "errors_slipping", r.errors_slipping),
-        ("Errors caught (sent to a person)", "errors_caught", r.errors_caught))])
+    routing = pd.DataFrame([{"": row.label, "value": row.text, f"{100 * r.level:g}% interval": row.interval()}
+                            for row in routing_rows(r)])
     extra = [hr.Heading(f"Routing at {r.lower:g}", level=3), hr.Table(routing)]
     page = hr.decision_report(ds.name, dec, scale=ds.table.scale, cost_figure=cost_fig, risk_figure=risk_fig,
                               point=args.point_estimate, extra=extra, config=CONFIG,
@@ -338,25 +332,13 @@ def route_text(r: Routing, choice: ThresholdChoice | None, ds: Dataset, cmap: Ca
     level = f"{100 * r.level:g}%"
     n = r.total
 
-    def share(k: int) -> str:
-        return f"{k:,} ({pct(k / n if n else None)})"
+    from calib.present.routing_table import routing_rows
 
-    def ci(name: str, fmt: Callable[[float | None], str]) -> str:
-        iv = r.ci.get(name)
-        return interval(iv.lo, iv.hi, fmt) if iv is not None else ""
-
-    rows = [["To a person", share(r.to_person), ci("to_person", count)]]
-    if r.upper is not None:
-        rows.append(["Middle band", share(r.middle), ""])
-    rows += [
-        ["Accepted unseen", share(r.accepted), ci("accepted", count)],
-        ["Accuracy among accepted", pct(r.accuracy_accepted), ci("accuracy_accepted", pct)],
-        ["Errors slipping through", f"{r.errors_slipping:,}", ci("errors_slipping", count)],
-        ["Errors caught (sent to a person)", f"{r.errors_caught:,}", ci("errors_caught", count)],
-        ["Right answers reviewed", f"{r.reviewed_needlessly:,}", ""],
-    ]
-    if r.cost_total is not None:
-        rows.append(["Total cost", money(r.cost_total), ci("cost_total", money)])
+    keys = ("to_person", "middle", "accepted", "accuracy_accepted", "errors_slipping", "errors_caught",
+            "reviewed_needlessly", "cost_total")
+    shares = {"to_person", "middle", "accepted"}  # counts with their share of all items
+    rows = [[row.label, f"{row.text} ({pct(row.value / n if n else None)})" if row.key in shares else row.text,
+             row.interval()] for row in routing_rows(r, keys)]
     head = f"{level} interval ({args.reps:,} resamples)" if args.reps else ""
     lines += [""] + columns(["", "count", head], rows)
     small = routing_small_sample(r)

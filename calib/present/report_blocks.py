@@ -105,22 +105,11 @@ def routing_section(
     (:mod:`calib.present.explain`), the total cost when costs are given, the target and
     costs behind it (``settings``), and the risk-coverage curve with the threshold marked."""
     from calib.present import explain
-
-    def ci(field: str, f: Any) -> str:
-        iv = r.ci.get(field)
-        return "" if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, f)
+    from calib.present.routing_table import routing_rows
 
     total = r.to_person + r.accepted + (r.middle if r.upper is not None else 0)
-    items = [
-        ("Review threshold", threshold + unit, ""),
-        ("Sent to a person", fmt.count(r.to_person), ci("to_person", fmt.count)),
-        ("Accepted unseen", fmt.count(r.accepted), ci("accepted", fmt.count)),
-        ("Accuracy among accepted", fmt.pct(r.accuracy_accepted), ci("accuracy_accepted", fmt.pct)),
-        ("Errors slipping through", fmt.count(r.errors_slipping), ci("errors_slipping", fmt.count)),
-        ("Errors caught", fmt.count(r.errors_caught), ci("errors_caught", fmt.count)),
-    ]
-    if r.cost_total is not None:
-        items.append(("Total cost", fmt.money(r.cost_total), ci("cost_total", fmt.money)))
+    items = [("Review threshold", threshold + unit, "")]
+    items += [(row.label, row.text, row.level_interval(r.level)) for row in routing_rows(r)]
     blocks: list[hr.Block] = [hr.KeyFigures(tuple(items))]
     if settings:
         blocks.append(hr.Paragraph(f"Settings: {settings}.", kind="meta"))
