@@ -82,6 +82,9 @@ def add_drift(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
                    help=f"exit {EXIT_UNCERTIFIED} when the new run does not certify --threshold at --target-error "
                         "(its bound above the target) and no drift is found; not a test of change: an "
                         "unchanged judge whose error is near the target fails it often")
+    g.add_argument("--answer-key", metavar="KEY", default=None,
+                   help="field holding the system's answer (JSON Lines runs): who moved compares answers by "
+                        "this text; default: an item whose outcome is unchanged is taken as the same answer")
     add_load_options(p)
     add_interval_options(p.add_argument_group("intervals"))
     add_json_option(p)
@@ -112,6 +115,8 @@ def _run_paths(args: argparse.Namespace) -> list[str]:
 
 def _check(args: argparse.Namespace) -> None:
     check_decision_flags(args)
+    if args.series and args.answer_key is not None:
+        raise CalibError("--answer-key compares two runs (OLD NEW); --series charts each run on its own")
     if args.series and args.pairing != "auto":
         raise CalibError("--paired/--unpaired compare two runs; --series charts each run on its own")
 
@@ -138,7 +143,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     old, new = _load(paths, args)
     d = drift(old, new, reps=args.reps, seed=args.seed, level=args.level, threshold=args.threshold,
               target=args.target_error, confidence=args.confidence, pairing=args.pairing, scheme=args.scheme,
-              bins=args.bins)
+              bins=args.bins, answers=_answers(paths, (old, new), args.answer_key))
     code, why = exit_code(d.drift, d.certified, args.fail_on_drift, args.fail_on_uncertified)
     if args.json:
         emit_json({**d.to_dict(), "files": paths, "exit_code": code, "exit_reason": why,
@@ -146,6 +151,20 @@ def cmd_drift(args: argparse.Namespace) -> int:
         return code
     sys.stdout.write("\n".join(drift_lines(d)) + "\n")
     return code
+
+
+def _answers(paths: list[str], runs: tuple[Dataset, Dataset], key: str | None) -> tuple | None:
+    """Each run's answer per row (``--answer-key``), or ``None``."""
+    if key is None:
+        return None
+    from calib.drift.answers import answers_of
+
+    if not key.strip():
+        raise CalibError("--answer-key: give the name of the answer field, e.g. --answer-key prediction")
+    for p, ds in zip(paths, runs, strict=True):
+        if ds.rows is None:
+            raise CalibError(f"--answer-key: {p} is a count table: it has no answers")
+    return tuple(answers_of(p, ds.rows, key) for p, ds in zip(paths, runs, strict=True))  # type: ignore[arg-type]
 
 
 def exit_code(changed: bool, certified: bool | None, fail_on_drift: bool,

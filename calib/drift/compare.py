@@ -234,6 +234,7 @@ class Drift:
     #: nothing to compare with). Empty for a continuous score (more than MAX_EXACT_CELLS values).
     appeared: tuple[tuple[float, int], ...] = ()
     disappeared: tuple[tuple[float, int], ...] = ()
+    attribution: Any = None  #: :class:`calib.drift.attribution.Attribution` (or ``None``: no shared item)
 
     @property
     def alpha(self) -> float:
@@ -269,6 +270,7 @@ class Drift:
             "judge_changed": self.drift, "threshold_certified": self.certified,
             "values_appeared": [{"value": v, "n_new": n} for v, n in self.appeared],
             "values_disappeared": [{"value": v, "n_old": n} for v, n in self.disappeared],
+            "attribution": None if self.attribution is None else self.attribution.to_dict(),
         })
 
 
@@ -557,7 +559,7 @@ def _check(reps: int, level: float, bins: int) -> None:
 def drift(
     old: Data, new: Data, *, reps: int = REPS, seed: int = 0, level: float = LEVEL,
     threshold: float | None = None, target: float | None = None, confidence: float = DEFAULT_CONFIDENCE,
-    pairing: str = "auto", scheme: str = "auto", bins: int = BINS,
+    pairing: str = "auto", scheme: str = "auto", bins: int = BINS, answers: Any = None, anchors: Any = None,
 ) -> Drift:
     """Compare two runs of one judge (see the module docstring for every definition).
 
@@ -613,7 +615,10 @@ def drift(
     d = _assemble(names, why, shared is not None, (ro, rn), (ro0, rn0), clustered, scheme, nb, reps, seed,
                   level, lay, (so, sn), (fo, fn), tests, cis, _threshold(old, new, to, tn, threshold, target, confidence))
     appeared, disappeared = _one_run_only(ro.stated, rn.stated) if grid.size <= MAX_EXACT_CELLS else ((), ())
-    return replace(d, scale=(float(to.scale.lo), float(to.scale.hi)), appeared=appeared, disappeared=disappeared)
+    from calib.drift.attribution import for_drift  # answers/anchors: see calib.drift.attribution.attribute
+    att = for_drift(old, new, d.threshold, answers=answers, anchors=anchors, reps=reps, seed=seed, level=level)
+    return replace(d, scale=(float(to.scale.lo), float(to.scale.hi)), appeared=appeared, disappeared=disappeared,
+                   attribution=att)
 
 
 def _one_run_only(so: np.ndarray, sn: np.ndarray) -> tuple[tuple[tuple[float, int], ...], ...]:

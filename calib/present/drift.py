@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from calib.drift.attribution import MIN_ANCHOR_N
 from calib.present.format import MISSING, esc, num, p_value, pct
 from calib.wording import value as stated_text
 
 if TYPE_CHECKING:
     from calib.drift import Change, Drift, Series, ThresholdCheck, ValueChange
+    from calib.drift.attribution import Attribution, Part
 
 #: How each headline figure is named and written.
 LABELS = {"accuracy": "accuracy", "mean_confidence": "mean confidence", "ece": "calibration error (ECE)",
@@ -99,6 +101,8 @@ def drift_lines(d: Drift) -> list[str]:
         out += [f"  {x}" for x in use_lines(d)]
     if d.threshold is not None:
         out += [""] + threshold_lines(d.threshold)
+    if d.attribution is not None:
+        out += [""] + attribution_lines(d.attribution)
     moved = ", ".join(stated_text(v.value) for v in d.moved)
     changed = ", ".join(LABELS[c.name] for c in d.changes if c.rejected)
     scale_use = one_run_values(d)
@@ -113,6 +117,44 @@ def drift_lines(d: Drift) -> list[str]:
     if d.threshold is not None:
         out.append(f"  {threshold_verdict(d.threshold)}")
     out += [f"  {n}" for n in d.notes]
+    return out
+
+
+def attribution_sentence(a: Attribution) -> str:
+    """``of the −6.0-point change in accuracy among accepted, −4.5 [−5.8, −3.1] come from the judge
+    and −1.5 [...] from the answers judged``."""
+    def part(p: Part) -> str:
+        lo, hi = p.ci
+        ci = "" if lo is None or hi is None else f" [{_pts(lo, 1)}, {_pts(hi, 1)}]"
+        return f"{_pts(p.estimate, 1)}{ci}"
+
+    return (f"Of the {_pts(a.total.estimate, 1)}-point change in accuracy among accepted ({pct(a.accuracy_old)} -> "
+            f"{pct(a.accuracy_new)} on {a.shared_items:,} shared items), {part(a.judge)} points come from the "
+            f"judge and {part(a.system)} from the answers judged.")
+
+
+def attribution_lines(a: Attribution) -> list[str]:
+    """Who moved: the judge or the system (:mod:`calib.drift.attribution`), and whether the
+    judge's stated values still mean the same on the anchor items."""
+    at = "every item accepted" if a.threshold is None else f"threshold {a.threshold:g} ({a.threshold_source})"
+    out = [f"Who moved ({at}; items matched by {a.matched_by}, answers compared by {a.answer_match}: "
+           f"{a.same_answer:,} of {a.shared_items:,} items kept their answer)",
+           f"  {attribution_sentence(a)}",
+           f"  Old answers with the new judge: {pct(a.old_answers_new_judge)}; new answers with the old judge: "
+           f"{pct(a.new_answers_old_judge)}. Judge part: the Shapley average of the two orders; "
+           f"{pct(a.level, 0)} paired-bootstrap intervals over the shared items ({a.reps:,} resamples)."]
+    tested = [v for v in a.anchors if v.p is not None]
+    if tested:
+        moved = [v for v in tested if v.moved]
+        out.append(f"  Anchor items ({a.anchor_items:,}, answers unchanged): hit rate of each stated value then vs "
+                   "now (Miettinen-Nurminen score test, Holm): " + (
+                       "the values still mean the same." if not moved else
+                       "CHANGED meaning: " + ", ".join(f"{stated_text(v.value)} ({pct(v.old, 0)} -> {pct(v.new, 0)})"
+                                                       for v in moved) + "."))
+    elif a.anchor_items:
+        out.append(f"  Anchor items ({a.anchor_items:,}): no stated value has {MIN_ANCHOR_N} answers in both runs; "
+                   "meaning not tested.")
+    out += [f"  {n}" for n in a.notes]
     return out
 
 

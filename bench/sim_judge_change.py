@@ -1,0 +1,122 @@
+"""When the judge changes (issue 28), measured by simulation: docs/judge-change.md quotes the tables.
+
+(a) Drift attribution (:mod:`calib.drift.attribution`). Items of difficulty ``q ~ Beta(6, 2)``;
+the system's answer is right with probability ``q``; the judge states a confidence on a
+0-100 grid of 5, ``round20(sigmoid(b0 + b1 (2y - 1) + N(0, 1)))``, re-drawn each time it is
+asked (an unchanged judge re-asked still moves). Planted changes: *judge* (b0 + 0.8, b1 - 0.4:
+a more lenient, less discriminating judge), *system* (30% of items get a new answer, right
+with probability ``q - 0.25``), *both*, and *none*. The estimand is the decomposition's
+population value (ratios of expectations), computed once on 2,000,000 items; the share of
+datasets of ``n`` shared items whose 95% paired-bootstrap interval covers it (target >= 93%).
+
+(b) Two thresholds certified together (:mod:`calib.decision.two_thresholds`); (c) certified
+cascades (:mod:`calib.decision.cascade`): the share of datasets whose certified choice
+breaks a guarantee in the population (target <= delta).
+
+Run: ``nice -n 10 python3 bench/sim_judge_change.py [--sims N] [--only attribution|two|cascade]``
+(docs/judge-change.md: the defaults, a few minutes on a busy shared core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calib.drift.attribution import attribute  # noqa: E402
+from calib.rows import Judgments  # noqa: E402
+from calib.scale import Scale  # noqa: E402
+
+PCT = Scale(0.0, 100.0, "0-100")
+THRESHOLD = 80.0
+SCENARIOS = {"none": (False, False), "judge": (True, False), "system": (False, True), "both": (True, True)}
+
+
+def judge(y: np.ndarray, rng: np.random.Generator, changed: bool) -> np.ndarray:
+    """Stated confidence on the 0-100 grid of 5 (see (a))."""
+    b0, b1 = (1.8, 0.6) if changed else (1.0, 1.0)
+    z = b0 + b1 * (2 * y - 1) + rng.normal(0, 1, y.size)
+    return np.round(100 / (1 + np.exp(-z)) / 5) * 5
+
+
+def runs(n: int, rng: np.random.Generator, judge_change: bool, system_change: bool
+         ) -> tuple[np.ndarray, ...]:
+    """(stated_old, right_old, answer_old, stated_new, right_new, answer_new) on ``n`` shared items."""
+    q = rng.beta(6, 2, n)
+    y_old = rng.random(n) < q
+    a_old = np.zeros(n, np.int64)
+    y_new, a_new = y_old.copy(), a_old.copy()
+    if system_change:
+        moved = rng.random(n) < 0.3
+        y_new = np.where(moved, rng.random(n) < np.clip(q - 0.25, 0, 1), y_old)
+        a_new = moved.astype(np.int64)
+    return judge(y_old, rng, False), y_old, a_old, judge(y_new, rng, judge_change), y_new, a_new
+
+
+def rows(stated: np.ndarray, right: np.ndarray) -> Judgments:
+    n = stated.size
+    return Judgments(stated=stated.astype(float), prob=stated / 100.0, correct=right.astype(bool),
+                     line=np.arange(1, n + 1), item_id=np.array([f"i{i}" for i in range(n)]), scale=PCT)
+
+
+def truth(judge_change: bool, system_change: bool, n: int = 2_000_000, seed: int = 99) -> tuple[float, float]:
+    """The population judge and system parts (ratios of expectations on a very large sample)."""
+    so, yo, _, sn, yn, an = runs(n, np.random.default_rng(seed), judge_change, system_change)
+    same = an == 0
+    ao, ko = so >= THRESHOLD, (so >= THRESHOLD) & yo
+    a_n, kn = sn >= THRESHOLD, (sn >= THRESHOLD) & yn
+
+    def acc(use_new: np.ndarray) -> float:
+        return float(np.where(use_new, kn, ko).sum() / np.where(use_new, a_n, ao).sum())
+
+    a_old, a_new, a1, a2 = acc(np.zeros(n, bool)), acc(np.ones(n, bool)), acc(same), acc(~same)
+    return ((a1 - a_old) + (a_new - a2)) / 2, ((a2 - a_old) + (a_new - a1)) / 2
+
+
+def sim_attribution(sims: int, n: int, reps: int) -> list[str]:
+    lines = [f"(a) attribution: {sims} datasets of {n:,} shared items per scenario, {reps} resamples, "
+             f"threshold {THRESHOLD:g}, 95% intervals",
+             "| planted | true judge part | covered | true system part | covered | mean width (judge) |",
+             "|---|---|---|---|---|---|"]
+    for name, (jc, sc) in SCENARIOS.items():
+        tj, ts = truth(jc, sc)
+        rng = np.random.default_rng(1)
+        cov_j = cov_s = 0
+        width = []
+        for i in range(sims):
+            so, yo, ao, sn, yn, an = runs(n, rng, jc, sc)
+            a = attribute(rows(so, yo), rows(sn, yn), THRESHOLD, answers_old=ao.astype(str),
+                          answers_new=an.astype(str), reps=reps, seed=i)
+            assert a is not None
+            lo, hi = a.judge.ci
+            cov_j += lo is not None and lo - 1e-12 <= tj <= hi + 1e-12
+            width.append(hi - lo if lo is not None else np.nan)
+            lo, hi = a.system.ci
+            cov_s += lo is not None and lo - 1e-12 <= ts <= hi + 1e-12
+        lines.append(f"| {name} | {100 * tj:+.2f} pts | {100 * cov_j / sims:.1f}% | {100 * ts:+.2f} pts | "
+                     f"{100 * cov_s / sims:.1f}% | {100 * np.nanmean(width):.2f} pts |")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sims", type=int, default=400)
+    ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--only", choices=("attribution", "two", "cascade"), default=None)
+    a = ap.parse_args()
+    t0 = time.time()
+    parts = {"attribution": lambda: sim_attribution(a.sims, a.n, a.reps)}
+    for key, fn in parts.items():
+        if a.only in (None, key):
+            print("\n".join(fn()) + "\n", flush=True)
+    print(f"({time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
