@@ -68,7 +68,26 @@ def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     add_decisions_options(o)
     o.add_argument("--fail-if-none", action="store_true",
                    help="exit 1 when no threshold qualifies at --target-error and --confidence (a CI gate)")
+    add_two_stage_flags(p)
     p.set_defaults(func=cmd_route)
+
+
+def add_two_stage_flags(p: argparse.ArgumentParser) -> None:
+    """``--two-thresholds`` and ``--stability`` (issue 28): extra JSON keys and text sections."""
+    t = p.add_argument_group("two thresholds and route stability")
+    t.add_argument("--two-thresholds", action="store_true",
+                   help="certify a lower threshold (to a person below) and an upper one (accepted unseen at or "
+                        "above) together, the band between going to a second judge: at most --target-error wrong "
+                        "among the accepted and at most --max-review-share of the items to a person (JSON key "
+                        "'two_thresholds')")
+    t.add_argument("--max-review-share", type=number, default=None, metavar="B",
+                   help="--two-thresholds: the cap on the share of items sent to a person, strictly between 0 and 1")
+    t.add_argument("--two-procedure", choices=("fixed-sequence", "bonferroni"), default="fixed-sequence",
+                   help="--two-thresholds: two fixed sequences (default) or Bonferroni over the pair grid")
+    t.add_argument("--stability", action="store_true",
+                   help="items judged several times (epochs, repeated ids): how often the route flips at the "
+                        "threshold, the spread of the stated confidence per item, and the threshold certified "
+                        "with the item as the unit (JSON key 'stability')")
 
 
 def add_decision_flags(p: argparse.ArgumentParser) -> None:
@@ -113,6 +132,12 @@ def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
                 raise CalibError(f"{flag} {v:g}: with --map the threshold is a calibrated probability between "
                                  f"0 and 1{hint}")
     check_decision_flags(args)
+    if args.two_thresholds and args.max_review_share is None:
+        raise CalibError("--two-thresholds: give --max-review-share B, the cap on the share sent to a person")
+    if args.max_review_share is not None and not 0 < args.max_review_share < 1:
+        raise CalibError(f"--max-review-share: a share strictly between 0 and 1, got {args.max_review_share:g}")
+    if args.two_thresholds and with_map:
+        raise CalibError("--two-thresholds certifies thresholds on the stated scale: leave out --map")
     if args.by is not None:
         if not args.by.strip():
             raise CalibError("--by: give the name of the group field, e.g. --by subject")
@@ -197,8 +222,9 @@ def cmd_route(args: argparse.Namespace) -> int:
     code = EXIT_THRESHOLD if args.fail_if_none and not lead.holds else EXIT_OK
     if args.report:
         _write_report(dec, ds, b, r, args, sw)
+    extra = _two_stage(ds, args)
     if args.json:
-        emit_json({
+        emit_json({**{k: v.to_dict() for k, v in extra.items()},
             "schema": "calib.route/1", "name": ds.name, "scale": ds.table.scale.to_dict(),
             "map": cmap.to_dict() if cmap is not None else None, **r.to_dict(), "reps": args.reps,
             "seed": args.seed, "target": choice.to_dict() if choice is not None else None,
@@ -213,8 +239,41 @@ def cmd_route(args: argparse.Namespace) -> int:
     if written is not None:
         lines += ["", f"Decisions: {written['rows']:,} items written to {args.decisions} ({args.decisions_format}): "
                       f"{written['person']:,} to a person, {written['accepted']:,} accepted unseen."]
+    lines += _two_stage_lines(extra)
     sys.stdout.write("\n".join(_lead_lines(dec, ds, args) + [""] + lines) + "\n")
     return code
+
+
+def _two_stage(ds: Dataset, args: argparse.Namespace) -> dict:
+    """The two-threshold certificate and the route stability, when asked (engine:
+    :mod:`calib.decision.two_thresholds`, :mod:`calib.decision.stability`)."""
+    out = {}
+    if args.two_thresholds:
+        from calib.decision.two_thresholds import two_thresholds
+
+        out["two_thresholds"] = two_thresholds(
+            ds, target_error=DEFAULT_TARGET if args.target_error is None else args.target_error,
+            max_review_share=args.max_review_share, confidence=args.confidence, procedure=args.two_procedure)
+    if args.stability:
+        from calib.decision.stability import stability
+
+        if ds.rows is None:
+            raise CalibError(f"--stability: {args.file} is a count table: it has no items to follow")
+        out["stability"] = stability(ds.rows, args.threshold, target=DEFAULT_TARGET if args.target_error is None
+                                     else args.target_error, confidence=args.confidence, level=args.level,
+                                     seed=args.seed)
+    return out
+
+
+def _two_stage_lines(extra: dict) -> list[str]:
+    from calib.present.two_stage import stability_lines, two_threshold_lines
+
+    out: list[str] = []
+    if "two_thresholds" in extra:
+        out += [""] + two_threshold_lines(extra["two_thresholds"])
+    if "stability" in extra:
+        out += [""] + stability_lines(extra["stability"])
+    return out
 
 
 def _decide(ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace) -> Decision:
