@@ -145,6 +145,87 @@ def sim_two(sims: int) -> list[str]:
     return lines
 
 
+SHARP = (0.8, 1.6, 2.5)
+PRICES = (0.01, 0.1, 1.0)
+PERSON = 5.0
+
+
+def judges_on(n: int, rng: np.random.Generator) -> list[Judgments]:
+    """Three judges of growing sharpness on the same ``n`` items (70% of answers right)."""
+    y = rng.random(n) < 0.7
+    out = []
+    for sharp in SHARP:
+        z = sharp * (2 * y - 1) + rng.normal(0, 1, n) + 0.5
+        out.append(rows(np.round(100 / (1 + np.exp(-z)) / 5) * 5, y))
+    return out
+
+
+def chain_error(population: list[Judgments], names: tuple[str, ...], thresholds: tuple[float | None, ...]) -> float:
+    """Error among accepted of a chain on the large population sample."""
+    by = dict(zip(("cheap", "mid", "strong"), population, strict=True))
+    n = len(population[0])
+    open_, acc, wrong = np.ones(n, bool), 0, 0
+    for nm, t in zip(names, thresholds, strict=True):
+        take = open_ & (by[nm].stated >= t) if t is not None else np.zeros(n, bool)
+        acc += int(take.sum())
+        wrong += int((take & ~by[nm].correct).sum())
+        open_ &= ~take
+    return wrong / acc if acc else 0.0
+
+
+def naive_chain(runs: list[Judgments], alpha: float) -> tuple[tuple[str, ...], tuple[float | None, ...]]:
+    """The contrast: the cheapest configuration whose observed error on all items is at most
+    ``alpha`` (no split, no test)."""
+    from itertools import permutations
+
+    from calib.decision.cascade import _config_counts, _grid
+
+    names = ("cheap", "mid", "strong")
+    stated = np.stack([r.stated for r in runs])
+    wrong = np.stack([~r.correct for r in runs])
+    grids = [_grid(x) for x in stated]
+    G = np.array([g.size for g in grids])
+    rank = np.stack([np.searchsorted(grids[k], stated[k], side="right") for k in range(3)])
+    items = np.arange(stated.shape[1])
+    best = (np.inf, None, None)
+    for chain in [c for m in (1, 2, 3) for c in permutations(range(3), m)]:
+        a, e, cost = _config_counts(rank, wrong, chain, items, G, np.array(PRICES), PERSON)
+        ok = (a > 0) & (e <= alpha * a)
+        if ok.any():
+            i = np.unravel_index(int(np.argmin(np.where(ok, cost, np.inf))), a.shape)
+            if cost[i] < best[0]:
+                best = (cost[i], chain, i)
+    _, chain, g = best
+    return (tuple(names[k] for k in chain),
+            tuple(None if gi == G[k] else float(grids[k][gi]) for k, gi in zip(chain, g, strict=True)))
+
+
+def sim_cascade(sims: int) -> list[str]:
+    from calib.decision.cascade import cascade
+
+    population = judges_on(400_000, np.random.default_rng(123))
+    lines = [f"(c) certified cascades: {sims} datasets per row, 3 judges (prices {PRICES}, a person {PERSON:g}), "
+             "95% confidence; population error on 400,000 items",
+             "| n | target error | chain certified | mean stages | failure rate (population error > target) "
+             "| contrast: cheapest with observed error <= target, untested |",
+             "|---|---|---|---|---|---|"]
+    for n, alpha in ((1000, 0.05), (3000, 0.05), (3000, 0.02)):
+        rng = np.random.default_rng(17)
+        fail = made = stages = naive = 0
+        for i in range(sims):
+            runs_i = judges_on(n, rng)
+            naive += chain_error(population, *naive_chain(runs_i, alpha)) > alpha
+            c = cascade(runs_i, ["cheap", "mid", "strong"], PRICES, PERSON, target_error=alpha,
+                        reps=0, seed=i)
+            if c.best is not None:
+                made += 1
+                stages += len(c.best.judges)
+                fail += chain_error(population, c.best.judges, c.best.thresholds) > alpha
+        lines.append(f"| {n:,} | {alpha:.0%} | {made / sims:.0%} | {stages / max(made, 1):.2f} | "
+                     f"{100 * fail / sims:.1f}% | {100 * naive / sims:.1f}% |")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=400)
@@ -153,7 +234,8 @@ def main() -> None:
     ap.add_argument("--only", choices=("attribution", "two", "cascade"), default=None)
     a = ap.parse_args()
     t0 = time.time()
-    parts = {"attribution": lambda: sim_attribution(a.sims, a.n, a.reps), "two": lambda: sim_two(2 * a.sims)}
+    parts = {"attribution": lambda: sim_attribution(a.sims, a.n, a.reps), "two": lambda: sim_two(2 * a.sims),
+             "cascade": lambda: sim_cascade(a.sims // 2)}
     for key, fn in parts.items():
         if a.only in (None, key):
             print("\n".join(fn()) + "\n", flush=True)

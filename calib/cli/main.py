@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from calib.cli.args import check_level
 from calib.cli.audit import add_audit, add_compare
+from calib.cli.cascade import add_cascade
 from calib.cli.drift import add_drift
 from calib.cli.fit import add_apply, add_fit
 from calib.cli.labels import add_labels, attach_dash_values
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare(sub)
     add_route(sub)
     add_drift(sub)
+    add_cascade(sub)
     add_sql(sub)
     add_labels(sub)
     add_traffic(sub)

@@ -115,11 +115,16 @@ def cascade_lines(c: object) -> list[str]:
 
     assert isinstance(c, Cascade)
     title = "Cheapest certified chain of judges"
-    out = [title, "=" * len(title), c.message, ""]
-    head = f"{'plan':<44} {'cost / 1,000 items':>20} {pct(c.level, 0) + ' interval':>26} {'error among accepted':>22}"
-    out.append(head)
+    out = [title, "=" * len(title), c.message,
+           f"  (prices: {', '.join(f'{k} {money(v)}' for k, v in c.prices.items())}, a person {money(c.person_price)}; "
+           f"measured on the {c.plans[0].items:,} test items of {c.shared_items:,} shared)", ""]
     for p in c.plans:
         lo, hi = p.cost_ci
-        out.append(f"{p.describe()[:44]:<44} {money(p.cost_per_1000):>20} {interval(lo, hi, money):>26} "
-                   f"{(pct(p.error_rate) + ' (bound ' + pct(p.error_upper) + ')') if p.holds else MISSING:>22}")
+        err = ("nothing accepted" if not p.accepted else
+               f"{p.errors:,} wrong of {p.accepted:,} accepted ({pct(p.error_rate)}, bound {pct(p.error_upper)})")
+        out += [f"{p.label}: {p.describe()}",
+                f"  cost per 1,000 items {money(p.cost_per_1000)} {interval(lo, hi, money)}; {err}; "
+                f"{p.to_person:,} to a person"]
+    if not c.plans:
+        out.append(MISSING)
     return out
