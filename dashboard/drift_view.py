@@ -123,6 +123,15 @@ def show_threshold(d: Drift) -> None:
         st.text("\n".join(threshold_lines(d.threshold)))
 
 
+def show_attribution(d: Drift) -> None:
+    """Who moved, the judge or the answers judged (plain text: it may hold user text)."""
+    from calib.present.drift import attribution_lines
+
+    if d.attribution is not None:
+        st.subheader("Who moved: the judge or what it judges?")
+        st.text("\n".join(attribution_lines(d.attribution)))
+
+
 def show_verdict(d: Drift) -> None:
     """The verdict as plain text (it names the runs: user text)."""
     from calib.present.drift import drift_lines

@@ -11,6 +11,7 @@ from calib.settings import DRIFT_PAIRINGS
 from dashboard.drift_view import (
     drift_for,
     series_for,
+    show_attribution,
     show_headline,
     show_series,
     show_threshold,
@@ -62,6 +63,7 @@ show_headline(d)
 st.subheader("Which stated values moved")
 show_values(d)
 show_threshold(d)
+show_attribution(d)
 st.text("\n".join(d.notes))
 
 if len(names) >= 3:

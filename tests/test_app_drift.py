@@ -88,3 +88,10 @@ def test_a_value_used_in_one_run_only_is_named():
     # and the page's answer to its question says it too (issue 22)
     answer = "\n".join(m.value for m in at.main.markdown).replace("\\", "")  # markdown-escaped
     assert "values no longer used: 80" in answer, answer
+
+
+def test_two_runs_show_who_moved():
+    at = drift_page(f"{A},{C}")
+    assert any(s.value == "Who moved: the judge or what it judges?" for s in at.subheader)
+    texts = "\n".join(t.value for t in at.text)
+    assert "come from the judge" in texts and "shared items" in texts

@@ -156,3 +156,9 @@ def test_cli_answer_key_missing_is_named(tmp_path, capsys):
     new = _write(tmp_path / "new.jsonl", [40, 80, 90, 70], [1, 0, 0, 1], ["a", "b", "d", "e"])
     code, _, err = run(["drift", old, new, "--answer-key", "answer"], capsys)
     assert code == 2 and "line 1 has no field 'answer'" in err and "Traceback" not in err
+
+
+def test_without_a_threshold_every_item_is_accepted_and_the_judge_cannot_move_accuracy():
+    a = attribute(OLD, NEW, None, answers_old=ANS_OLD, answers_new=ANS_NEW, reps=0)
+    assert a.accuracy_old == pytest.approx(3 / 4) and a.accuracy_new == pytest.approx(2 / 4)
+    assert a.judge.estimate == pytest.approx(0.0) and a.system.estimate == pytest.approx(-1 / 4)

@@ -169,7 +169,7 @@ def _keys(old: Judgments, new: Judgments) -> tuple[np.ndarray, np.ndarray, str] 
 def _per_item(rows: Judgments, code: np.ndarray, keep: np.ndarray, s: int, threshold: float | None,
               answers: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per shared item: rows accepted, right among them, rows, and a per-item answer code."""
-    acc = np.zeros(keep.sum(), bool) if threshold is None else snap(rows.stated, rows.scale)[keep] >= threshold
+    acc = np.ones(keep.sum(), bool) if threshold is None else snap(rows.stated, rows.scale)[keep] >= threshold
     right = np.asarray(rows.correct, bool)[keep]
     c = code[keep]
     a = np.bincount(c, weights=acc, minlength=s)
