@@ -39,6 +39,7 @@ from dashboard.results import curve_for, decision_for, judges_for, map_key
 from dashboard.state import change_view, get_view
 from dashboard.threshold import ThresholdAxis, fmt_threshold, review_queue_csv, routing_metrics
 from dashboard.traffic_routing import traffic_section
+from dashboard.two_stage_view import show_cascade, show_two_thresholds
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -77,6 +78,8 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     _numbers(r, b)
     _groups(d)
     _judges(ctx, v)
+    show_two_thresholds(ds, v)
+    show_cascade(ctx, v)
     _queue(ds, r, cmap)
 
 
