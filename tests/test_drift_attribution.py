@@ -162,3 +162,18 @@ def test_without_a_threshold_every_item_is_accepted_and_the_judge_cannot_move_ac
     a = attribute(OLD, NEW, None, answers_old=ANS_OLD, answers_new=ANS_NEW, reps=0)
     assert a.accuracy_old == pytest.approx(3 / 4) and a.accuracy_new == pytest.approx(2 / 4)
     assert a.judge.estimate == pytest.approx(0.0) and a.system.estimate == pytest.approx(-1 / 4)
+
+
+def test_cli_anchor_set_from_a_file(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    st = rng.choice([60, 90], 80)
+    old = _write(tmp_path / "old.jsonl", st, rng.random(80) < 0.8, ["a"] * 80)
+    new = _write(tmp_path / "new.jsonl", st, rng.random(80) < 0.8, ["a"] * 80)
+    ids = tmp_path / "anchors.txt"
+    ids.write_text("q0\nq1\n\nq2\nq3\nq4\nnot-an-item\n")
+    d = strict(run(["drift", old, new, "--anchors", ids, "--reps", "20", "--json"], capsys)[1])["attribution"]
+    assert d["anchor_items"] == 5
+    assert sum(v["n_old"] for v in d["anchors"]) == 5  # the hit rates are counted on those five only
+    assert any("5 of 6 ids" in n for n in d["notes"])
+    code, _, err = run(["drift", old, new, "--anchors", tmp_path / "none.txt"], capsys)
+    assert code == 2 and "--anchors" in err and "no such file" in err

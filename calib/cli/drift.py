@@ -85,6 +85,10 @@ def add_drift(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--answer-key", metavar="KEY", default=None,
                    help="field holding the system's answer (JSON Lines runs): who moved compares answers by "
                         "this text; default: an item whose outcome is unchanged is taken as the same answer")
+    g.add_argument("--anchors", metavar="IDS.txt", default=None,
+                   help="the anchor set: item ids kept across runs with fixed (human) labels, one per line; its "
+                        "per-value hit rates then vs now test whether stated values still mean the same "
+                        "(default: the shared items whose answer is unchanged)")
     add_load_options(p)
     add_interval_options(p.add_argument_group("intervals"))
     add_json_option(p)
@@ -115,6 +119,8 @@ def _run_paths(args: argparse.Namespace) -> list[str]:
 
 def _check(args: argparse.Namespace) -> None:
     check_decision_flags(args)
+    if args.series and args.anchors is not None:
+        raise CalibError("--anchors compares two runs (OLD NEW); --series charts each run on its own")
     if args.series and args.answer_key is not None:
         raise CalibError("--answer-key compares two runs (OLD NEW); --series charts each run on its own")
     if args.series and args.pairing != "auto":
@@ -140,10 +146,11 @@ def cmd_drift(args: argparse.Namespace) -> int:
     from calib.drift import drift
     from calib.present.drift import drift_lines
 
+    anchors = _anchor_ids(args.anchors) if args.anchors else None
     old, new = _load(paths, args)
     d = drift(old, new, reps=args.reps, seed=args.seed, level=args.level, threshold=args.threshold,
               target=args.target_error, confidence=args.confidence, pairing=args.pairing, scheme=args.scheme,
-              bins=args.bins, answers=_answers(paths, (old, new), args.answer_key))
+              bins=args.bins, answers=_answers(paths, (old, new), args.answer_key), anchors=anchors)
     code, why = exit_code(d.drift, d.certified, args.fail_on_drift, args.fail_on_uncertified)
     if args.json:
         emit_json({**d.to_dict(), "files": paths, "exit_code": code, "exit_reason": why,
@@ -165,6 +172,29 @@ def _answers(paths: list[str], runs: tuple[Dataset, Dataset], key: str | None) -
         if ds.rows is None:
             raise CalibError(f"--answer-key: {p} is a count table: it has no answers")
     return tuple(answers_of(p, ds.rows, key) for p, ds in zip(paths, runs, strict=True))  # type: ignore[arg-type]
+
+
+#: Largest anchor file read (bytes): ids, one per line.
+MAX_ANCHOR_BYTES = 64 * 1024 * 1024
+
+
+def _anchor_ids(path: str) -> list[str]:
+    """The anchor ids of ``--anchors`` (one per line, blank lines skipped), read under a size cap."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_ANCHOR_BYTES:
+            raise CalibError(f"--anchors {path}: larger than {MAX_ANCHOR_BYTES // 2**20} MB; give one id per line")
+        text = p.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise CalibError(f"--anchors {path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise CalibError(f"--anchors {path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise CalibError(f"--anchors {path}: cannot read ({exc.strerror or exc})") from None
+    ids = [x.strip() for x in text.splitlines() if x.strip()]
+    if not ids:
+        raise CalibError(f"--anchors {path}: no item id in the file (one per line)")
+    return ids
 
 
 def exit_code(changed: bool, certified: bool | None, fail_on_drift: bool,
