@@ -269,6 +269,9 @@ def attribute(
     anchor_items = same if anchors is None else np.isin(shared, np.asarray(anchors, str))
     anchor_vals = _anchor_values(old, new, keep_o.copy() & np.isin(ko_all, shared[anchor_items]),
                                  keep_n & np.isin(kn_all, shared[anchor_items]), level)
+    if not (np.isfinite(point[0]) and np.isfinite(point[1])):
+        notes.append("A run accepts none of the shared items at this threshold: accuracy among accepted, and so "
+                     "its parts, are undefined.")
     if anchors is not None:
         notes.append(f"Anchor set given: {int(anchor_items.sum()):,} of {np.unique(np.asarray(anchors, str)).size:,} "
                      f"ids are items both runs hold (matched by {matched_by}).")
