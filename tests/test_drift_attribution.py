@@ -180,9 +180,9 @@ def test_cli_anchor_set_from_a_file(tmp_path, capsys):
 
 
 def test_answer_key_needs_json_lines_and_undefined_accuracy_is_said(tmp_path, capsys):
-    csv = tmp_path / "old.csv"
-    csv.write_text("id,confidence,correct\nq0,0.9,1\nq1,0.8,0\n")
-    code, _, err = run(["drift", csv, csv, "--answer-key", "pred"], capsys)
+    js = tmp_path / "old.json"  # one JSON array of records: read as rows, but not JSON Lines
+    js.write_text(json.dumps([{"id": f"q{i}", "confidence": 0.9, "correct": True, "pred": "a"} for i in range(3)]))
+    code, _, err = run(["drift", js, js, "--answer-key", "pred"], capsys)
     assert code == 2 and "JSON Lines" in err
     a = attribute(rows([90, 90, 90], [1, 1, 0]), rows([10, 10, 10], [1, 1, 0]), 50.0, reps=20)
     assert a.accuracy_new is None and a.judge.estimate is None
