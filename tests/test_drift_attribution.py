@@ -187,3 +187,19 @@ def test_answer_key_needs_json_lines_and_undefined_accuracy_is_said(tmp_path, ca
     a = attribute(rows([90, 90, 90], [1, 1, 0]), rows([10, 10, 10], [1, 1, 0]), 50.0, reps=20)
     assert a.accuracy_new is None and a.judge.estimate is None
     assert any("accepts none" in n for n in a.notes)
+
+
+def test_clusters_coarser_than_items_are_resampled_whole():
+    old = rows([80, 80, 90, 60], [1, 0, 1, 1])
+    new = rows([40, 80, 90, 70], [1, 0, 0, 1])
+    from dataclasses import replace
+
+    a = attribute(replace(old, cluster=np.array(["c1", "c1", "c2", "c2"])), new, 50.0, reps=200,
+                  answers_old=ANS_OLD, answers_new=ANS_NEW)
+    assert any("resamples the 2 groups" in n for n in a.notes)
+    assert a.judge.estimate == pytest.approx(float(by_hand()[0]))  # the point estimate does not move
+    # two groups resampled whole: each resample is {c1, c1}, {c2, c2} or {c1, c2}; by hand, the judge
+    # part of {c1, c1} is that of items i0, i1 alone: old 1/2, new 0/1, A1 = 0/1, A2 = 1/2 -> judge -1/2
+    assert a.judge.ci[0] == pytest.approx(-0.5)
+    a = attribute(replace(old, cluster=np.array(["i0", "i1", "i2", "i3"])), new, 50.0, reps=0)
+    assert not any("groups" in n for n in a.notes)

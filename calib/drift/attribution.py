@@ -36,7 +36,9 @@ A judge that did not change leaves ``judge`` at zero in expectation; answers tha
 change leave ``system`` exactly zero (``A_1 = A_new``, ``A_2 = A_old``).
 
 Intervals: paired percentile bootstrap over the shared items (``w ~ Multinomial(S, 1/S)``,
-the same weights for both runs and every term), at ``level``; where the percentile interval
+the same weights for both runs and every term; with clusters coarser than an item, over the
+groups of items sharing a cluster in either run, as :func:`calib.drift.drift` pairs them), at
+``level``; where the percentile interval
 of a ratio misses its own estimate (a skewed resampling distribution), it is widened to
 include it and a note says so. ``bench/sim_judge_change.py`` measures coverage for planted
 judge-only, system-only and combined changes.
@@ -62,6 +64,7 @@ import numpy as np
 
 from calib.bootstrap import percentile_interval
 from calib.drift.score import holm, score_interval, score_p
+from calib.drift.units import paired_units
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 from calib.scale import snap
@@ -190,13 +193,20 @@ def _same(code_o: np.ndarray, val_o: np.ndarray, code_n: np.ndarray, val_n: np.n
     return lo == hi
 
 
-def _parts(w: np.ndarray, ao: np.ndarray, ko: np.ndarray, an: np.ndarray, kn: np.ndarray,
-           same: np.ndarray) -> np.ndarray:
-    """Columns: A_old, A_new, A_1, A_2, judge, system, total, for each row of weights ``w``."""
+def _terms(ao: np.ndarray, ko: np.ndarray, an: np.ndarray, kn: np.ndarray, same: np.ndarray,
+           unit: np.ndarray, units: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per resampling unit, the numerators and denominators of A_old, A_new, A_1, A_2."""
     s = same.astype(np.float64)
     d = 1.0 - s
     num = np.column_stack([ko, kn, kn * s + ko * d, ko * s + kn * d])
     den = np.column_stack([ao, an, an * s + ao * d, ao * s + an * d])
+    agg = np.zeros((units, unit.size))
+    agg[unit, np.arange(unit.size)] = 1.0
+    return agg @ num, agg @ den
+
+
+def _parts(w: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Columns: A_old, A_new, A_1, A_2, judge, system, total, for each row of weights ``w``."""
     with np.errstate(invalid="ignore", divide="ignore"):
         a_old, a_new, a1, a2 = (w @ num / (w @ den)).T
     judge = ((a1 - a_old) + (a_new - a2)) / 2
@@ -254,14 +264,17 @@ def attribute(
     ao, k_o, _, val_o = _per_item(old, full_o, keep_o, S, threshold, answers_old if with_text else None)
     an, k_n, _, val_n = _per_item(new, full_n, keep_n, S, threshold, answers_new if with_text else None)
     same = _same(code_o, val_o, code_n, val_n, S)
-    point = _parts(np.ones((1, S)), ao, k_o, an, k_n, same)[0]
+    unit, U = paired_units(code_o, code_n, None if old.cluster is None else np.asarray(old.cluster)[keep_o],
+                            None if new.cluster is None else np.asarray(new.cluster)[keep_n], S)
+    num, den = _terms(ao, k_o, an, k_n, same, unit, U)
+    point = _parts(np.ones((1, U)), num, den)[0]
     rng = np.random.default_rng(seed)
     draws = []
-    step = max(1, CHUNK // S)
+    step = max(1, CHUNK // U)
     for start in range(0, reps, step):
         m = min(reps, start + step) - start
-        w = rng.multinomial(S, np.full(S, 1.0 / S), size=m).astype(np.float64)
-        draws.append(_parts(w, ao, k_o, an, k_n, same))
+        w = rng.multinomial(U, np.full(U, 1.0 / U), size=m).astype(np.float64)
+        draws.append(_parts(w, num, den))
     boot = np.concatenate(draws) if draws else np.empty((0, 7))
     notes: list[str] = []
     parts = [_part(point[j], boot[:, j], level, name, notes) if reps else Part(finite_or_none(point[j]), (None, None))
@@ -272,6 +285,9 @@ def attribute(
     if not (np.isfinite(point[0]) and np.isfinite(point[1])):
         notes.append("A run accepts none of the shared items at this threshold: accuracy among accepted, and so "
                      "its parts, are undefined.")
+    if U < S:
+        notes.append(f"Clusters hold several items: the bootstrap resamples the {U:,} groups of items that share a "
+                     "cluster in either run, whole.")
     if anchors is not None:
         notes.append(f"Anchor set given: {int(anchor_items.sum()):,} of {np.unique(np.asarray(anchors, str)).size:,} "
                      f"ids are items both runs hold (matched by {matched_by}).")

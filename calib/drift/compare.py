@@ -82,6 +82,7 @@ from scipy import sparse, stats
 from calib.bootstrap import percentile_interval
 from calib.dataset import Data, Dataset, table_and_rows
 from calib.drift.score import holm, score_interval, score_p
+from calib.drift.units import codes, paired_units
 from calib.errors import CalibError
 from calib.numbers import finite_or_none, plain
 from calib.settings import BINS, DEFAULT_CONFIDENCE, DEFAULT_TARGET, DRIFT_PAIRINGS, LEVEL, REPS
@@ -302,10 +303,6 @@ def _name(x: Data, default: str) -> str:
     return x.name if isinstance(x, Dataset) else default
 
 
-def _codes(labels: np.ndarray) -> np.ndarray:
-    return np.unique(np.asarray(labels).astype(str), return_inverse=True)[1].reshape(-1)
-
-
 def _pair(a: _Rows, b: _Rows, pairing: str, names: tuple[str, str]) -> tuple[np.ndarray | None, str]:
     """The shared ids when the runs are compared paired (else ``None``), and why."""
     if pairing not in PAIRINGS:
@@ -507,36 +504,11 @@ def _units(ro: _Rows, rn: _Rows, shared: np.ndarray | None) -> tuple[_Rows, _Row
         ro, rn = (_Rows(r.stated[k], r.prob[k], r.correct[k], r.ids[k], None if r.cluster is None else r.cluster[k])
                   for r, k in ((ro, ko), (rn, kn)))
         io, in_ = np.searchsorted(shared, ro.ids), np.searchsorted(shared, rn.ids)
-        unit, units = _paired_units(io, in_, ro.cluster, rn.cluster, shared.size)
+        unit, units = paired_units(io, in_, ro.cluster, rn.cluster, shared.size)
         return ro, rn, unit[io], unit[in_], units, units
-    uo = _codes(ro.cluster) if ro.cluster is not None else np.arange(ro.prob.size)
-    un = _codes(rn.cluster) if rn.cluster is not None else np.arange(rn.prob.size)
+    uo = codes(ro.cluster) if ro.cluster is not None else np.arange(ro.prob.size)
+    un = codes(rn.cluster) if rn.cluster is not None else np.arange(rn.prob.size)
     return ro, rn, uo, un, int(uo.max()) + 1, int(un.max()) + 1
-
-
-def _paired_units(io: np.ndarray, in_: np.ndarray, co: np.ndarray | None, cn: np.ndarray | None,
-                  items: int) -> tuple[np.ndarray, int]:
-    """The unit of each shared item when pairing: the item itself, or with clusters the
-    connected group of items that share a cluster in either run (a cluster coarser than
-    the item, ``--cluster-key``, moves as one: its rows are dependent in both runs)."""
-    if co is None and cn is None:
-        return np.arange(items), items
-    from scipy.sparse.csgraph import connected_components
-
-    heads, tails = [], []
-    offset = items
-    for item, cl in ((io, co), (in_, cn)):
-        if cl is None:
-            continue
-        code = _codes(cl)
-        heads.append(item)
-        tails.append(offset + code)
-        offset += int(code.max()) + 1 if code.size else 0
-    h, t = np.concatenate(heads), np.concatenate(tails)
-    graph = sparse.coo_matrix((np.ones(h.size), (h, t)), shape=(offset, offset))
-    _, label = connected_components(graph, directed=False)
-    unit = _codes(label[:items])  # the items' components, numbered 0..units-1
-    return unit, int(unit.max()) + 1
 
 
 def _bin_ids(r: _Rows, scheme: str, grid: np.ndarray, bins: int) -> np.ndarray:
