@@ -555,7 +555,7 @@ def test_csv_export_is_spreadsheet_safe():
         (lab("q1", True, reviewer="a\nb"), "the reviewer's name contains U+000A (a control character), a "
                                              "character that is not seen or changes how the text around it "
                                              "reads: type the name without it"),
-        (lab("q1", True, kind="other"), "kind must be 'queue' or 'audit', got 'other'"),
+        (lab("q1", True, kind="other"), "kind must be 'queue', 'audit' or 'adjudication', got 'other'"),
         (
             lab("q1", True, time="yesterday"),
             "time must be ISO-8601 UTC like 2026-12-01T18:30:00Z, got 'yesterday'",

@@ -257,7 +257,7 @@ def test_revoked_expired_and_deleted_shares(tmp_path: Path) -> None:
         ),
         (
             lab(PLAN.queue[0].item, kind="other"),
-            f"item {PLAN.queue[0].item!r}: kind must be 'queue' or 'audit', got 'other'",
+            f"item {PLAN.queue[0].item!r}: kind must be 'queue', 'audit' or 'adjudication', got 'other'",
         ),
         (
             Label(PLAN.queue[0].item, 1, reviewer="ann"),
@@ -477,7 +477,7 @@ def test_cli_export_and_import_through_the_data_directory(
     code, _, err = run(["labels", "export", "--token", link, "-o", tmp_path / "l.csv"], capsys)
     assert (code, err) == (0, f"calib: wrote 2 label(s) to {tmp_path / 'l.csv'}\n")
     lines = (tmp_path / "l.csv").read_text().splitlines()
-    assert lines[0] == '"dataset","item","correct","note","reviewer","time","kind"'
+    assert lines[0] == '"dataset","item","correct","note","reviewer","time","kind","unsure"'
     assert "'=HYPERLINK" in lines[1]  # spreadsheet-safe
     code, _, _ = run(["labels", "export", "--token", r.token, "-o", tmp_path / "l.jsonl"], capsys)
     back = [json.loads(x) for x in (tmp_path / "l.jsonl").read_text().splitlines()]

@@ -5,7 +5,7 @@ Contract
 :func:`accepted_error` rebuilds the strata of the accepted items from the rows and the
 threshold (:func:`calib.labels.plan.strata`: the audit sample was drawn in them), takes the
 labelled items of the audit sample (labels of kind ``"audit"``; each item's verdict the
-reviewers' majority, :func:`calib.labels.outcomes.human_correct`) and estimates
+final label, :func:`calib.labels.outcomes.human_correct`; tied or only-unsure items not counted) and estimates
 
     p = sum_h W_h p_h,    W_h = N_h / N,    p_h = x_h / m_h
 
@@ -50,7 +50,7 @@ from scipy import special
 from calib.errors import CalibError
 from calib.labels.outcomes import human_correct, votes
 from calib.labels.plan import strata
-from calib.labels.records import Label
+from calib.labels.records import ADJUDICATION, Label
 from calib.routing import check_threshold
 from calib.rows import Judgments
 
@@ -123,6 +123,9 @@ class AcceptedError:
         drawn at another threshold): not used.
     unknown:
         Labels whose item is not in the file.
+    no_final:
+        Labelled audit-sample items without a final label (tied, or only unsure, and not
+        adjudicated: :func:`calib.labels.final.final_rule`): not counted.
     """
 
     threshold: float
@@ -139,6 +142,7 @@ class AcceptedError:
     strata: tuple[StratumError, ...]
     outside: int
     unknown: int
+    no_final: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -156,6 +160,7 @@ class AcceptedError:
             "strata": [s.to_dict() for s in self.strata],
             "outside": self.outside,
             "unknown": self.unknown,
+            "no_final": self.no_final,
             "sentence": self.sentence(),
         }
 
@@ -176,6 +181,8 @@ class AcceptedError:
                 f"; strata holding {1 - self.labelled_weight:.0%} of the accepted have no label, so the "
                 "interval allows anything for them"
             )
+        if self.no_final:
+            text += f"; {self.no_final:,} tied or only unsure items have no final label and are not counted"
         return text + "."
 
 
@@ -207,10 +214,14 @@ def accepted_error(
     if not 0 < level < 1:
         raise CalibError(f"the interval level must be between 0 and 1, got {level!r}")
     index, st = strata(rows, t)
-    v = votes(rows, [lab for lab in labels if lab.kind == "audit"], dataset=dataset)
-    ok, _ = human_correct(rows, v)
+    audit = [lab for lab in labels if lab.kind == "audit"]
+    sampled = {(lab.dataset, lab.item) for lab in audit}  # an adjudication counts for an audit-sample item
+    audit += [lab for lab in labels if lab.kind == ADJUDICATION and (lab.dataset, lab.item) in sampled]
+    v = votes(rows, audit, dataset=dataset)
+    ok, status = human_correct(rows, v)
     h_of = index[v.items]
-    inside = h_of >= 0
+    decided = (status != "tie") & (status != "unsure")  # no final label: not counted
+    inside = (h_of >= 0) & decided
     H = len(st)
     m = np.bincount(h_of[inside], minlength=H).astype(np.int64)
     x = np.bincount(h_of[inside], weights=~ok[inside], minlength=H).astype(np.int64)
@@ -235,7 +246,8 @@ def accepted_error(
         complete=bool(H == 0 or np.all(m > 0)),
         labelled_weight=weight,
         strata=per,
-        outside=int((~inside).sum()),
+        outside=int((h_of < 0).sum()),
+        no_final=int(((h_of >= 0) & ~decided).sum()),
         unknown=v.unknown,
     )
 

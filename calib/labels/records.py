@@ -3,9 +3,14 @@
 Contract
 --------
 - :class:`Label` is one reviewer's verdict on one item of one dataset at one time: the
-  judge's answer is right (``correct=True``) or wrong, with an optional short note. Labels
-  are append-only data: a changed mind is a new label, the history is the caller's (the
-  hosted catalog keeps every row); :func:`current` picks the latest per reviewer.
+  judge's answer is right (``correct=True``) or wrong, with an optional short note, or
+  ``unsure`` (then ``correct`` is kept but counts nowhere). Labels are append-only data: a
+  changed mind is a new label, the history is the caller's (the hosted catalog keeps every
+  row); :func:`current` picks the latest per reviewer.
+- An adjudication is a label of kind ``"adjudication"`` (:data:`ADJUDICATION`): the final
+  verdict on an item set by an owner or adjudicator (its ``reviewer``), never unsure; the
+  latest per item wins (:func:`calib.labels.final.final_labels`), the earlier ones stay in
+  the history.
 - :func:`item_keys` is the key labels are joined on: the item id when a file's ids are
   usable, else ``"line N"``.
 - :func:`labels_to_jsonl` / :func:`labels_to_csv` export, :func:`read_labels` imports
@@ -37,8 +42,11 @@ from calib.readers.jsonl import BOM, check_lines_cost, json_objects, too_long
 from calib.routing import formula_like, spreadsheet_cell
 from calib.rows import Judgments
 
-#: Where a label comes from: the review queue (below the threshold) or the audit sample.
-KINDS = ("queue", "audit")
+#: The kind of an adjudication: the final label of an item, set by its adjudicator.
+ADJUDICATION = "adjudication"
+#: Where a label comes from: the review queue (below the threshold), the audit sample, or
+#: an adjudication (:data:`ADJUDICATION`).
+KINDS = ("queue", "audit", ADJUDICATION)
 #: Longest note, characters.
 MAX_NOTE_CHARS = 500
 #: Longest reviewer identity (an e-mail or a typed name), characters.
@@ -46,10 +54,13 @@ MAX_REVIEWER_CHARS = 200
 #: Longest item key or dataset name, characters (item ids longer than this are not used as keys).
 MAX_KEY_CHARS = 1000
 #: The columns of the CSV export, in order (also the keys of a JSONL line).
-FIELDS = ("dataset", "item", "correct", "note", "reviewer", "time", "kind")
+FIELDS = ("dataset", "item", "correct", "note", "reviewer", "time", "kind", "unsure")
+#: The fields a labels file must have on every line (the others take :class:`Label`'s defaults).
+REQUIRED = ("item", "correct", "reviewer", "time")
 #: Most messages :func:`read_labels` returns (one per bad line; the rest are counted).
 MAX_MESSAGES = 200
 
+_BOOLS = ("correct", "unsure")
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 # characters a CSV or a terminal cannot carry back faithfully, refused in every field
 _UNCARRIED = re.compile("[\ud800-\udfff\x00]")
@@ -94,9 +105,13 @@ class Label:
     time:
         When, ISO-8601 UTC (``"2026-12-01T18:30:00Z"``; :func:`now` writes one).
     kind:
-        ``"queue"`` (from the review queue) or ``"audit"`` (from the audit sample).
+        ``"queue"`` (from the review queue), ``"audit"`` (from the audit sample) or
+        ``"adjudication"`` (the final label, :data:`ADJUDICATION`).
     dataset:
         The dataset (judge) name within a share; ``""`` when there is one.
+    unsure:
+        The reviewer could not tell: the label counts in no vote, agreement or estimate
+        (``correct`` is kept as given). Labels written before this field are ``False``.
     """
 
     item: str
@@ -106,6 +121,7 @@ class Label:
     time: str = ""
     kind: str = "queue"
     dataset: str = ""
+    unsure: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in FIELDS}
@@ -129,7 +145,7 @@ def parse_time(text: str) -> datetime:
 def label_problem(label: Label) -> str | None:
     """Why ``label`` cannot be kept, in words (``None`` when it can).
 
-    The rules: ``correct`` a bool; ``item`` non-empty, at most :data:`MAX_KEY_CHARS`;
+    The rules: ``correct`` and ``unsure`` bools (an adjudication not unsure); ``item`` non-empty, at most :data:`MAX_KEY_CHARS`;
     ``note`` at most :data:`MAX_NOTE_CHARS` (newlines allowed); ``reviewer`` non-empty,
     at most :data:`MAX_REVIEWER_CHARS`, no character of :data:`INVISIBLE_CATEGORIES`
     (:func:`invisible_in_name`); ``dataset`` at most
@@ -138,6 +154,8 @@ def label_problem(label: Label) -> str | None:
     """
     if not isinstance(label.correct, bool):
         return f"correct must be true or false, got {_show(label.correct)}"
+    if not isinstance(label.unsure, bool):
+        return f"unsure must be true or false, got {_show(label.unsure)}"
     for f in ("item", "note", "reviewer", "time", "kind", "dataset"):
         v = getattr(label, f)
         if not isinstance(v, str):
@@ -163,7 +181,9 @@ def label_problem(label: Label) -> str | None:
     if invisible is not None:
         return invisible
     if label.kind not in KINDS:
-        return f"kind must be 'queue' or 'audit', got {_show(label.kind)}"
+        return f"kind must be 'queue', 'audit' or 'adjudication', got {_show(label.kind)}"
+    if label.kind == ADJUDICATION and label.unsure:
+        return "an adjudication is the final label: it says right or wrong, it cannot be unsure"
     try:
         parse_time(label.time)
     except CalibError as exc:
@@ -272,7 +292,7 @@ def labels_to_csv(labels: Iterable[Label]) -> bytes:
     """A header (:data:`FIELDS`) and one row per label, UTF-8; every text cell through
     :func:`csv_cell` and quoted (``csv.QUOTE_NONNUMERIC``, as
     :func:`calib.routing.queue_to_csv`), so a newline inside a note stays in its cell;
-    ``correct`` is written ``true`` / ``false``."""
+    ``correct`` and ``unsure`` are written ``true`` / ``false``."""
     buf = io.StringIO()
     w = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     w.writerow(FIELDS)
@@ -280,7 +300,7 @@ def labels_to_csv(labels: Iterable[Label]) -> bytes:
         check_label(lab)
         w.writerow(
             [
-                ("true" if lab.correct else "false") if f == "correct" else csv_cell(getattr(lab, f))
+                ("true" if getattr(lab, f) else "false") if f in _BOOLS else csv_cell(getattr(lab, f))
                 for f in FIELDS
             ]
         )
@@ -376,7 +396,7 @@ def _read_csv(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
     if header is None:
         return []
     header = [h.strip() for h in header]
-    missing = [f for f in ("item", "correct", "reviewer", "time") if f not in header]
+    missing = [f for f in REQUIRED if f not in header]
     if missing:
         raise CalibError(
             f"{msgs.name} line 1: not a labels file: the header {_show(header, 120)} lacks "
@@ -416,15 +436,15 @@ def _label_of(obj: dict[str, Any], no: int, msgs: _Messages, *, from_csv: bool) 
     fields: dict[str, Any] = {}
     for f in FIELDS:
         if f not in obj:
-            if f in ("item", "correct", "reviewer", "time"):
+            if f in REQUIRED:
                 msgs.bad(no, f"{f} is missing")
                 return None
             continue
         v = obj[f]
-        if f == "correct":
+        if f in _BOOLS:
             v = _bool_of(v, from_csv)
             if v is None:
-                msgs.bad(no, f"correct must be true or false, got {_show(obj[f])}")
+                msgs.bad(no, f"{f} must be true or false, got {_show(obj[f])}")
                 return None
         elif not isinstance(v, str):
             msgs.bad(no, f"{f} must be text, got {_show(v)}")
