@@ -15,6 +15,29 @@ Contract
   so an item two reviewers labelled moves as one); and, for items with at least two
   reviewers, the kappa of the first two reviewers' labels (in the order their labels
   first appear).
+- :func:`fleiss_kappa`, :func:`krippendorff_alpha` and :func:`percent_agreement` measure
+  the agreement of any number of reviewers from an item-by-category count matrix
+  (``counts[i, c]``: how many of item ``i``'s labels say category ``c``; missing labels
+  are simply not counted, so items may have different numbers of labels). Only items
+  with at least two labels carry information on agreement; the others are left out of
+  all three. With ``m_i`` labels of item ``i`` and ``n_ic`` of them in category ``c``:
+
+  * percent agreement: ``P = mean_i P_i``, ``P_i = sum_c n_ic (n_ic - 1) / (m_i (m_i - 1))``,
+    the share of agreeing pairs of labels of an item, averaged over items;
+  * Fleiss' kappa (Fleiss 1971; with unequal ``m_i`` the generalisation of Gwet 2014,
+    "Handbook of Inter-Rater Reliability", 4th ed., ch. 2): ``(P - P_e) / (1 - P_e)``,
+    ``P_e = sum_c pi_c^2``, ``pi_c = mean_i n_ic / m_i``; with equal ``m_i`` it is
+    :func:`statsmodels.stats.inter_rater.fleiss_kappa` (tested); ``nan`` where
+    ``P_e = 1`` (one category only);
+  * Krippendorff's alpha, nominal (Krippendorff 2011, "Computing Krippendorff's
+    alpha-reliability"): ``1 - (n - 1) D / (n^2 - sum_c n_c^2)`` with
+    ``D = sum_i sum_{c != k} n_ic n_ik / (m_i - 1)`` the disagreeing pairable values,
+    ``n_c = sum_i n_ic`` and ``n = sum_c n_c`` over the pairable items; it equals the
+    ``krippendorff`` package (tested); ``nan`` where one category holds every value.
+
+  Every statistic is a ratio of sums over items of per-item quantities
+  (:func:`item_features`), so a bootstrap resample is a weighted sum (:func:`stat_rows`),
+  evaluated for all resamples at once.
 """
 
 from __future__ import annotations
@@ -98,6 +121,68 @@ def kappa_interval(patterns: np.ndarray, counts: np.ndarray, reps: int, seed: in
     # every draw is below 1), as Brown, Cai & DasGupta (2001) set the Jeffreys binomial
     # interval's end to 1 at x = n
     return min(lo, est), max(hi, est)
+
+
+def item_features(counts: np.ndarray) -> np.ndarray:
+    """Per item, the sums the agreement statistics are ratios of.
+
+    ``counts`` has shape ``(items, k)``. Columns of the result: ``[pairable, P_i,
+    n_i1/m_i .. n_ik/m_i, D_i, n_i1 .. n_ik]`` (``pairable`` 1 where ``m_i >= 2``; every
+    column 0 for the other items, which carry no information on agreement)."""
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 2:
+        raise CalibError(f"counts must be a matrix of items by categories, got shape {c.shape}")
+    m = c.sum(axis=1)
+    ok = m >= 2
+    mm = np.where(ok, m, 2.0)
+    pairs = (c * (c - 1)).sum(axis=1)
+    agree = pairs / (mm * (mm - 1))
+    disagree = (m * m - (c * c).sum(axis=1)) / (mm - 1)  # sum over c != k of n_ic n_ik
+    out = np.column_stack([np.ones_like(m), agree, c / mm[:, None], disagree, c])
+    out[~ok] = 0.0
+    return out
+
+
+def stat_rows(sums: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """Percent agreement, Fleiss' kappa and Krippendorff's alpha per row of ``sums``
+    (shape ``(reps, 3 + 2k)``: sums of :func:`item_features` rows); ``nan`` where
+    undefined."""
+    s = np.atleast_2d(np.asarray(sums, dtype=np.float64))
+    n_items = s[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = s[:, 1] / n_items
+        pi = s[:, 2 : 2 + k] / n_items[:, None]
+        pe = (pi * pi).sum(axis=1)
+        fleiss = np.where((n_items > 0) & (pe < 1 - 1e-12), (p - pe) / (1 - pe), np.nan)
+        nc = s[:, 3 + k : 3 + 2 * k]
+        n = nc.sum(axis=1)
+        expected = n * n - (nc * nc).sum(axis=1)
+        alpha = np.where(expected > 1e-9 * np.maximum(n * n, 1), 1 - (n - 1) * s[:, 2 + k] / expected, np.nan)
+    return {"percent": np.where(n_items > 0, p, np.nan), "fleiss": fleiss, "alpha": alpha}
+
+
+def _one(counts: np.ndarray, name: str) -> float:
+    c = np.asarray(counts, dtype=np.float64)
+    f = item_features(c)
+    return float(stat_rows(f.sum(axis=0)[None, :], c.shape[1])[name][0])
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """Fleiss' kappa of an item-by-category count matrix (see the module); ``nan`` when
+    undefined (no item with two labels, or one category only)."""
+    return _one(counts, "fleiss")
+
+
+def krippendorff_alpha(counts: np.ndarray) -> float:
+    """Krippendorff's alpha, nominal, of an item-by-category count matrix (see the
+    module); ``nan`` when undefined (no pairable values, or one category only)."""
+    return _one(counts, "alpha")
+
+
+def percent_agreement(counts: np.ndarray) -> float:
+    """The share of agreeing pairs of labels per item, averaged over the items with at
+    least two labels (see the module); ``nan`` without such items."""
+    return _one(counts, "percent")
 
 
 def _patterns(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
