@@ -1,5 +1,7 @@
 """``calib labels export|import``: the labels reviewers gave through a share link, read
 from or added to the server's data directory (``CALIB_DATA_DIR``, or ``--data-dir``).
+``calib labels agreement LABELS``: agreement among the reviewers of a labels file
+(:func:`calib.labels.reviewers.reviewer_agreement`), as text or ``--json``.
 
 Both name the share by its link token (``--token``, or the whole link): the token is
 the only way to a share's labels, as on the page. ``export`` writes every label (the
@@ -65,10 +67,11 @@ def attach_dash_values(argv: Sequence[object]) -> list[object]:
 def add_labels(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "labels",
-        help="export or import the labels reviewers gave through a share link",
+        help="export or import the labels reviewers gave through a share link; their agreement",
         description="calib labels export|import works on the server's data directory (CALIB_DATA_DIR). "
         "export writes a share's labels (every one, oldest first) as JSONL or CSV; import adds "
-        "a labels file's labels to a share (owner only).",
+        "a labels file's labels to a share (owner only). agreement reports how far the reviewers "
+        "of a labels file agree.",
     )
     act = p.add_subparsers(dest="labels_action", metavar="ACTION")
     act.required = True
@@ -86,6 +89,21 @@ def add_labels(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     im.add_argument("file", metavar="FILE", help="a labels file (JSONL or CSV, as export writes)")
     _common(im)
     im.set_defaults(func=run_import)
+    ag = act.add_parser(
+        "agreement",
+        help="agreement among the reviewers of a labels file (kappa, alpha, percent agreement)",
+        description="Cohen's kappa (two reviewers), Fleiss' kappa, Krippendorff's alpha and the percent "
+        "agreement of the reviewers of a labels file (JSONL or CSV, as export writes: one line per "
+        "reviewer's label with item, reviewer, correct true/false and unsure), each with a bootstrap "
+        "interval over items; each reviewer's agreement with the final labels; the reviewers' error rate.",
+    )
+    ag.add_argument("file", metavar="LABELS", help="a labels file (JSONL or CSV)")
+    ag.add_argument("--json", action="store_true", help="print one JSON object")
+    ag.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000; 0: no intervals)")
+    ag.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    ag.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    ag.add_argument("--dataset", default=None, help="the dataset the labels are of, when they name several")
+    ag.set_defaults(func=run_agreement)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -197,3 +215,33 @@ def run_import(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_THRESHOLD if left_out else EXIT_OK
+
+
+#: Most bad lines of a labels file named on stderr (all are in --json's messages).
+SHOW_BAD = 5
+#: Most resamples ``--reps`` may ask for (a limit before the cost).
+MAX_REPS = 100_000
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    """Print the reviewers' agreement; bad lines are named on stderr and left out."""
+    from calib.cli.output import emit_json
+    from calib.labels.reviewers import as_labels, reviewer_agreement
+
+    if not 0 <= args.reps <= MAX_REPS:
+        raise CalibError(f"--reps: between 0 and {MAX_REPS:,}, got {args.reps:,}")
+    path = Path(args.file)
+    labels, bad = as_labels(path)
+    for msg in bad[:SHOW_BAD]:
+        print(f"calib: warning: {msg}", file=sys.stderr)
+    if len(bad) > SHOW_BAD:
+        print(f"calib: warning: ... {len(bad) - SHOW_BAD:,} more bad lines (all in --json's messages)",
+              file=sys.stderr)
+    result = reviewer_agreement(labels, reps=args.reps, seed=args.seed, level=args.level, dataset=args.dataset)
+    if args.json:
+        emit_json({**result.to_dict(), "file": str(path), "messages": list(bad)})
+    else:
+        print(f"Reviewers' agreement in {path}")
+        for line in result.sentences():
+            print(line)
+    return EXIT_OK

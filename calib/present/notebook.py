@@ -402,3 +402,18 @@ def certify(traffic: Any, labels: Any, *, target_error: float = DEFAULT_TARGET,
 
     tr = as_traffic(traffic)
     return certify_(as_labelled(tr, labels), target_error, confidence).to_dict()
+
+
+# ------------------------------------------------------------------ reviewers' labels (calib.agreement)
+def agreement(labels: Any, *, clusters: Any = None, reps: int = 2000, seed: int = 0, level: float = 0.95,
+              dataset: str | None = None) -> dict[str, Any]:
+    """``calib labels agreement --json`` as a dict: the agreement among the reviewers of
+    ``labels`` (a path or the bytes of a labels file, or :class:`calib.labels.Label`
+    records), ``clusters`` an optional item -> cluster mapping for the bootstrap
+    (:func:`calib.labels.reviewers.reviewer_agreement`); bad lines of a file are in
+    ``messages``."""
+    from calib.labels.reviewers import as_labels, reviewer_agreement
+
+    labs, messages = as_labels(labels)
+    out = reviewer_agreement(labs, clusters=clusters, reps=reps, seed=seed, level=level, dataset=dataset)
+    return {**out.to_dict(), "messages": list(messages)}
