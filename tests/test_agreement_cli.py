@@ -49,6 +49,9 @@ def test_json_contract_against_the_references(fmt, tmp_path, capsys):
         assert lo <= out[key]["estimate"] <= hi
     assert out["cohen_kappa"]["estimate"] is None and out["cohen_kappa"]["ci"] is None
     assert out["cohen_kappa"]["reason"].startswith("Cohen's kappa is for two reviewers and these labels have 3")
+    d = 1 - out["percent_agreement"]["estimate"]
+    assert out["reviewer_error"]["error"]["estimate"] == pytest.approx((1 - np.sqrt(1 - 2 * d)) / 2, abs=1e-12)
+    assert out["reviewer_error"]["error_max"] == pytest.approx(1 - out["percent_agreement"]["ci"][0], abs=1e-12)
 
 
 def test_two_reviewers_give_cohens_kappa_and_unsure_is_missing(tmp_path, capsys):

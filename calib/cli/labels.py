@@ -226,6 +226,7 @@ MAX_REPS = 100_000
 def run_agreement(args: argparse.Namespace) -> int:
     """Print the reviewers' agreement; bad lines are named on stderr and left out."""
     from calib.cli.output import emit_json
+    from calib.labels.label_error import error_of
     from calib.labels.reviewers import as_labels, reviewer_agreement
 
     if not 0 <= args.reps <= MAX_REPS:
@@ -238,10 +239,12 @@ def run_agreement(args: argparse.Namespace) -> int:
         print(f"calib: warning: ... {len(bad) - SHOW_BAD:,} more bad lines (all in --json's messages)",
               file=sys.stderr)
     result = reviewer_agreement(labels, reps=args.reps, seed=args.seed, level=args.level, dataset=args.dataset)
+    pa = result.percent_agreement
+    error = error_of(pa.estimate, pa.ci, result.double_coded, args.level)
     if args.json:
-        emit_json({**result.to_dict(), "file": str(path), "messages": list(bad)})
+        emit_json({**result.to_dict(), "reviewer_error": error.to_dict(), "file": str(path), "messages": list(bad)})
     else:
         print(f"Reviewers' agreement in {path}")
-        for line in result.sentences():
+        for line in [*result.sentences(), error.sentence()]:
             print(line)
     return EXIT_OK

@@ -412,8 +412,11 @@ def agreement(labels: Any, *, clusters: Any = None, reps: int = 2000, seed: int 
     records), ``clusters`` an optional item -> cluster mapping for the bootstrap
     (:func:`calib.labels.reviewers.reviewer_agreement`); bad lines of a file are in
     ``messages``."""
+    from calib.labels.label_error import error_of
     from calib.labels.reviewers import as_labels, reviewer_agreement
 
     labs, messages = as_labels(labels)
     out = reviewer_agreement(labs, clusters=clusters, reps=reps, seed=seed, level=level, dataset=dataset)
-    return {**out.to_dict(), "messages": list(messages)}
+    pa = out.percent_agreement
+    error = error_of(pa.estimate, pa.ci, out.double_coded, level)
+    return {**out.to_dict(), "reviewer_error": error.to_dict(), "messages": list(messages)}
