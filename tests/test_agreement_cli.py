@@ -145,3 +145,13 @@ def test_python_api_gives_the_cli_json(tmp_path, capsys):
     clustered = calib.agreement(labels, reps=200, seed=3, clusters={f"q{i}": i // 3 for i in range(30)})
     assert clustered["interval"]["clusters"] == 10 and clustered["fleiss_kappa"]["estimate"] == api[
         "fleiss_kappa"]["estimate"]
+
+
+def test_labels_of_several_datasets_need_dataset(tmp_path, capsys):
+    labels = [Label(item="q1", correct=True, reviewer=r, time=T0, dataset=d) for d in ("A", "B") for r in ("a", "b")]
+    path = tmp_path / "l.jsonl"
+    path.write_bytes(labels_to_jsonl(labels))
+    code, _, err = run(["labels", "agreement", path], capsys)
+    assert code == 2 and err == f"calib: {path}: the labels are of 2 datasets ('A', 'B'): say which with --dataset\n"
+    out = run_json(["labels", "agreement", path, "--dataset", "B", "--reps", 0], capsys)
+    assert (out["items"], out["reviewers"], out["percent_agreement"]["estimate"]) == (1, 2, 1.0)

@@ -238,6 +238,10 @@ def run_agreement(args: argparse.Namespace) -> int:
     if len(bad) > SHOW_BAD:
         print(f"calib: warning: ... {len(bad) - SHOW_BAD:,} more bad lines (all in --json's messages)",
               file=sys.stderr)
+    names = sorted({lab.dataset for lab in labels})
+    if args.dataset is None and len(names) > 1:
+        shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+        raise CalibError(f"{path}: the labels are of {len(names)} datasets ({shown}): say which with --dataset")
     result = reviewer_agreement(labels, reps=args.reps, seed=args.seed, level=args.level, dataset=args.dataset)
     pa = result.percent_agreement
     error = error_of(pa.estimate, pa.ci, result.double_coded, args.level)
