@@ -10,7 +10,11 @@
 #      `python3 -m venv` lacks ensurepip, Debian's python3-venv is installed first;
 #   3. the pinned test requirements (requirements-dev.txt, which includes requirements.txt)
 #      and calib itself (editable) into it;
-#   4. ruff, the architecture check (tools/check_architecture.py), the manual's strict build
+#   4. a throwaway PostgreSQL cluster (Debian's postgresql, installed if missing: initdb into a
+#      temporary folder, on a free loopback port, as the postgres user when run as root:
+#      PostgreSQL refuses root), stopped and removed on exit; its URL is exported as
+#      CALIB_TEST_DATABASE_URL for the catalog tests' PostgreSQL parameter (tests/conftest.py);
+#   5. ruff, the architecture check (tools/check_architecture.py), the manual's strict build
 #      (mkdocs build --strict: a broken link or anchor in docs/ fails), the Dockerfile check
 #      (.ci/check_docker.sh; CALIB_SKIP_DOCKER_CHECK=1 skips it),
 #      and pytest with the virtualenv's Python (arguments go to pytest).
@@ -32,6 +36,30 @@ if ! command -v java >/dev/null 2>&1; then
   # slim Debian images drop /usr/share/man, and the JRE's postinst then fails to link java.1.gz
   if [ "$(id -u)" != 0 ]; then sudo mkdir -p /usr/share/man/man1; else mkdir -p /usr/share/man/man1; fi
   apt_install openjdk-17-jre-headless
+fi
+
+# The catalog tests run against SQLite and PostgreSQL (issue 27); under CI=true a missing
+# CALIB_TEST_DATABASE_URL fails them instead of skipping.
+if [ -z "${CALIB_TEST_DATABASE_URL:-}" ]; then
+  PG_BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
+    apt_install postgresql
+    PG_BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+  fi
+  PG_DIR="$(mktemp -d /tmp/calib-pg.XXXXXX)"
+  PG_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  as_pg=()
+  if [ "$(id -u)" = 0 ]; then
+    id -u postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+    chown postgres "$PG_DIR"
+    as_pg=(runuser -u postgres --)
+  fi
+  "${as_pg[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U calib --auth=trust -E UTF8 >/dev/null
+  "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
+    -o "-c listen_addresses=127.0.0.1 -c port=$PG_PORT -c unix_socket_directories=$PG_DIR -c fsync=off" start >/dev/null
+  trap '"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1; rm -rf "$PG_DIR"' EXIT
+  export CALIB_TEST_DATABASE_URL="postgresql://calib@127.0.0.1:$PG_PORT/postgres"
+  echo "tests/run.sh: PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') at $CALIB_TEST_DATABASE_URL"
 fi
 
 VENV="${CALIB_VENV:-.venv}"
