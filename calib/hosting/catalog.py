@@ -7,7 +7,7 @@ Layout of the data directory (``CALIB_DATA_DIR``, default ``./.calib-data``)::
     blobs/ab/abcdef...     one file per distinct uploaded file, named by the
                            SHA-256 of its bytes (stored once, whoever uploads it)
 
-Catalog tables (schema version 2, ``PRAGMA user_version``):
+Catalog tables (their DDL and versions are :mod:`calib.hosting.schema`'s):
 
 - ``blobs(hash, size, created)`` — the files; ``hash`` = SHA-256 hex of the bytes.
 - ``datasets(id, spec, created)`` — how to rebuild one :class:`~calib.dataset.Dataset`:
@@ -17,16 +17,27 @@ Catalog tables (schema version 2, ``PRAGMA user_version``):
 - ``shares(id, token_hash, owner_hash, owner_user, view, created, expires, revoked)``.
 - ``share_datasets(share_id, position, dataset_id)``.
 - ``reviewing(share_id, enabled, sample_size, seed, changed)`` — the owner's review
-  setting of a share (version 2; no row = reviewing off).
+  setting of a share (no row = reviewing off).
 - ``labels(id, share_id, dataset, item, correct, note, reviewer, time, kind)`` — every
-  label a reviewer gave, append-only (version 2): a changed label is a new row, so the
-  history is kept; the current label is the latest row per (share, dataset, item,
-  reviewer). Both tables go with their share (``ON DELETE CASCADE``), in the
-  transaction that deletes it. Their rules are :mod:`calib.hosting.labels`'.
+  label a reviewer gave, append-only: a changed label is a new row, so the history is
+  kept; the current label is the latest row per (share, dataset, item, reviewer). Both
+  tables go with their share (``ON DELETE CASCADE``), in the transaction that deletes
+  it. Their rules are :mod:`calib.hosting.labels`'.
+- ``login_failures(id, client, at)`` — the password lock-out's failures when replicas
+  share a catalog (:mod:`calib.hosting.lockout`).
 
-A version-1 catalog (calib before reviewing) is migrated in place when it is opened:
-the two tables are created and the version set, in one transaction
-(:data:`_MIGRATIONS`); a catalog of a newer version is refused.
+An older catalog is migrated in place when it is opened, in one transaction; a catalog
+of a newer version is refused.
+
+The database
+------------
+The catalog is an SQLite file in the data directory by default; with
+``CALIB_DATABASE_URL=postgresql://…`` it is a PostgreSQL database that several replicas
+share (:mod:`calib.hosting.database`: the same schema, the same serialised,
+all-or-nothing writes). The blobs stay files in the data directory's ``blobs/`` folder
+either way, so with PostgreSQL every replica must mount the same data directory
+(a shared volume): a replica that cannot see a blob another replica wrote would drop its
+share as damaged on :meth:`Catalog.open`.
 
 Crash safety
 ------------
@@ -60,16 +71,17 @@ import logging
 import os
 import re
 import socket
-import sqlite3
 import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from calib.errors import CalibError
+from calib.hosting.database import Connection, SQLiteDatabase, is_database_error, open_database
+from calib.hosting.schema import SCHEMA_VERSION
 from calib.hosting.shares import SweepReport
 from calib.limits import MB
 
@@ -81,74 +93,6 @@ _HASH_RE = re.compile(r"[0-9a-f]{64}")
 GRACE_SECONDS = 3600.0
 #: :meth:`calib.hosting.store.Store.share` sweeps expired and revoked shares at most this often.
 SWEEP_EVERY_SECONDS = 3600.0
-
-SCHEMA_VERSION = 2
-_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS blobs (
-    hash TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS datasets (
-    id TEXT PRIMARY KEY,
-    spec TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS dataset_blobs (
-    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    blob_hash TEXT NOT NULL REFERENCES blobs(hash),
-    PRIMARY KEY (dataset_id, position)
-);
-CREATE INDEX IF NOT EXISTS dataset_blobs_blob ON dataset_blobs(blob_hash);
-CREATE TABLE IF NOT EXISTS shares (
-    id TEXT PRIMARY KEY,
-    token_hash BLOB NOT NULL UNIQUE,
-    owner_hash BLOB NOT NULL,
-    owner_user TEXT,
-    view TEXT NOT NULL,
-    created REAL NOT NULL,
-    expires REAL,
-    revoked REAL
-);
-CREATE INDEX IF NOT EXISTS shares_owner_user ON shares(owner_user);
-CREATE TABLE IF NOT EXISTS share_datasets (
-    share_id TEXT NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    dataset_id TEXT NOT NULL REFERENCES datasets(id),
-    PRIMARY KEY (share_id, position)
-);
-CREATE INDEX IF NOT EXISTS share_datasets_dataset ON share_datasets(dataset_id);
-"""
-# Version 2: reviewing inside a share (issue 12). Labels are append-only: no statement
-# of calib updates or deletes a row except through its share's deletion (the cascade).
-_SCHEMA_V2 = """
-CREATE TABLE IF NOT EXISTS reviewing (
-    share_id TEXT PRIMARY KEY REFERENCES shares(id) ON DELETE CASCADE,
-    enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
-    sample_size INTEGER NOT NULL,
-    seed INTEGER NOT NULL,
-    changed REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS labels (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    share_id TEXT NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
-    dataset TEXT NOT NULL,
-    item TEXT NOT NULL,
-    correct INTEGER NOT NULL CHECK (correct IN (0, 1)),
-    note TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    time TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('queue', 'audit'))
-);
-CREATE INDEX IF NOT EXISTS labels_share_item ON labels(share_id, dataset, item, reviewer, id);
-"""
-#: The statements that bring a catalog of version ``v`` to ``v + 1``; a new catalog
-#: (version 0) runs them all. Run inside the opening transaction, so a crash leaves
-#: the old version whole.
-_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _SCHEMA_V2}
-
-
 
 def _host_tag() -> str:
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
@@ -226,7 +170,9 @@ def reported(fn: _F) -> _F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (sqlite3.Error, OSError):
+        except Exception as exc:
+            if not (isinstance(exc, OSError) or is_database_error(exc)):
+                raise
             log.exception("share store: %s failed", fn.__name__)
             raise CalibError(STORE_FAILED_MESSAGE) from None
 
@@ -254,6 +200,10 @@ class Catalog:
         Test instrumentation: called with ``"blob_partial"`` (half of a blob written
         to its temporary file), ``"blobs_written"`` (all blobs durable, catalog not yet
         written) and ``"before_commit"`` (catalog rows written, not committed).
+    database_url:
+        A ``postgresql://`` URL: the catalog lives in that database
+        (:class:`~calib.hosting.database.PostgresDatabase`) instead of the data directory's
+        SQLite file; the blobs stay in the data directory.
     """
 
     def __init__(
@@ -265,6 +215,7 @@ class Catalog:
         max_store_bytes: int = 0,
         clock: Callable[[], float] = time.time,
         on_stage: Callable[[str], None] | None = None,
+        database_url: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.blob_dir = self.data_dir / "blobs"
@@ -274,6 +225,7 @@ class Catalog:
         self.max_store_bytes = int(max_store_bytes)
         self.clock = clock
         self.on_stage = on_stage
+        self.db = open_database(database_url, self.catalog_path)
         self._sweep_lock = threading.Lock()
         self._last_sweep = float("-inf")
 
@@ -295,65 +247,27 @@ class Catalog:
         _make_private(self.data_dir, DIR_MODE)
         self.blob_dir.mkdir(mode=DIR_MODE, exist_ok=True)
         _make_private(self.blob_dir, DIR_MODE)
-        # Created here, 0600, before SQLite opens it: SQLite gives the -wal and -shm files
-        # the catalog's own mode, whatever the process's umask. Only when it is missing
-        # (O_EXCL): closing a descriptor of a file drops every POSIX lock this process
-        # holds on it, so opening and closing an existing catalog while another thread's
-        # connection holds a lock would let a second writer in and corrupt it (SQLite's
-        # "How To Corrupt Your Database Files", 2.2).
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(self.catalog_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE))
-        for suffix in ("", "-wal", "-shm"):
-            _make_private(Path(f"{self.catalog_path}{suffix}"), FILE_MODE)
-        con = sqlite3.connect(self.catalog_path, timeout=30.0, isolation_level=None)
-        try:
-            con.execute("PRAGMA busy_timeout=30000")
-            mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise CalibError(f"{self.catalog_path}: cannot switch the catalog to WAL mode (got {mode})")
-            con.execute("BEGIN IMMEDIATE")
-            version = con.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                con.execute("ROLLBACK")
-                raise CalibError(
-                    f"{self.catalog_path}: written by a newer calib (schema {version}); upgrade calib"
-                )
-            for v in range(version, SCHEMA_VERSION):
-                for stmt in _MIGRATIONS[v].split(";"):
-                    if stmt.strip():
-                        con.execute(stmt)
-            if version != SCHEMA_VERSION:
-                if version:
-                    log.info("%s: catalog migrated from schema %d to %d", self.catalog_path, version,
-                             SCHEMA_VERSION)
-                con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            con.execute("COMMIT")
-        finally:
-            con.close()
+        if isinstance(self.db, SQLiteDatabase):
+            # Created here, 0600, before SQLite opens it: SQLite gives the -wal and -shm files
+            # the catalog's own mode, whatever the process's umask. Only when it is missing
+            # (O_EXCL): closing a descriptor of a file drops every POSIX lock this process
+            # holds on it, so opening and closing an existing catalog while another thread's
+            # connection holds a lock would let a second writer in and corrupt it (SQLite's
+            # "How To Corrupt Your Database Files", 2.2).
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.catalog_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE))
+            for suffix in ("", "-wal", "-shm"):
+                _make_private(Path(f"{self.catalog_path}{suffix}"), FILE_MODE)
+            self.db.wal()
+        was = self.db.migrate()
+        if 0 < was < SCHEMA_VERSION:
+            log.info("%s: catalog migrated from schema %d to %d", self.db.describe(), was, SCHEMA_VERSION)
 
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        con = sqlite3.connect(self.catalog_path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        try:
-            con.execute("PRAGMA busy_timeout=30000")
-            con.execute("PRAGMA foreign_keys=ON")
-            # FULL: a link handed to the user survives a power cut, not only a crash.
-            con.execute("PRAGMA synchronous=FULL")
-            yield con
-        finally:
-            con.close()
+    def _connect(self) -> contextlib.AbstractContextManager[Connection]:
+        return self.db.connect()
 
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            else:
-                con.execute("COMMIT")
+    def _transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        return self.db.transaction()
 
     def _stage(self, name: str) -> None:
         if self.on_stage is not None:
@@ -434,7 +348,7 @@ class Catalog:
         if due:
             self.sweep()
 
-    def _collect_garbage(self, con: sqlite3.Connection) -> tuple[int, int]:
+    def _collect_garbage(self, con: Connection) -> tuple[int, int]:
         """Delete unreferenced datasets and blobs, and the blob files, inside the caller's
         transaction. Files go before the commit: a writer that wants to reuse a blob
         re-checks it inside its own transaction, which SQLite orders after this one."""
@@ -517,6 +431,10 @@ class Catalog:
             return False
 
     def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check`` of the catalog (``"ok"`` when sound)."""
-        with self._connect() as con:
-            return "; ".join(r[0] for r in con.execute("PRAGMA integrity_check"))
+        """``"ok"`` when the catalog is sound (SQLite's ``PRAGMA integrity_check``; a
+        PostgreSQL catalog that answers a query)."""
+        return self.db.integrity_check()
+
+    def ping(self) -> None:
+        """Raise unless the catalog answers a query (the readiness probe)."""
+        self.db.ping()

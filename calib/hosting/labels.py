@@ -31,21 +31,23 @@ Contract
   reviewer's label is stamped with the server's clock (an imported one keeps its time).
   (:mod:`calib.labels` is imported only when a label is read or written: it brings
   pandas, which a server that only opens links need not load.)
-- **Crash safe as shares are.** Each write is one ``BEGIN IMMEDIATE`` transaction in WAL
-  mode (``synchronous=FULL``): a label acknowledged to the reviewer survives a SIGKILL
-  or a power cut, a write killed before its commit leaves nothing, and concurrent
-  writers from several threads or processes are serialised by SQLite, losing nothing.
+- **Crash safe as shares are.** Each write is one serialised transaction (SQLite's
+  ``BEGIN IMMEDIATE`` in WAL mode with ``synchronous=FULL``, or PostgreSQL's with the
+  catalog's advisory lock, :mod:`calib.hosting.database`): a label acknowledged to the
+  reviewer survives a SIGKILL or a power cut, a write killed before its commit leaves
+  nothing, and concurrent writers from several threads, processes or replicas are
+  serialised by the database, losing nothing.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from calib.hosting.catalog import Catalog, reported
+from calib.hosting.database import Connection
 from calib.hosting.shares import NOT_OWNER_MESSAGE, Outcome, is_owner, secret_digest, valid_token
 
 if TYPE_CHECKING:
@@ -283,7 +285,7 @@ class ReviewCatalog(Catalog):
     the owner's setting and the reviewers' labels, every call scoped by a link token."""
 
     # ------------------------------------------------------------ lookups
-    def _share_row(self, con: sqlite3.Connection, token: object) -> tuple | None:
+    def _share_row(self, con: Connection, token: object) -> tuple | None:
         """``(id, owner_hash, owner_user, opens)`` of the share ``token`` names, or ``None``."""
         if not valid_token(token):
             return None
@@ -299,14 +301,14 @@ class ReviewCatalog(Catalog):
         return sid, bytes(owner_hash), owner_user, opens
 
     @staticmethod
-    def _setting(con: sqlite3.Connection, share_id: str) -> ReviewSetting:
+    def _setting(con: Connection, share_id: str) -> ReviewSetting:
         row = con.execute(
             "SELECT enabled, sample_size, seed FROM reviewing WHERE share_id = ?", (share_id,)
         ).fetchone()
         return ReviewSetting() if row is None else ReviewSetting(bool(row[0]), int(row[1]), int(row[2]))
 
     @staticmethod
-    def _dataset_names(con: sqlite3.Connection, share_id: str) -> list[str]:
+    def _dataset_names(con: Connection, share_id: str) -> list[str]:
         import json
 
         return [

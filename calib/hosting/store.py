@@ -36,12 +36,12 @@ import logging
 import os
 import re
 import secrets
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from calib.errors import CalibError
 from calib.hosting.catalog import reported
+from calib.hosting.database import Connection
 from calib.hosting.labels import ReviewCatalog
 from calib.hosting.shares import (
     MAX_DATASETS,
@@ -90,12 +90,17 @@ class Store(ReviewCatalog):
         ``CALIB_DATA_DIR`` (default ``./.calib-data``), ``CALIB_RETENTION_DAYS``
         (default 30; 0 = until revoked), ``CALIB_STORE_MAX_MB`` (default 0 = no quota);
         the file cap is the upload cap of :class:`~calib.limits.Limits`.
+        ``CALIB_DATABASE_URL`` (``postgresql://user:password@host:port/database``; unset =
+        the data directory's SQLite file): the catalog shared by several replicas
+        (:mod:`calib.hosting.database`); the blobs stay in ``CALIB_DATA_DIR``, which the
+        replicas must then share.
         """
         env = os.environ if env is None else env
         limits = Limits.from_env(env)
         kwargs.setdefault("retention_days", env_float(env, "CALIB_RETENTION_DAYS", 30.0))
         kwargs.setdefault("max_store_bytes", env_int(env, "CALIB_STORE_MAX_MB", 0) * MB)
         kwargs.setdefault("max_file_bytes", limits.max_upload_mb * MB)
+        kwargs.setdefault("database_url", database_url_from_env(env))
         return cls.open(env.get("CALIB_DATA_DIR") or ".calib-data", **kwargs)
 
     @reported
@@ -175,11 +180,12 @@ class Store(ReviewCatalog):
                     self._write_blob(digest, files[digest].data)
         return ShareReceipt(token, owner_secret, share_id, expires)
 
-    def _insert_share(self, con: sqlite3.Connection, files: Mapping[str, InputFile], specs: tuple[DatasetSpec, ...],
+    def _insert_share(self, con: Connection, files: Mapping[str, InputFile], specs: tuple[DatasetSpec, ...],
                       now: float, share_row: tuple[Any, ...]) -> None:
         """The rows of one share: its blobs and datasets (each once), the share, its datasets' order."""
         for digest, f in files.items():
-            con.execute("INSERT OR IGNORE INTO blobs(hash, size, created) VALUES (?, ?, ?)", (digest, len(f.data), now))
+            con.execute("INSERT INTO blobs(hash, size, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                        (digest, len(f.data), now))
         ds_ids = [self._insert_dataset(con, spec, now) for spec in specs]
         con.execute(
             "INSERT INTO shares(id, token_hash, owner_hash, owner_user, view, created, expires)"
@@ -190,10 +196,10 @@ class Store(ReviewCatalog):
             con.execute("INSERT INTO share_datasets(share_id, position, dataset_id) VALUES (?, ?, ?)",
                         (share_row[0], pos, ds_id))
 
-    def _insert_dataset(self, con: sqlite3.Connection, spec: DatasetSpec, now: float) -> str:
+    def _insert_dataset(self, con: Connection, spec: DatasetSpec, now: float) -> str:
         ds_id = spec_id(spec)
         cur = con.execute(
-            "INSERT OR IGNORE INTO datasets(id, spec, created) VALUES (?, ?, ?)",
+            "INSERT INTO datasets(id, spec, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             (ds_id, canonical_json(spec.canonical()), now),
         )
         if cur.rowcount:
@@ -248,13 +254,13 @@ class Store(ReviewCatalog):
             return None
         return now + days * 86400.0
 
-    def _check_quota(self, files: Mapping[str, InputFile], con: sqlite3.Connection | None = None) -> None:
+    def _check_quota(self, files: Mapping[str, InputFile], con: Connection | None = None) -> None:
         if not self.max_store_bytes:
             return
         with contextlib.ExitStack() as stack:
             if con is None:
                 con = stack.enter_context(self._connect())
-            used = con.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()[0]
+            used = con.execute("SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM blobs").fetchone()[0]
             known = {
                 r[0] for r in con.execute(
                     f"SELECT hash FROM blobs WHERE hash IN ({','.join('?' * len(files))})", list(files)
@@ -309,7 +315,7 @@ class Store(ReviewCatalog):
         with self._connect() as con:
             return self._find(con, token)[0]
 
-    def _find(self, con: sqlite3.Connection, token: object) -> tuple[str, tuple[Any, ...] | None]:
+    def _find(self, con: Connection, token: object) -> tuple[str, tuple[Any, ...] | None]:
         """``("ok", (id, view, created, expires, owner_user))`` for a live link's token,
         else ``(why not, None)``. ``token`` has passed :func:`valid_token`."""
         th = secret_digest(str(token))
@@ -434,6 +440,17 @@ class Store(ReviewCatalog):
                 )
                 out.append(ShareInfo(sid, names, created, expires, status))
         return out
+
+
+def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """``CALIB_DATABASE_URL`` (checked: a PostgreSQL URL), or ``None`` when unset or blank."""
+    env = os.environ if env is None else env
+    url = (env.get("CALIB_DATABASE_URL") or "").strip()
+    if not url:
+        return None
+    from calib.hosting.database import check_url
+
+    return check_url(url)
 
 
 class _BlobVanished(Exception):
