@@ -16,9 +16,10 @@ import streamlit as st
 from calib.errors import CalibError
 from calib.hosting.access import AccessConfig, PasswordGate, check_auth_secrets
 from calib.hosting.budget import HeavyGate, MemoryLedger, SessionBudget
+from calib.hosting.lockout import CatalogFailures
 from calib.hosting.resident import resident
 from calib.hosting.shares import ended_message
-from calib.hosting.store import Store
+from calib.hosting.store import Store, database_url_from_env
 from calib.limits import Limits
 from dashboard.keys import BUDGET_KEY, SHARED_KEY
 
@@ -54,9 +55,17 @@ def _read_runtime() -> Runtime:
         check_auth_secrets(_secrets_section("auth"), cfg.oidc_provider)
     return Runtime(
         limits=limits, config=cfg,
-        gate=PasswordGate.from_config(cfg) if cfg.password else None,
+        gate=PasswordGate.from_config(cfg, failures=_shared_failures()) if cfg.password else None,
         ledger=MemoryLedger.from_limits(limits), heavy=HeavyGate.from_limits(limits),
     )
+
+
+def _shared_failures() -> CatalogFailures | None:
+    """The lock-out's failures in the catalog the replicas share (``CALIB_DATABASE_URL``),
+    or ``None``: this process's memory (one server)."""
+    if database_url_from_env() is None:
+        return None
+    return CatalogFailures(share_store())
 
 
 def _secrets_section(name: str) -> object:

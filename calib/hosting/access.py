@@ -23,7 +23,10 @@ window (:class:`PasswordGate`):
 While locked out, an attempt is refused *without* being checked, so a lock-out
 cannot be used to test guesses. Counters live in the server process's memory (one
 :class:`PasswordGate` per process, :mod:`calib.hosting.resident`: no client message
-resets them); a restart clears them.
+resets them; a restart clears them), or, when replicas share a catalog
+(``CALIB_DATABASE_URL``), in its ``login_failures`` table
+(:class:`calib.hosting.lockout.CatalogFailures`): a client spreading its guesses over
+the replicas meets one count, and a restart keeps it.
 
 OIDC
 ----
@@ -66,6 +69,7 @@ given, login accepted, or nothing configured) and not read-only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import ipaddress
@@ -74,9 +78,9 @@ import re
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from calib.errors import CalibError
 from calib.limits import env_float, env_int
@@ -305,6 +309,67 @@ def password_matches(attempt: str, password: str) -> bool:
     return hmac.compare_digest(a, b)
 
 
+class FailureSession(Protocol):
+    """The failures a :class:`PasswordGate` counts, seen inside one atomic step (a lock or
+    a database transaction) that already dropped those at or before the window's start."""
+
+    def latest(self, client: str | None, n: int) -> list[float]:
+        """The times of the ``n`` latest failures of ``client`` (``None``: of everyone), oldest first."""
+        ...
+
+    def record(self, client: str, now: float) -> None:
+        """Count a failure of ``client`` at ``now``."""
+        ...
+
+    def forget(self, client: str) -> None:
+        """Drop ``client``'s failures (the right password was given)."""
+        ...
+
+
+class FailureLog(Protocol):
+    """Where a :class:`PasswordGate` keeps its failures: this process's memory
+    (:class:`MemoryFailures`, the default) or the catalog every replica shares
+    (:class:`calib.hosting.lockout.CatalogFailures`)."""
+
+    def session(self, cutoff: float) -> contextlib.AbstractContextManager[FailureSession]:
+        """One atomic step over the failures after ``cutoff``."""
+        ...
+
+
+class MemoryFailures:
+    """The failures in this process's memory (thread-safe): per client the latest
+    ``max_failures`` times, and everyone's within the window."""
+
+    def __init__(self, max_failures: int) -> None:
+        self.max_failures = int(max_failures)
+        self._lock = threading.Lock()
+        self._by_client: dict[str, deque[float]] = {}
+        self._all: deque[float] = deque()
+
+    @contextlib.contextmanager
+    def session(self, cutoff: float) -> Iterator[MemoryFailures]:
+        with self._lock:
+            while self._all and self._all[0] <= cutoff:
+                self._all.popleft()
+            for key in [k for k, q in self._by_client.items() if not q or q[-1] <= cutoff]:
+                del self._by_client[key]
+            for q in self._by_client.values():
+                while q and q[0] <= cutoff:
+                    q.popleft()
+            yield self
+
+    def latest(self, client: str | None, n: int) -> list[float]:
+        q = self._all if client is None else self._by_client.get(client, ())
+        return list(q)[-n:] if n > 0 else []
+
+    def record(self, client: str, now: float) -> None:
+        self._by_client.setdefault(client, deque(maxlen=self.max_failures)).append(now)
+        self._all.append(now)
+
+    def forget(self, client: str) -> None:
+        self._by_client.pop(client, None)
+
+
 class PasswordGate:
     """Checks password attempts with per-client and global lock-out (thread-safe).
 
@@ -315,7 +380,12 @@ class PasswordGate:
     max_failures, window_s, global_max_failures:
         See the module docstring.
     clock:
-        Monotonic time source in seconds (tests inject a fake one).
+        Time source in seconds (tests inject a fake one): monotonic for the process's own
+        counters, Unix time for counters shared by replicas (their clocks must agree).
+    failures:
+        Where the failures are kept: this process's memory by default; the catalog the
+        replicas share (:class:`calib.hosting.lockout.CatalogFailures`), so that a client
+        cannot reset its lock-out by landing on another replica.
     """
 
     def __init__(
@@ -326,6 +396,7 @@ class PasswordGate:
         window_s: float = 900.0,
         global_max_failures: int = 100,
         clock: Callable[[], float] = time.monotonic,
+        failures: FailureLog | None = None,
     ) -> None:
         if not password:
             raise CalibError("the shared password is empty; unset CALIB_PASSWORD to turn the password off")
@@ -334,52 +405,52 @@ class PasswordGate:
         self.window_s = float(window_s)
         self.global_max_failures = int(global_max_failures)
         self.clock = clock
-        self._lock = threading.Lock()
-        self._by_client: dict[str, deque[float]] = {}
-        self._all: deque[float] = deque()
+        self.failures: FailureLog = MemoryFailures(self.max_failures) if failures is None else failures
 
     @classmethod
-    def from_config(cls, config: AccessConfig, *, clock: Callable[[], float] = time.monotonic) -> PasswordGate:
+    def from_config(cls, config: AccessConfig, *, clock: Callable[[], float] | None = None,
+                    failures: FailureLog | None = None) -> PasswordGate:
+        """The gate ``config`` describes; with shared ``failures`` its clock is Unix time."""
         if config.password is None:
             raise CalibError("no password is configured (CALIB_PASSWORD)")
+        if clock is None:
+            clock = time.monotonic if failures is None else time.time
         return cls(
             config.password,
             max_failures=config.max_failures,
             window_s=config.window_s,
             global_max_failures=config.global_max_failures,
             clock=clock,
+            failures=failures,
         )
 
-    def _prune(self, now: float) -> None:
-        cutoff = now - self.window_s
-        while self._all and self._all[0] <= cutoff:
-            self._all.popleft()
-        for key in [k for k, q in self._by_client.items() if not q or q[-1] <= cutoff]:
-            del self._by_client[key]
-        for q in self._by_client.values():
-            while q and q[0] <= cutoff:
-                q.popleft()
-
     def check(self, client: str, attempt: object) -> Verdict:
-        """Check one attempt from ``client`` (an IP address or a session key)."""
+        """Check one attempt from ``client`` (an IP address or a session key). When the
+        failures cannot be read (a shared catalog that fails), the attempt is refused
+        unchecked with the reason."""
+        try:
+            return self._check(client, attempt)
+        except CalibError as exc:
+            return Verdict(False, message=str(exc))
+
+    def _check(self, client: str, attempt: object) -> Verdict:
         now = self.clock()
-        with self._lock:
-            self._prune(now)
-            if len(self._all) >= self.global_max_failures:
-                wait = self._all[-self.global_max_failures] + self.window_s - now
+        with self.failures.session(now - self.window_s) as seen:
+            everyone = seen.latest(None, self.global_max_failures)
+            if len(everyone) >= self.global_max_failures:
+                wait = everyone[0] + self.window_s - now
                 return Verdict(False, True, wait, _locked_message(wait, everyone=True))
-            mine = self._by_client.get(client)
-            if mine is not None and len(mine) >= self.max_failures:
-                wait = mine[-self.max_failures] + self.window_s - now
+            mine = seen.latest(client, self.max_failures)
+            if len(mine) >= self.max_failures:
+                wait = mine[0] + self.window_s - now
                 return Verdict(False, True, wait, _locked_message(wait, everyone=False))
             if not isinstance(attempt, str) or attempt == "":
                 return Verdict(False, message="Enter the password.")
             if password_matches(attempt, self._password):
-                self._by_client.pop(client, None)
+                seen.forget(client)
                 return Verdict(True)
-            mine = self._by_client.setdefault(client, deque(maxlen=self.max_failures))
-            mine.append(now)
-            self._all.append(now)
+            seen.record(client, now)
+            mine = [*mine, now][-self.max_failures:]
             left = self.max_failures - len(mine)
             if left <= 0:
                 wait = mine[0] + self.window_s - now
