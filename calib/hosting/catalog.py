@@ -75,7 +75,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -83,6 +83,7 @@ from calib.errors import CalibError
 from calib.hosting.database import Connection, SQLiteDatabase, is_database_error, open_database
 from calib.hosting.schema import SCHEMA_VERSION
 from calib.hosting.shares import SweepReport
+from calib.hosting.shutdown import WRITES
 from calib.limits import MB
 
 log = logging.getLogger(__name__)
@@ -266,8 +267,12 @@ class Catalog:
     def _connect(self) -> contextlib.AbstractContextManager[Connection]:
         return self.db.connect()
 
-    def _transaction(self) -> contextlib.AbstractContextManager[Connection]:
-        return self.db.transaction()
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        """One write transaction, counted in :data:`~calib.hosting.shutdown.WRITES`: a
+        server told to stop lets it commit (:mod:`calib.hosting.shutdown`)."""
+        with WRITES.writing(), self.db.transaction() as con:
+            yield con
 
     def _stage(self, name: str) -> None:
         if self.on_stage is not None:

@@ -34,6 +34,11 @@ What it does
 - Every connection sends at once (``TCP_NODELAY``, :mod:`calib.hosting.nodelay`):
   Streamlit's listening socket left Nagle's algorithm on, which held each response's body
   for the browser's delayed acknowledgement, 40 ms a request on a kept-alive connection.
+- ``GET /_calib/ready`` (any base URL path) is the load balancer's readiness probe
+  (:func:`readiness`): 200 ``ready`` when the share store's catalog answers a query, 503
+  when it does not or once the server has begun to stop (:mod:`calib.hosting.shutdown`).
+  Liveness is Streamlit's own ``/_stcore/health`` (200 ``ok`` while the server runs). Both
+  answer anyone and say nothing else.
 - The client address: :func:`install_proxy_policy` makes uvicorn's proxy-header
   handling follow ``CALIB_TRUSTED_PROXIES`` (:func:`calib.hosting.access.client_address`)
   instead of uvicorn's default, which believes ``X-Forwarded-For`` from any loopback
@@ -42,9 +47,11 @@ What it does
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import hashlib
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
@@ -53,7 +60,10 @@ from typing import Any
 from calib.errors import CalibError
 from calib.hosting import nodelay, page_head
 from calib.hosting.access import UPLOAD_SESSIONS, SessionRegistry, TrustedProxies, client_address
+from calib.hosting.shutdown import WRITES
 from calib.hosting.static_assets import StaticAssets
+
+log = logging.getLogger(__name__)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -65,6 +75,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _UPLOAD_PATH = re.compile(r"/_stcore/upload_file/(?P<session>[^/]+)/[^/]+/?$")
 #: Streamlit routes this app never serves (any base URL path): its cache statistics.
 _NOT_SERVED = re.compile(r"/_stcore/metrics/?$")
+#: The readiness probe (any base URL path).
+_READY = re.compile(r"/_calib/ready/?$")
 _INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
 
 
@@ -150,11 +162,15 @@ class GuardMiddleware:
     assets:
         Streamlit's front-end files and the app's versioned assets, answered from memory
         (:mod:`calib.hosting.static_assets`; default none: Streamlit serves them).
+    ready:
+        What the readiness probe checks: raises when this server should get no traffic
+        (default :func:`store_ready`).
     """
 
     def __init__(self, app: ASGIApp, *, sessions: SessionRegistry | None = None,
                  headers: list[tuple[bytes, bytes]] | None = None, pages: Iterable[str] = (),
-                 head: page_head.PageHead | None = None, assets: StaticAssets | None = None) -> None:
+                 head: page_head.PageHead | None = None, assets: StaticAssets | None = None,
+                 ready: Callable[[], None] | None = None) -> None:
         self.app = app
         self.sessions = UPLOAD_SESSIONS if sessions is None else sessions
         self.headers = security_headers() if headers is None else headers
@@ -162,6 +178,7 @@ class GuardMiddleware:
         self.pages = frozenset(pages)
         self.head = page_head.build() if head is None else head
         self.assets = assets
+        self.ready = store_ready if ready is None else ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -178,6 +195,15 @@ class GuardMiddleware:
 
         if _NOT_SERVED.search(path):
             await _refuse(send_with_headers, b"Not served by this dashboard.")
+            return
+        if _READY.search(path) and scope.get("method") in ("GET", "HEAD"):
+            status, body = await readiness(self.ready)
+            await send_with_headers({"type": "http.response.start", "status": status,
+                                     "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                                 (b"cache-control", b"no-store"),
+                                                 (b"content-length", str(len(body)).encode())]})
+            await send_with_headers({"type": "http.response.body",
+                                     "body": b"" if scope.get("method") == "HEAD" else body})
             return
         if scope.get("method") == "PUT" and not self._may_upload(path):
             await _refuse(send_with_headers, b"This session may not upload: unlock the dashboard first.")
@@ -235,6 +261,28 @@ class _HtmlRewrite:
         start["headers"] = [*kept, (b"content-length", str(len(body)).encode())]
         await self.send(start)
         await self.send({"type": "http.response.body", "body": body})
+
+
+def store_ready() -> None:
+    """Raise unless the share store (the process's, :mod:`calib.hosting.resident`, as
+    ``dashboard.runtime.share_store`` opens it) answers a query."""
+    from calib.hosting.resident import resident
+    from calib.hosting.store import Store
+
+    resident("share_store", Store.from_env).ping()
+
+
+async def readiness(check: Callable[[], None]) -> tuple[int, bytes]:
+    """``(status, body)`` of the readiness probe: 503 once the server is stopping, 503 when
+    ``check`` raises (logged; run in a worker thread, it may wait on the database), else 200."""
+    if WRITES.draining:
+        return 503, b"stopping"
+    try:
+        await asyncio.to_thread(check)
+    except Exception:
+        log.exception("readiness probe: the share store does not answer")
+        return 503, b"not ready: the share store does not answer (the server log has the details)"
+    return 200, b"ready"
 
 
 async def _refuse(send: Send, body: bytes) -> None:
