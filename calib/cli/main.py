@@ -14,6 +14,7 @@ from calib.cli.audit import add_audit, add_compare
 from calib.cli.cascade import add_cascade
 from calib.cli.drift import add_drift
 from calib.cli.fit import add_apply, add_fit
+from calib.cli.hosting import add_hosting
 from calib.cli.labels import add_labels, attach_dash_values
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from calib.cli.route import add_route
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sql(sub)
     add_labels(sub)
     add_traffic(sub)
+    add_hosting(sub)
     return parser
 
 
