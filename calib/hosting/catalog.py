@@ -35,9 +35,12 @@ The catalog is an SQLite file in the data directory by default; with
 ``CALIB_DATABASE_URL=postgresql://…`` it is a PostgreSQL database that several replicas
 share (:mod:`calib.hosting.database`: the same schema, the same serialised,
 all-or-nothing writes). The blobs stay files in the data directory's ``blobs/`` folder
-either way, so with PostgreSQL every replica must mount the same data directory
-(a shared volume): a replica that cannot see a blob another replica wrote would drop its
-share as damaged on :meth:`Catalog.open`.
+either way (or in ``CALIB_BLOB_DIR``), so with PostgreSQL every replica must mount the
+same blob directory (a shared volume): a replica that cannot see a blob another replica
+wrote would drop its share as damaged on :meth:`Catalog.open`. The blob files are
+content-addressed, written atomically (temporary file, ``fsync``, ``os.replace``) and
+named by writer host and process, so replicas on several hosts write the same folder
+safely.
 
 Crash safety
 ------------
@@ -205,6 +208,12 @@ class Catalog:
         A ``postgresql://`` URL: the catalog lives in that database
         (:class:`~calib.hosting.database.PostgresDatabase`) instead of the data directory's
         SQLite file; the blobs stay in the data directory.
+    blob_dir:
+        Where the blobs go instead of the data directory's ``blobs/`` (``CALIB_BLOB_DIR``):
+        a directory every replica mounts. Its files are named by their SHA-256, written
+        atomically, 0600 in 0700 folders, and under the same caps. Several servers may share
+        it only when they share the catalog too (``database_url``): :meth:`repair` removes
+        the files its own catalog does not list.
     """
 
     def __init__(
@@ -217,9 +226,10 @@ class Catalog:
         clock: Callable[[], float] = time.time,
         on_stage: Callable[[str], None] | None = None,
         database_url: str | None = None,
+        blob_dir: str | Path | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
-        self.blob_dir = self.data_dir / "blobs"
+        self.blob_dir = self.data_dir / "blobs" if blob_dir is None else Path(blob_dir).resolve()
         self.catalog_path = self.data_dir / "catalog.sqlite3"
         self.retention_days = float(retention_days)
         self.max_file_bytes = int(max_file_bytes)
@@ -246,7 +256,7 @@ class Catalog:
     def _init(self) -> None:
         self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         _make_private(self.data_dir, DIR_MODE)
-        self.blob_dir.mkdir(mode=DIR_MODE, exist_ok=True)
+        self.blob_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         _make_private(self.blob_dir, DIR_MODE)
         if isinstance(self.db, SQLiteDatabase):
             # Created here, 0600, before SQLite opens it: SQLite gives the -wal and -shm files

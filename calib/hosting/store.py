@@ -92,8 +92,8 @@ class Store(ReviewCatalog):
         the file cap is the upload cap of :class:`~calib.limits.Limits`.
         ``CALIB_DATABASE_URL`` (``postgresql://user:password@host:port/database``; unset =
         the data directory's SQLite file): the catalog shared by several replicas
-        (:mod:`calib.hosting.database`); the blobs stay in ``CALIB_DATA_DIR``, which the
-        replicas must then share.
+        (:mod:`calib.hosting.database`). ``CALIB_BLOB_DIR`` (unset = ``CALIB_DATA_DIR/blobs``):
+        the stored files, in a directory every replica mounts.
         """
         env = os.environ if env is None else env
         limits = Limits.from_env(env)
@@ -101,6 +101,7 @@ class Store(ReviewCatalog):
         kwargs.setdefault("max_store_bytes", env_int(env, "CALIB_STORE_MAX_MB", 0) * MB)
         kwargs.setdefault("max_file_bytes", limits.max_upload_mb * MB)
         kwargs.setdefault("database_url", database_url_from_env(env))
+        kwargs.setdefault("blob_dir", (env.get("CALIB_BLOB_DIR") or "").strip() or None)
         return cls.open(env.get("CALIB_DATA_DIR") or ".calib-data", **kwargs)
 
     @reported
