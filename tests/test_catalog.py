@@ -245,3 +245,40 @@ def test_a_database_url_that_is_not_postgresql_is_refused_naming_the_setting(tmp
     for url in ("mysql://u@h/db", "/var/lib/calib.db", "sqlite:///x.db"):
         with pytest.raises(CalibError, match="CALIB_DATABASE_URL must be a postgresql://"):
             Store.from_env({"CALIB_DATA_DIR": str(tmp_path / "d"), "CALIB_DATABASE_URL": url})
+
+
+def test_without_a_postgresql_the_postgresql_tests_fail_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI must not pass with the PostgreSQL half skipped: no URL and no initdb fail there."""
+    import tests.pgtest as pgtest
+
+    monkeypatch.delenv("CALIB_TEST_DATABASE_URL", raising=False)
+    monkeypatch.setattr(pgtest, "_start_cluster", lambda: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="no PostgreSQL"):
+        pgtest.server_url()
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL"):
+        pgtest.server_url()
+
+
+def test_a_database_restart_costs_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server closes the store's pooled connections (as a restart or failover does): the
+    next calls check an idle connection before use and reconnect, instead of failing."""
+    import psycopg
+
+    import calib.hosting.database as database
+    from tests.pgtest import fresh_database
+
+    for url in fresh_database():
+        store = Store.open(tmp_path / "data", database_url=url)
+        r = make_share(store)
+        assert store.link_status(r.token) == "ok"  # a connection now waits in the pool
+        with psycopg.connect(url, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                "AND datname = current_database() AND backend_type = 'client backend'").fetchone()[0]
+        assert killed >= 1
+        monkeypatch.setattr(database, "VALIDATE_AFTER_S", 0.0)
+        assert store.link_status(r.token) == "ok"
+        assert store.add_label(r.token, lab(PLAN.queue[0].item), PLANS).ok
+        store.db.close()  # type: ignore[attr-defined]

@@ -23,7 +23,9 @@ The schema and its versions are :mod:`calib.hosting.schema`'s.
 
 psycopg is imported only when a PostgreSQL URL is given: the embedded default does not
 need it installed. PostgreSQL connections are kept in a small per-process pool (dropped
-after a ``fork``); a connection that failed is closed, not reused.
+after a ``fork``); a connection that failed is closed, not reused, and one idle for more
+than :data:`VALIDATE_AFTER_S` is checked before use, so that a database restart or
+failover costs no request.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +49,8 @@ WRITE_LOCK = 0x63616C6962
 POOL_SIZE = 8
 #: How long a statement waits for a lock (SQLite's busy timeout, PostgreSQL's lock_timeout).
 LOCK_TIMEOUT_S = 30
+#: A pooled PostgreSQL connection idle longer than this is checked (``SELECT 1``) before use.
+VALIDATE_AFTER_S = 5.0
 #: Connections a forked child inherited from its parent's pool (never used, never closed).
 _FORKED_AWAY: list[Any] = []
 
@@ -231,17 +236,26 @@ class PostgresDatabase(Database):
         import psycopg
         from psycopg.pq import TransactionStatus
 
-        with self._lock:
-            if self._pid != os.getpid():
-                # A forked child must not use its parent's sockets, nor close them (closing
-                # sends the server a Terminate that would end the parent's session): they
-                # are kept, unused, until the child exits.
-                _FORKED_AWAY.extend(self._idle)
-                self._idle, self._pid = [], os.getpid()
-            while self._idle:
-                con = self._idle.pop()
-                if not con.closed and con.info.transaction_status == TransactionStatus.IDLE:
-                    return con
+        while True:
+            with self._lock:
+                if self._pid != os.getpid():
+                    # A forked child must not use its parent's sockets, nor close them (closing
+                    # sends the server a Terminate that would end the parent's session): they
+                    # are kept, unused, until the child exits.
+                    _FORKED_AWAY.extend(con for con, _ in self._idle)
+                    self._idle, self._pid = [], os.getpid()
+                if not self._idle:
+                    break
+                con, since = self._idle.pop()
+            if con.closed or con.info.transaction_status != TransactionStatus.IDLE:
+                con.close()
+                continue
+            if time.monotonic() - since < VALIDATE_AFTER_S:
+                return con
+            try:  # idle a while: the server may have closed it (a restart, a failover, an idle timeout)
+                con.execute("SELECT 1")
+                return con
+            except psycopg.Error:
                 con.close()
         con = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         con.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")
@@ -253,7 +267,7 @@ class PostgresDatabase(Database):
         keep = ok and not con.closed and con.info.transaction_status == TransactionStatus.IDLE
         with self._lock:
             if keep and self._pid == os.getpid() and len(self._idle) < POOL_SIZE:
-                self._idle.append(con)
+                self._idle.append((con, time.monotonic()))
                 return
         con.close()
 
@@ -296,7 +310,7 @@ class PostgresDatabase(Database):
         """Close the idle connections (tests; a server keeps them until it exits)."""
         with self._lock:
             idle, self._idle = self._idle, []
-        for con in idle:
+        for con, _ in idle:
             con.close()
 
 
