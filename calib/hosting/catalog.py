@@ -46,15 +46,16 @@ Crash safety
 ------------
 A blob is written to a temporary file in its final folder, flushed with ``fsync``,
 renamed over its final name with :func:`os.replace` (atomic on POSIX) and the folder is
-fsynced; only then are the catalog rows written, in one ``BEGIN IMMEDIATE``
-transaction that re-checks every blob it references. A crash before the commit leaves
-at most a temporary file or an unreferenced blob, never a catalog row without its
-file; SQLite's WAL journal makes the commit itself all-or-nothing. :meth:`Catalog.open`
+fsynced; only then are the catalog rows written, in one serialised write transaction
+(SQLite's ``BEGIN IMMEDIATE``, or PostgreSQL's under the catalog's advisory lock) that
+re-checks every blob it references. A crash before the commit leaves at most a temporary
+file or an unreferenced blob, never a catalog row without its file; the database's
+write-ahead log makes the commit itself all-or-nothing. :meth:`Catalog.open`
 removes temporary files of writers that are gone, and drops from the catalog any
 share whose blob is missing or has the wrong size; every read re-hashes the bytes
 it returns. Several threads and processes may use one data directory at once
-(SQLite serialises the writers); it must be on a local disk (SQLite's locking is
-unreliable on network file systems).
+(the database serialises the writers); with the SQLite catalog it must be on a local disk
+(SQLite's locking is unreliable on network file systems).
 
 Permissions
 -----------

@@ -1,6 +1,6 @@
 """Reviewing inside a share: the owner's review setting and the reviewers' labels, kept
 in the share store's catalog (tables ``reviewing`` and ``labels``, schema version 2 of
-:mod:`calib.hosting.catalog`).
+:mod:`calib.hosting.schema`).
 
 Contract
 --------
