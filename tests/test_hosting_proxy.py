@@ -171,6 +171,9 @@ def test_the_compose_file_runs_two_identical_replicas_on_one_catalog_and_one_vol
     probe = apps[0]["healthcheck"]["test"][-1]
     assert _READY.search(re.search(r"8501(/[^']+)'", probe).group(1))
     assert int(apps[0]["stop_grace_period"].rstrip("s")) > DRAIN_SECONDS
+    # the passwords' file (deploy/.env) stays out of git and out of the image (build context: the repository)
+    assert apps[0]["build"] == ".." and "deploy" in (ROOT / ".dockerignore").read_text().split()
+    assert "/deploy/.env" in (ROOT / ".gitignore").read_text().split()
 
 
 def test_the_kubernetes_example_probes_drains_and_keeps_browsers_sticky() -> None:
