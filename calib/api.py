@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from calib.dataset import Dataset
     from calib.decision.decide import Decision
     from calib.maps.fitting import FitResult
+    from calib.traffic.read import Traffic
 
 #: Field arguments and the :class:`~calib.readers.base.LoadOptions` attribute (or
 #: ``extra`` key) each sets; the order is the order of columns built from bare arrays.
@@ -89,20 +90,64 @@ def load(
     data: Any = None, *, confidence: Any = None, outcome: Any = None, group: Any = None, cluster: Any = None,
     id: Any = None, prediction: Any = None, gold: Any = None, scale: str | tuple[float, float] | None = None,
     mixed_scales: bool = False, strict: bool = False, name: str | None = None, format: str = "auto",
-    phrases: str | Sequence[str] | None = None,
-) -> Dataset:
+    phrases: str | Sequence[str] | None = None, traffic: bool = False,
+) -> Dataset | Traffic:
     """Load a path, a DataFrame, an Arrow table, a mapping of columns or bare arrays.
 
     ``scale`` is ``"0,100"`` or ``(0, 100)`` (the file's ``--rescale``); ``format``
     one of :data:`calib.loading.FORMATS` for a path; ``phrases`` the order of a
     confidence in words, lowest first (``"low,medium,high"`` or a list: the file's
     ``--phrases``, :mod:`calib.verbal`). See the module docstring.
+    ``traffic=True``: the input is traffic, items without outcomes (``outcome=`` is
+    refused): returns :func:`load_traffic`'s :class:`~calib.traffic.read.Traffic`, never a
+    dataset an audit could run on. Without it a missing outcome drops its row, as in a file.
     """
+    if traffic:
+        if outcome is not None or prediction is not None or gold is not None:
+            raise CalibError("traffic=True: traffic has no outcomes (they come from labels); drop outcome=, "
+                             "prediction=, gold=")
+        return load_traffic(data, confidence=confidence, group=group, cluster=cluster, id=id, scale=scale,
+                            mixed_scales=mixed_scales, strict=strict, name=name, format=format)
     fields = Fields(confidence, outcome, group, cluster, id, prediction, gold)
     words = None if phrases is None else (phrases if isinstance(phrases, str) else tuple(str(p) for p in phrases))
     try:
         return _load(data, fields, scale=scale, mixed_scales=mixed_scales, strict=strict, name=name, fmt=format,
                      phrases=words)
+    except CalibError as exc:
+        raise CalibError(python_words(str(exc))) from None
+
+
+def load_traffic(data: Any = None, *, confidence: Any = None, group: Any = None, cluster: Any = None,
+                 id: Any = None, scale: str | tuple[float, float] | None = None, mixed_scales: bool = False,
+                 strict: bool = False, name: str | None = None, format: str = "auto") -> Traffic:
+    """Traffic (items a judge scored, no outcomes) from a path, bytes, a DataFrame, an Arrow
+    table, a mapping of columns or bare arrays (``confidence=[...]``, ``id=[...]``), read as
+    ``calib plan`` reads a file (:func:`calib.traffic.read.load_traffic`)."""
+    from calib.traffic.read import Traffic
+    from calib.traffic.read import load_traffic as load_file
+
+    fields = Fields(confidence, None, group, cluster, id)
+    try:
+        if isinstance(data, Traffic):
+            return data
+        if isinstance(data, str | Path | bytes):
+            for arg, val in fields.given():
+                if not isinstance(val, str):
+                    raise CalibError(f"{arg}=: with a path, name the field (a string), got {type(val).__name__}")
+            opts = _options(fields, scale, mixed_scales, strict)
+            if isinstance(data, bytes):
+                return load_file(name or "traffic", data, options=opts, fmt=format)
+            return load_file(str(data), options=opts, fmt=format)
+        if data is None:
+            if confidence is None:
+                raise CalibError("no data: pass a path or a DataFrame, or the values themselves as confidence=[...]")
+            cols, fields = _from_arrays(fields, need_outcome=False)
+        else:
+            cols = columns(data)
+            _check_columns(cols, fields)
+        what = "arrays" if data is None else f"{type(data).__module__.split('.')[0]} {type(data).__name__}"
+        return load_file(what, jsonl_bytes(cols), options=_options(fields, scale, mixed_scales, strict),
+                         fmt="stated")
     except CalibError as exc:
         raise CalibError(python_words(str(exc))) from None
 
@@ -222,11 +267,12 @@ def _column(values: Any) -> Any:
     return values if hasattr(values, "__array__") or hasattr(values, "__len__") else list(values)
 
 
-def _from_arrays(fields: Fields) -> tuple[dict[str, list[Any]], Fields]:
+def _from_arrays(fields: Fields, need_outcome: bool = True) -> tuple[dict[str, list[Any]], Fields]:
     """Bare arrays as columns named after the arguments."""
     given = fields.given()
     names = [arg for arg, _ in given]
-    if "confidence" not in names or ("outcome" not in names and not {"prediction", "gold"} <= set(names)):
+    if "confidence" not in names or (need_outcome and "outcome" not in names
+                                     and not {"prediction", "gold"} <= set(names)):
         raise CalibError("no data: pass a path or a DataFrame, or the values themselves as confidence=[...] and "
                          "outcome=[...]")
     cols: dict[str, Any] = {}

@@ -143,13 +143,43 @@ def load(
     if kind == "counts":
         ds = _load_counts(src, ds_name, options)
     else:
-        rows, report = _reader(kind)(src, options)
-        if records:
-            report = dataclasses.replace(report, issues=records_named(report.issues))
+        rows, report = _read_rows(src, kind, options, records)
         ds = _dataset(ds_name, rows, report, options, src)
     if src.notes:  # what was done to the bytes before the reader saw them (read_source)
         ds = dataclasses.replace(ds, report=dataclasses.replace(ds.report, notes=src.notes + ds.report.notes))
     return ds
+
+
+def _read_rows(src: Source, kind: str, options: LoadOptions, records: bool) -> Read:
+    rows, report = _reader(kind)(src, options)
+    if records:
+        report = dataclasses.replace(report, issues=records_named(report.issues))
+    return rows, report
+
+
+def read_rows(path: str | Path, data: bytes | None = None, *, options: LoadOptions, fmt: str = "auto"
+              ) -> tuple[Source, str, Read | None]:
+    """One input's rows as its reader returns them, clustered (:func:`calib.clusters.infer`),
+    without the count table: ``(source, format, (rows, report))``; ``None`` in place of the
+    rows for a CSV or Parquet input (:mod:`calib.traffic.read` reads a CSV of traffic items).
+
+    Traffic (``options.traffic``) is read this way: its outcomes are placeholders, so it
+    never becomes a :class:`~calib.dataset.Dataset` an audit could be run on."""
+    src = read_source(path, data, options)
+    kind = sniff_format(src.name, src.data) if fmt == "auto" else fmt
+    if kind not in FORMATS:
+        raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    records = kind in ("stated", "logprobs") and (array := array_as_lines(src, options)) is not None
+    if records:
+        src = array
+        kind = sniff_format(src.name, src.data) if fmt == "auto" else kind
+    if kind == "counts":
+        return src, kind, None
+    rows, report = _read_rows(src, kind, options, records)
+    rows, report = clusters.infer(rows, report, options, src)
+    if src.notes:
+        report = dataclasses.replace(report, notes=src.notes + report.notes)
+    return src, kind, (rows, report)
 
 
 def load_many(

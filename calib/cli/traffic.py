@@ -21,12 +21,17 @@ if TYPE_CHECKING:
 
 
 def _common(p: argparse.ArgumentParser, labels_required: bool) -> None:
-    p.add_argument("traffic", metavar="TRAFFIC", help="JSONL or CSV of items with an id and a stated confidence, "
-                   "outcomes not needed")
+    p.add_argument("traffic", metavar="TRAFFIC", help="items a judge scored, outcomes not needed: any input "
+                   "calib audit reads (JSONL, option log-probs, lm-eval samples, an Inspect log) or a CSV")
     p.add_argument("--labels", required=labels_required, metavar="L",
                    help="labels (JSONL or CSV label records: item, correct, reviewer, time, ...)")
     p.add_argument("--confidence-key", help="the traffic's confidence field (default: detected)")
     p.add_argument("--id-key", help="the traffic's id field (default: detected; labels join on it)")
+    p.add_argument("--group-key", help=argparse.SUPPRESS)
+    p.add_argument("--cluster-key", metavar="FIELD", help="a field whose value groups dependent items (one "
+                   "conversation); default: inferred (Inspect epochs, repeated ids)")
+    p.add_argument("--format", choices=("auto", "stated", "logprobs", "lmeval", "inspect"), default="auto",
+                   help="the input's format (default: recognised)")
 
 
 def add_traffic(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -69,12 +74,14 @@ def _read(path: str, what: str, cap: int) -> bytes:
 
 def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
     from calib.limits import Limits
-    from calib.traffic.read import load_labels, read_traffic
+    from calib.readers.base import LoadOptions
+    from calib.traffic.read import load_labels, load_traffic
 
-    opts = Limits.from_env().load_options(None)
+    opts = Limits.from_env().load_options(LoadOptions(
+        confidence_key=args.confidence_key, id_key=args.id_key, cluster_key=args.cluster_key,
+        group_key=args.group_key, traffic=True))
     cap = opts.max_decompressed_bytes
-    tr = read_traffic(_read(args.traffic, "traffic", cap), Path(args.traffic).name, confidence_key=args.confidence_key,
-                      id_key=args.id_key, options=opts)
+    tr = load_traffic(args.traffic, _read(args.traffic, "traffic", cap), options=opts, fmt=args.format)
     for m in tr.messages:
         print(f"calib: {m}", file=sys.stderr)
     if not args.labels:

@@ -375,32 +375,37 @@ class CompareView(_View):
 # ------------------------------------------------------------------ traffic (calib.plan, estimate, certify)
 def plan(traffic: Any, labels: Any = None, *, budget: int, target_error: float | None = None,
          seed: int | None = None) -> dict[str, Any]:
-    """``calib plan --json`` as a dict: the next ``budget`` items of ``traffic`` (a path or bytes
-    of a JSONL/CSV without outcomes) to label (:mod:`calib.traffic.plan`)."""
+    """``calib plan --json`` as a dict: the next ``budget`` items of ``traffic`` to label
+    (:mod:`calib.traffic.plan`). ``traffic`` is a path or bytes of any input ``calib audit``
+    reads, outcomes not needed, a DataFrame or a :class:`~calib.traffic.read.Traffic`
+    (:func:`calib.api.load_traffic`)."""
+    from calib.api import load_traffic
     from calib.traffic.plan import plan as plan_
-    from calib.traffic.read import as_labelled, as_traffic
+    from calib.traffic.read import as_labelled
 
-    tr = as_traffic(traffic)
+    tr = load_traffic(traffic)
     lab = None if labels is None else as_labelled(tr, labels)
     return plan_(tr, lab, budget, target_error=target_error, seed=seed).to_dict()
 
 
 def estimate(traffic: Any, labels: Any, *, threshold: float | None = None) -> dict[str, Any]:
     """``calib estimate --json`` as a dict (:mod:`calib.traffic.estimate`)."""
+    from calib.api import load_traffic
     from calib.traffic.estimate import estimate as estimate_
-    from calib.traffic.read import as_labelled, as_traffic
+    from calib.traffic.read import as_labelled
 
-    tr = as_traffic(traffic)
+    tr = load_traffic(traffic)
     return estimate_(as_labelled(tr, labels), threshold)
 
 
 def certify(traffic: Any, labels: Any, *, target_error: float = DEFAULT_TARGET,
             confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
     """``calib certify --json`` as a dict (:mod:`calib.traffic.certify`)."""
+    from calib.api import load_traffic
     from calib.traffic.certify import certify as certify_
-    from calib.traffic.read import as_labelled, as_traffic
+    from calib.traffic.read import as_labelled
 
-    tr = as_traffic(traffic)
+    tr = load_traffic(traffic)
     return certify_(as_labelled(tr, labels), target_error, confidence).to_dict()
 
 

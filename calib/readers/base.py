@@ -72,6 +72,12 @@ class LoadOptions:
         Confidence in words: the phrases in order, lowest first (``--phrases
         "low,medium,high"``, :func:`calib.verbal.parse_phrases`); ``None``: phrases of the
         built-in table are recognised in a file whose confidences are words.
+    traffic:
+        The user said the input is traffic (items a judge scored, outcomes not known yet:
+        ``calib plan|estimate|certify``, ``calib.load(..., traffic=True)``): the outcome is not
+        read, so a row without one is kept (its ``correct`` is ``False``, a placeholder nothing
+        reads; outcomes come from labels, :mod:`calib.traffic.read`). Never set for an audit,
+        where a missing outcome drops its row with the reason.
     max_rows, max_line_chars, max_decompressed_bytes, max_cells, max_json_bytes, max_parse_bytes, max_groups:
         Limits; inputs over them are refused with a clear message, before the cost they
         guard (see :mod:`calib.limits`).
@@ -88,6 +94,7 @@ class LoadOptions:
     normalisation: str = "none"
     variant: str = "acc"
     phrases: str | tuple[str, ...] | None = None
+    traffic: bool = False
     max_rows: int = MAX_ROWS
     max_line_chars: int = MAX_LINE_CHARS
     max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES

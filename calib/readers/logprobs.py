@@ -125,7 +125,8 @@ def read(source: Source, options: LoadOptions) -> Read:
         group=np.array([r.group for r in kept], dtype=str) if keys.group else None,
         text=np.array([r.text for r in kept], dtype=str) if keys.text else None,
     )
-    notes = [kind_note]
+    notes = [kind_note] + (["outcome: not read (traffic: outcomes come from the reviewers' labels)"]
+                           if options.traffic else [])
     if renormalised:
         notes.append(f"{renormalised:,} row(s) of probabilities did not sum to 1: renormalised over the options")
     notes.append(_norm_note(norm, keys.lengths))
@@ -153,7 +154,8 @@ def _parse_lines(lines: JsonLines, options: LoadOptions, issues: IssueCollector,
                            f"no option scores: none of {', '.join(LOG_KEYS + PROB_KEYS)} is present",
                            preview=json.dumps(obj)[:200])
                 continue
-        row = _parse_row(no, obj, keys.scores, keys.gold, keys.lengths, options.normalisation, issues)
+        row = _parse_row(no, obj, keys.scores, keys.gold, keys.lengths, options.normalisation, issues,
+                         traffic=options.traffic)
         if row is None:
             continue
         row.item_id = "" if keys.item_id is None else _as_id(get_path(obj, keys.item_id))
@@ -169,7 +171,7 @@ def _find_keys(obj: dict[str, Any], options: LoadOptions, name: str) -> _Keys | 
     if score_key is None:
         return None
     return _Keys(
-        scores=score_key, gold=first_key(obj, options.outcome_key, GOLD_KEYS),
+        scores=score_key, gold=None if options.traffic else first_key(obj, options.outcome_key, GOLD_KEYS),
         item_id=first_key(obj, options.id_key, ID_KEYS), group=first_key(obj, options.group_key, GROUP_KEYS),
         text=first_key(obj, None, QUESTION_KEYS), lengths=_length_key(obj, options.normalisation, name),
     )
@@ -203,7 +205,8 @@ def _option_rows(rows: list[_Row], kind: str, letters: tuple[str, ...], keys: _K
         row_keys = r.keys if r.keys is not None else list(letters[: len(vals)])
         full = np.full(len(letters), -np.inf)
         full[[col[k] for k in row_keys]] = vals
-        g = _gold_index(r, row_keys, col, keys.gold, issues)
+        # traffic: no gold read; -1 names no option, so ``correct`` is a False placeholder
+        g = -1 if keys.gold is None else _gold_index(r, row_keys, col, keys.gold, issues)
         if g is None:
             continue
         if r.lengths is not None:
@@ -231,7 +234,7 @@ def _length_key(obj: dict[str, Any], norm: str, name: str) -> str | None:
 
 
 def _parse_row(no: int, obj: dict[str, Any], score_key: str | None, gold_key: str | None,
-               len_key: str | None, norm: str, issues: IssueCollector) -> _Row | None:
+               len_key: str | None, norm: str, issues: IssueCollector, *, traffic: bool = False) -> _Row | None:
     assert score_key is not None
     raw = get_path(obj, score_key)
     if is_missing(raw) or raw is None:
@@ -264,11 +267,11 @@ def _parse_row(no: int, obj: dict[str, Any], score_key: str | None, gold_key: st
     if all(math.isinf(x) for x in values):
         issues.bad(no, score_key, "score not a number", "every option score is -inf")
         return None
-    if gold_key is None:
+    if gold_key is None and not traffic:
         issues.bad(no, None, "no gold option", f"no gold option: none of {', '.join(GOLD_KEYS)} is present")
         return None
-    gold = get_path(obj, gold_key)
-    if is_missing(gold) or gold is None:
+    gold = None if gold_key is None else get_path(obj, gold_key)
+    if not traffic and (is_missing(gold) or gold is None):
         issues.bad(no, gold_key, "no gold option", f"field {gold_key!r} is missing")
         return None
     lengths: list[float] | None = None

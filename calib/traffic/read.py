@@ -17,7 +17,11 @@ Contract
   --labels`` reads them) by item key: an item's outcome is the majority of its reviewers'
   current labels (:func:`calib.labels.records.current`); a tie leaves it unlabelled and is
   counted; labels of unknown items are counted and named; the current labels joined are
-  counted per reviewer. Labelled items are ordered by arrival: the time of the item's first current label, file order breaking ties.
+  counted per reviewer and per kind (``queue``: the review queue, reviewed anyway;
+  ``audit``: a planned or sampled item). Labelled items are ordered by arrival: the time of
+  the item's first current label, file order breaking ties.
+- :func:`load_traffic` reads any input ``calib audit`` reads, with ``traffic=True`` given to
+  its reader (:class:`~calib.readers.base.LoadOptions`): rows without an outcome are kept.
 """
 
 from __future__ import annotations
@@ -26,16 +30,19 @@ import csv
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
 from calib.errors import CalibError
 from calib.labels.outcomes import SHOW_UNKNOWN
-from calib.labels.records import MAX_KEY_CHARS, Label, current, parse_time, read_labels
+from calib.labels.records import MAX_KEY_CHARS, Label, current, item_keys, parse_time, read_labels
+from calib.loadreport import LoadReport
 from calib.readers.base import LoadOptions, megabytes
 from calib.readers.jsonl import BOM, as_number, check_lines_cost, json_objects
 from calib.readers.stated.rules import CONFIDENCE_KEYS, ID_KEYS
+from calib.rows import Judgments
 
 #: Most bad-line messages kept (the rest are counted in one more message).
 MAX_MESSAGES = 50
@@ -57,6 +64,14 @@ class Traffic:
         The scale's top: 1.0 (probabilities) or 100.0 (percent).
     messages:
         One message per dropped line (at most :data:`MAX_MESSAGES`, then a count).
+    probs:
+        Per item the stated value as a probability, when the scale does not start at 0 (a
+        1-5 verbal scale read by :func:`load_traffic`); ``None``: ``stated / top``.
+    cluster:
+        Per item its cluster (dependent items: one conversation, Inspect epochs of one
+        sample; :func:`calib.clusters.infer`), or ``None`` when items are independent.
+    notes:
+        What the reader said of the file (fields, scale, clusters), for the load report.
     """
 
     name: str
@@ -64,11 +79,14 @@ class Traffic:
     stated: np.ndarray
     top: float
     messages: tuple[str, ...] = ()
+    probs: np.ndarray | None = None
+    cluster: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def prob(self) -> np.ndarray:
         """The stated confidence as a probability in [0, 1]."""
-        return self.stated / self.top
+        return self.stated / self.top if self.probs is None else self.probs
 
     def __len__(self) -> int:
         return int(self.keys.size)
@@ -89,6 +107,13 @@ class Labelled:
     unknown: int = 0
     unknown_items: tuple[str, ...] = ()
     reviewers: tuple[tuple[str, int], ...] = ()
+    kinds: tuple[tuple[str, int], ...] = ()
+    queue: np.ndarray | None = None
+
+    def from_queue(self) -> np.ndarray:
+        """Per labelled item (``rows`` order): was it labelled from the review queue (a person
+        reviews every item below the threshold anyway: inclusion probability 1, not a draw)."""
+        return np.zeros(self.rows.size, dtype=bool) if self.queue is None else self.queue
 
     def mask(self) -> np.ndarray:
         """Per traffic item: is it labelled."""
@@ -99,7 +124,8 @@ class Labelled:
     def summary(self) -> dict[str, object]:
         return {"labelled_items": int(self.rows.size), "tied_items": self.ties,
                 "labels_of_unknown_items": self.unknown, "unknown_items": list(self.unknown_items),
-                "labels_by_reviewer": dict(self.reviewers)}
+                "labels_by_reviewer": dict(self.reviewers), "labels_by_kind": dict(self.kinds),
+                "queue_items": int(self.from_queue().sum())}
 
 
 class _Messages:
@@ -217,6 +243,8 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
     arrival: dict[int, tuple[object, int]] = {}
     unknown, unknown_items = 0, []
     by: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    queued: set[int] = set()
     for pos, lab in enumerate(current(labels)):
         i = index.get(lab.item)
         if i is None:
@@ -226,6 +254,9 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
             continue
         (right if lab.correct else wrong)[i] = (right if lab.correct else wrong).get(i, 0) + 1
         by[lab.reviewer] = by.get(lab.reviewer, 0) + 1
+        kinds[lab.kind] = kinds.get(lab.kind, 0) + 1
+        if lab.kind == "queue":
+            queued.add(i)
         t = (parse_time(lab.time), pos)
         if i not in arrival or t < arrival[i]:
             arrival[i] = t
@@ -238,7 +269,43 @@ def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
         rows.append(i)
         correct.append(r > w)
     return Labelled(traffic, np.asarray(rows, dtype=int), np.asarray(correct, dtype=bool), ties, unknown,
-                    tuple(unknown_items), tuple(sorted(by.items())))
+                    tuple(unknown_items), tuple(sorted(by.items())), tuple(sorted(kinds.items())),
+                    np.array([i in queued for i in rows], dtype=bool))
+
+
+def from_rows(rows: Judgments, report: LoadReport, name: str) -> Traffic:
+    """Traffic from a reader's rows read with ``LoadOptions(traffic=True)`` (their outcomes are
+    placeholders): keys by :func:`calib.labels.records.item_keys` (the key the hosted review
+    and ``calib labels export`` write), the stated value on the file's scale, the clusters."""
+    keys = item_keys(rows)
+    messages = [i.message() for i in report.issues[:MAX_MESSAGES]]
+    if report.dropped > len(messages):
+        messages.append(f"... and {report.dropped - len(messages):,} more bad lines")
+    ids = [str(v) for v in rows.item_id]
+    if len(rows) and all(ids) and str(keys[0]) != ids[0]:
+        messages.append(f"{name}: item ids repeat or cannot be carried by a label; items are keyed by "
+                        f"{str(keys[0]).split(' ')[0]} number (\"{keys[0]}\")")
+    scale = rows.scale
+    probs = None if scale.lo == 0 else np.asarray(rows.prob, dtype=float)
+    return Traffic(name, keys, np.asarray(rows.stated, dtype=float), float(scale.hi), tuple(messages), probs,
+                   rows.cluster, tuple(report.notes))
+
+
+def load_traffic(path: str | Path, data: bytes | None = None, *, options: LoadOptions | None = None,
+                 fmt: str = "auto") -> Traffic:
+    """Traffic from any input ``calib audit`` reads (JSONL of stated confidences, option
+    log-probs, lm-eval samples, an Inspect log), read by its reader with
+    ``LoadOptions(traffic=True)``: rows without an outcome are kept. A CSV is read by
+    :func:`read_traffic` (a CSV of items; a count table has no items to label)."""
+    from calib.loading import read_rows
+
+    opts = replace(options or LoadOptions(), traffic=True)
+    src, _, read = read_rows(path, data, options=opts, fmt=fmt)
+    if read is None:
+        return read_traffic(src.data, src.name, confidence_key=opts.confidence_key, id_key=opts.id_key,
+                            options=opts)
+    rows, report = read
+    return from_rows(rows, report, src.name)
 
 
 def load_labels(data: bytes, name: str, traffic: Traffic, options: LoadOptions | None = None
@@ -250,22 +317,19 @@ def load_labels(data: bytes, name: str, traffic: Traffic, options: LoadOptions |
 
 def as_traffic(traffic: Traffic | str | bytes | object, options: LoadOptions | None = None) -> Traffic:
     """``traffic`` as :class:`Traffic`: itself, or read from a path or from bytes (the Python API)."""
-    from pathlib import Path
-
     if isinstance(traffic, Traffic):
         return traffic
     if isinstance(traffic, bytes):
-        return read_traffic(traffic, "traffic", options=options)
+        return load_traffic("traffic", traffic, options=options)
     if isinstance(traffic, str | Path):
-        return read_traffic(Path(traffic).read_bytes(), Path(traffic).name, options=options)
-    raise CalibError(f"traffic must be a path, bytes or Traffic, got {type(traffic).__name__}")
+        return load_traffic(str(traffic), options=options)
+    raise CalibError(f"traffic must be a path, bytes or Traffic, got {type(traffic).__name__} "
+                     "(a DataFrame: calib.load(df, traffic=True))")
 
 
 def as_labelled(tr: Traffic, labels: Sequence[Label] | str | bytes | object,
                 options: LoadOptions | None = None) -> Labelled:
     """``labels`` (a sequence of :class:`~calib.labels.records.Label`, a path or bytes) joined to ``tr``."""
-    from pathlib import Path
-
     if isinstance(labels, bytes):
         return load_labels(labels, "labels", tr, options)[0]
     if isinstance(labels, str | Path):

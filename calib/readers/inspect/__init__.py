@@ -149,7 +149,7 @@ def read(source: Source, options: LoadOptions) -> Read:
     header, samples, n_samples, kind = _open_eval(source, options) if is_zip else _open_json(source, options)
     ctx = _context(source.name, header, options)
     kept, tally, n = _collect(samples, ctx)
-    notes = _header_notes(header, kind, n_samples, tally)
+    notes = _header_notes(header, kind, n_samples, tally, traffic=options.traffic)
     group_key = options.group_key
     fields = {"outcome": f"scores.{tally.scorer_used.most_common(1)[0][0]}.value" if tally.scorer_used else None,
               "confidence": ", ".join(f"{w} ({k})" for w, k in tally.where_count.most_common()) or None,
@@ -245,17 +245,29 @@ def _outcome(n: int, sample: dict[str, Any], sid: str, ctx: _Ctx) -> tuple[bool,
     return ok, name, score
 
 
+def _unscored(sample: dict[str, Any], ctx: _Ctx) -> tuple[bool, str, dict[str, Any]]:
+    """Traffic: no outcome read (``False``, a placeholder); the scorer's score, when there is
+    one, is still where a stated confidence may be kept (its metadata)."""
+    scores = sample.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        return False, "", {}
+    name, _ = _pick_scorer(scores, ctx.options.outcome_key, ctx.default_scorer)
+    score = scores.get(name) if name is not None else None
+    return False, name or "", score if isinstance(score, dict) else {}
+
+
 def _sample_row(n: int, member: str, sample: Any, ctx: _Ctx, tally: _Tally) -> _Kept | None:
     """One sample as a row, or ``None`` when it is a bad sample (reported) or has no confidence."""
     sid = _checked(n, member, sample, ctx)
     if sid is None:
         return None
-    scored = _outcome(n, sample, sid, ctx)
+    scored = _unscored(sample, ctx) if ctx.options.traffic else _outcome(n, sample, sid, ctx)
     if scored is None:
         return None
     ok, name, score = scored
-    tally.outcomes.append(ok)
-    tally.scorer_used[name] += 1
+    if not ctx.options.traffic:
+        tally.outcomes.append(ok)
+        tally.scorer_used[name] += 1
     text = completion_text(sample)
     lp = answer_logprob(sample, answer_of(score, text))
     tally.with_logprob += lp is not None
@@ -298,7 +310,8 @@ def _kept(n: int, sid: str, sample: dict[str, Any], c: float, form: int, ok: boo
     )
 
 
-def _header_notes(header: dict[str, Any], kind: str, n_samples: int, tally: _Tally) -> list[str]:
+def _header_notes(header: dict[str, Any], kind: str, n_samples: int, tally: _Tally, *,
+                  traffic: bool = False) -> list[str]:
     """The run (task, model, status) and the outcome's scorer, checked against the log's accuracy."""
     task = str(get_or(header, "eval.task", "?"))
     status = str(header.get("status", "?"))
@@ -306,6 +319,8 @@ def _header_notes(header: dict[str, Any], kind: str, n_samples: int, tally: _Tal
              f"inspect_ai {_h(header, 'eval.packages.inspect_ai')}, status {status}, {n_samples} sample(s)"]
     if status not in ("success", "?"):
         notes.append(f"the run's status is {status!r}: the log may not hold every sample")
+    if traffic:
+        notes.append("outcome: not read (traffic: outcomes come from the reviewers' labels)")
     if tally.scorer_used:
         outcomes = tally.outcomes
         s_name = tally.scorer_used.most_common(1)[0][0]

@@ -118,8 +118,12 @@ def _read(
              _variant_note(options.variant, norm, delim)]
     checks: Checks = {}
     for name, mine in (("acc", sc.ok_acc), ("acc_norm", sc.ok_norm)):
+        if options.traffic:  # no target read, nothing to check lm-eval's stored scores against
+            continue
         checks[name] = _stored_check(samples, name, mine, sc.have_len if name == "acc_norm" else None)
         notes.append(_check_note(name, *checks[name]))
+    if options.traffic:
+        notes.append("outcome: not read (traffic: outcomes come from the reviewers' labels)")
     extra += _particular_notes(parsed, kept, task)
     report = LoadReport(
         source=source.name, format="lmeval", lines_read=counter.lines_read, blank=counter.blank,
@@ -162,7 +166,7 @@ def _parse_all(source: Source, options: LoadOptions, issues: IssueCollector,
         iterator, counter = iter(jl), jl
     samples: list[_Sample] = []
     for no, obj in iterator:
-        s = _parse_sample(no, obj, delim, issues)
+        s = _parse_sample(no, obj, delim, issues, traffic=options.traffic)
         if s is not None:
             samples.append(s)
     return samples, counter

@@ -36,9 +36,11 @@ class _Sample:
         self.text_target = False
 
 
-def _parse_sample(no: int, obj: dict[str, Any], delim: str, issues: IssueCollector) -> _Sample | None:
+def _parse_sample(no: int, obj: dict[str, Any], delim: str, issues: IssueCollector, *,
+                  traffic: bool = False) -> _Sample | None:
     """One samples line as a :class:`_Sample`, or ``None`` (reported) when it is not a
-    multiple-choice sample: its log-likelihoods, choice texts and lengths, gold and text."""
+    multiple-choice sample: its log-likelihoods, choice texts and lengths, gold and text.
+    ``traffic``: the target is not read (gold ``[-1]``, no option: a placeholder)."""
     s = _Sample()
     s.line = no
     did = obj.get("doc_id")
@@ -78,7 +80,7 @@ def _parse_sample(no: int, obj: dict[str, Any], delim: str, issues: IssueCollect
         v = as_number(obj.get(name))
         if v is not None:
             s.stored[name] = v
-    gold = _sample_gold(s, obj.get("target"), choices)
+    gold = [-1] if traffic else _sample_gold(s, obj.get("target"), choices)
     if isinstance(gold, str):
         issues.bad(no, "target", "gold not among choices", gold, sample_id=sid)
         return None

@@ -198,8 +198,7 @@ def _fast(buf: bytes, numbers: np.ndarray, ctx: _Ctx) -> tuple[_Part, np.ndarray
     j = _judge_confidence(_column(tb, f.confidence.path), f.confidence)
     if f.outcome is not None:
         _judge_outcome(j, _column(tb, f.outcome.path), f.outcome)
-    else:
-        assert f.pred is not None and f.gold is not None
+    elif f.pred is not None and f.gold is not None:  # else traffic: no outcome read, j.y stays False
         _judge_derived(j, _column(tb, f.pred.path), _column(tb, f.gold.path), f.pred, f.gold)
     # rows re-read line by line are taken out of this part
     ex = _examples(j, buf, numbers, ctx.name)

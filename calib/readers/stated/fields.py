@@ -150,9 +150,9 @@ def _resolve(sample: _Sample, options: LoadOptions, name: str) -> tuple[_Fields,
             f"(looked for {', '.join(CONFIDENCE_KEYS)} holding numbers); keys seen: {seen}. "
             "Name it with --confidence-key (or --prob-key)"
         )
-    outcome = given(options.outcome_key)
+    outcome = None if options.traffic else given(options.outcome_key)
     pred = gold = None
-    if outcome is None:
+    if outcome is None and not options.traffic:
         pk, gk = options.extra.get("pred_key"), options.extra.get("gold_key")
         if pk is None and gk is None:
             outcome = auto(sample.find(OUTCOME_KEYS, _is_outcome, {conf.path}))
@@ -176,7 +176,9 @@ def _resolve(sample: _Sample, options: LoadOptions, name: str) -> tuple[_Fields,
     words = options.phrases is not None or _looks_verbal(sample.values.get(conf.path, []), book)
     fields = _Fields(conf, outcome, pred, gold, group, item_id, text, book if words else None)
     notes.append(f"confidence: {conf.name!r} ({conf.how})" + (", read as phrases" if words else ""))
-    if outcome is not None:
+    if options.traffic:
+        notes.append("outcome: not read (traffic: outcomes come from the reviewers' labels)")
+    elif outcome is not None:
         notes.append(f"outcome: {outcome.name!r} ({outcome.how})")
     else:
         assert pred is not None and gold is not None

@@ -137,7 +137,7 @@ def _kept_notes(rows: Judgments, f: _Fields) -> list[str]:
     """What the report says of the kept rows: one class, one value, lines without a group, the scale."""
     notes: list[str] = []
     y = rows.correct
-    if y.all() or not y.any():
+    if (f.outcome is not None or f.pred is not None) and (y.all() or not y.any()):
         notes.append(
             f"one class only: every kept answer is {'right' if y.all() else 'wrong'}; measures that "
             "compare right and wrong answers (AUROC, resolution, slope) are undefined"

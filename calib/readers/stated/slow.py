@@ -160,8 +160,9 @@ class _Slow:
             if ost != _OK:
                 self.bad(no, f.outcome.name, _OUT_REASON[ost], _outcome_detail(ost, f.outcome.name, ov), text)
                 return
+        elif f.pred is None or f.gold is None:  # traffic: no outcome read
+            y = False
         else:
-            assert f.pred is not None and f.gold is not None
             pv, gv = _get(obj, f.pred.path), _get(obj, f.gold.path)
             for key, v in ((f.pred, pv), (f.gold, gv)):
                 if v is None:
