@@ -11,7 +11,7 @@ The Python API (README, "Python API")::
 
 ``calib.audit``, ``calib.fit``, ``calib.route`` (= ``calib.decide``), ``calib.compare``
 and ``calib.load`` (and, on traffic without outcomes, ``calib.plan``, ``calib.estimate``,
-``calib.certify``: :mod:`calib.traffic`; on a labels file, ``calib.agreement``:
+``calib.certify``, ``calib.budget``: :mod:`calib.traffic`; on a labels file, ``calib.agreement``:
 :mod:`calib.labels.reviewers`) are the functions of :mod:`calib.present.notebook` (inputs read by
 :mod:`calib.api` as files are). They are looked up lazily (module ``__getattr__``), so
 ``import calib`` and ``python -m calib --help`` import no numpy, pandas or scipy.
@@ -39,7 +39,7 @@ __version__ = "0.1.0"
 
 #: Names of the Python API, all functions of :mod:`calib.present.notebook`.
 API: tuple[str, ...] = ("audit", "fit", "route", "decide", "compare", "load", "plan", "estimate", "certify",
-                         "agreement")
+                         "agreement", "budget")
 #: API names that are also submodules of the package (made callable, see above).
 CALLABLE_MODULES: tuple[str, ...] = ("audit", "compare")
 #: Submodules reached as attributes without an import statement.

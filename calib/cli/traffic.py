@@ -59,6 +59,19 @@ def add_traffic(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     add_json_option(p)
     p.set_defaults(func=run_certify)
 
+    p = sub.add_parser("budget", help="before labelling: how many labels the plan needs to certify (simulated), "
+                                      "and the drift and kappa a number of labels can detect")
+    _common(p, False)
+    p.add_argument("--target-error", type=number, default=DEFAULT_TARGET, metavar="A")
+    p.add_argument("--confidence", type=number, default=DEFAULT_CONFIDENCE, metavar="C")
+    p.add_argument("--planned", type=int, metavar="N", help="labels to size the detectable drift and kappa for "
+                   "(default: the median labels to certify)")
+    p.add_argument("--trials", type=int, metavar="K", help="simulated runs (default 40)")
+    p.add_argument("--max-labels", type=int, metavar="M", help="labels a simulated run stops at (default 4,000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the simulation")
+    add_json_option(p)
+    p.set_defaults(func=run_budget)
+
 
 def _read(path: str, what: str, cap: int) -> bytes:
     """The file's bytes, refused over ``cap`` before they are read."""
@@ -155,3 +168,29 @@ def run_certify(args: argparse.Namespace) -> int:
         print(f"calib: ALARM: certificate withdrawn at {', '.join(f'{t:g}' for t in cert.withdrawn_thresholds)}: "
               "the bound rose above the target (the judge or the traffic changed?)", file=sys.stderr)
     return EXIT_OK if cert.certified and not cert.withdrawn else EXIT_THRESHOLD
+
+
+def run_budget(args: argparse.Namespace) -> int:
+    from calib.traffic.budget import budget
+
+    sizes = {k: v for k, v in (("trials", args.trials), ("max_labels", args.max_labels)) if v is not None}
+    tr, lab = _inputs(args)
+    out = budget(lab if lab is not None else tr, args.target_error, args.confidence, planned=args.planned,
+                 seed=args.seed, **sizes)
+    if args.json:
+        emit_json(out)
+        return EXIT_OK
+    for key, title in (("plan", "the plan"), ("uniform", "uniform sampling")):
+        s = out["labels_to_certify"][key]
+        mid = "more than the cap" if s["median"] is None else f"{s['median']:,}"
+        lo = "?" if s["p10"] is None else f"{s['p10']:,}"
+        hi = f"> {s['max_labels']:,}" if s["p90"] is None else f"{s['p90']:,}"
+        print(f"labels to certify, {title}: median {mid} (10-90%: {lo} to {hi}; certified in "
+              f"{s['certified_share']:.0%} of {s['trials']} runs)")
+    d = out["detectable"]
+    words = [f"{name} {d[k]:.1%}" for k, name in (("drift_accuracy", "accuracy drift"),
+                                                  ("drift_error_accepted", "drift of the error among accepted"))
+             if d[k] is not None] + ([f"kappa {d['kappa']:.2f}"] if d["kappa"] is not None else [])
+    print(f"with {d['labels']:,} labels, detectable (power {d['power']:.0%}): " + ", ".join(words))
+    print(f"assumes {out['assumes']}")
+    return EXIT_OK

@@ -409,6 +409,22 @@ def certify(traffic: Any, labels: Any, *, target_error: float = DEFAULT_TARGET,
     return certify_(as_labelled(tr, labels), target_error, confidence).to_dict()
 
 
+def budget(traffic: Any, labels: Any = None, *, target_error: float = DEFAULT_TARGET,
+           confidence: float = DEFAULT_CONFIDENCE, planned: int | None = None, trials: int | None = None,
+           max_labels: int | None = None, seed: int | None = 0) -> dict[str, Any]:
+    """``calib budget --json`` as a dict (:mod:`calib.traffic.budget`): before labelling, how many
+    labels the plan needs to certify (simulated, median and 10-90% range, beside uniform
+    sampling) and the drift and kappa ``planned`` labels can detect."""
+    from calib.api import load_traffic
+    from calib.traffic.budget import budget as budget_
+    from calib.traffic.read import as_labelled
+
+    tr = load_traffic(traffic)
+    sizes = {k: v for k, v in (("trials", trials), ("max_labels", max_labels)) if v is not None}
+    return budget_(tr if labels is None else as_labelled(tr, labels), target_error, confidence, planned=planned,
+                   seed=seed, **sizes)
+
+
 # ------------------------------------------------------------------ reviewers' labels (calib.agreement)
 def agreement(labels: Any, *, clusters: Any = None, reps: int = 2000, seed: int = 0, level: float = 0.95,
               dataset: str | None = None) -> dict[str, Any]:

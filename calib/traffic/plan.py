@@ -88,11 +88,23 @@ def strata(traffic: Traffic) -> Strata:
 def fitted_rates(traffic: Traffic, st: Strata, lab: Labelled | None) -> np.ndarray:
     """Per stratum the fitted hit rate (the module's fitted map)."""
     h = len(st)
-    s = np.bincount(st.of, weights=traffic.prob, minlength=h) / st.size
+    s = stated_means(traffic, st)
     if lab is None or lab.rows.size == 0:
         return s
     n = np.bincount(st.of[lab.rows], minlength=h).astype(float)
     k = np.bincount(st.of[lab.rows], weights=lab.correct.astype(float), minlength=h)
+    return rates_from_counts(s, n, k)
+
+
+def stated_means(traffic: Traffic, st: Strata) -> np.ndarray:
+    """Per stratum the mean stated value as a probability (the map before any label)."""
+    return np.bincount(st.of, weights=traffic.prob, minlength=len(st)) / st.size
+
+
+def rates_from_counts(s: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The fitted map from per-stratum labels ``n`` and hits ``k`` (``s`` the stated means)."""
+    if not np.any(n):
+        return s
     return np.clip(pav((k + 2 * s) / (n + 2), n + 2), 0.0, 1.0)
 
 
@@ -130,6 +142,17 @@ def target_stratum(traffic: Traffic, st: Strata, p: np.ndarray, target: float) -
         if wrong[h:].sum() / st.size[h:].sum() < target / 2:
             return h
     return len(st) - 1
+
+
+def neyman_sd(traffic: Traffic, st: Strata, p: np.ndarray, target_error: float | None
+              ) -> tuple[np.ndarray, int | None]:
+    """Per stratum the ``sqrt(p(1-p))`` Neyman allocates by (``p`` clipped to :data:`P_CLIP`),
+    zero below the target's focus stratum (:func:`target_stratum`), and that stratum."""
+    sd = np.sqrt(np.clip(p, *P_CLIP) * (1 - np.clip(p, *P_CLIP)))
+    if target_error is None:
+        return sd, None
+    focus = target_stratum(traffic, st, p, target_error)
+    return np.where(np.arange(len(st)) >= focus, sd, 0.0), focus
 
 
 @dataclass(frozen=True)
@@ -170,11 +193,7 @@ def plan(traffic: Traffic, lab: Labelled | None, budget: int, *, target_error: f
     p = fitted_rates(traffic, st, lab)
     labelled = lab.mask() if lab is not None else np.zeros(len(traffic), dtype=bool)
     have = np.bincount(st.of[labelled], minlength=len(st))
-    sd = np.sqrt(np.clip(p, *P_CLIP) * (1 - np.clip(p, *P_CLIP)))
-    focus = None
-    if target_error is not None:
-        focus = target_stratum(traffic, st, p, target_error)
-        sd = np.where(np.arange(len(st)) >= focus, sd, 0.0)
+    sd, focus = neyman_sd(traffic, st, p, target_error)
     new = allocate(st.size, have, sd, budget)
     rng = np.random.default_rng(seed)
     chosen, incl = [], []
