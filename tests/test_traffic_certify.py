@@ -84,7 +84,7 @@ def test_cli_exit_codes(tmp_path, capsys) -> None:
     assert "bad.jsonl" in err and "no confidence" in err
     assert main(["plan", str(tr), "--budget", "10", "--seed", "1", "--json"]) == 0
     items = json.loads(capsys.readouterr().out)["items"]
-    assert len(items) == 10 and set(items[0]) == {"id", "stratum", "inclusion_probability"}
+    assert len(items) == 10 and set(items[0]) >= {"id", "stratum", "inclusion_probability", "reason"}
 
 
 def test_bound_survives_looks_after_every_label_where_clopper_pearson_does_not() -> None:

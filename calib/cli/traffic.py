@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from calib.traffic.read import Labelled, Traffic
 
 
-def _common(p: argparse.ArgumentParser, labels_required: bool) -> None:
+def _common(p: argparse.ArgumentParser, labels_required: bool, with_queue: bool = True) -> None:
     p.add_argument("traffic", metavar="TRAFFIC", help="items a judge scored, outcomes not needed: any input "
                    "calib audit reads (JSONL, option log-probs, lm-eval samples, an Inspect log) or a CSV")
     p.add_argument("--labels", required=labels_required, metavar="L",
@@ -32,6 +32,9 @@ def _common(p: argparse.ArgumentParser, labels_required: bool) -> None:
                    "conversation); default: inferred (Inspect epochs, repeated ids)")
     p.add_argument("--format", choices=("auto", "stated", "logprobs", "lmeval", "inspect"), default="auto",
                    help="the input's format (default: recognised)")
+    if with_queue:
+        p.add_argument("--queue-below", type=number, metavar="T", help="the review threshold: items below it are "
+                       "the review queue, each reviewed (inclusion probability 1), in strata of their own")
 
 
 def add_traffic(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -61,7 +64,7 @@ def add_traffic(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
     p = sub.add_parser("budget", help="before labelling: how many labels the plan needs to certify (simulated), "
                                       "and the drift and kappa a number of labels can detect")
-    _common(p, False)
+    _common(p, False, with_queue=False)
     p.add_argument("--target-error", type=number, default=DEFAULT_TARGET, metavar="A")
     p.add_argument("--confidence", type=number, default=DEFAULT_CONFIDENCE, metavar="C")
     p.add_argument("--planned", type=int, metavar="N", help="labels to size the detectable drift and kappa for "
@@ -108,6 +111,14 @@ def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
     return tr, lab
 
 
+def _say_labels(lab: Labelled) -> None:
+    """The label report in words: how many items are labelled, by whom, of which kind."""
+    s = lab.summary()
+    who = ", ".join(f"{r or '(no name)'} {n}" for r, n in s["labels_by_reviewer"].items())
+    kinds = ", ".join(f"{k} {n}" for k, n in s["labels_by_kind"].items())
+    print(f"labels: {s['labelled_items']:,} items labelled (by {who or 'nobody'}; {kinds or 'none'})")
+
+
 def run_plan(args: argparse.Namespace) -> int:
     from calib.traffic.plan import plan, plan_to_csv, plan_to_jsonl
 
@@ -116,16 +127,18 @@ def run_plan(args: argparse.Namespace) -> int:
         if not args.out.lower().endswith((".jsonl", ".csv")):
             raise CalibError(f"--out {args.out}: name a .jsonl or .csv file")
     tr, lab = _inputs(args)
-    p = plan(tr, lab, args.budget, target_error=args.target_error, seed=args.seed)
+    p = plan(tr, lab, args.budget, target_error=args.target_error, seed=args.seed, queue_below=args.queue_below)
     if args.out:
         Path(args.out).write_bytes(plan_to_csv(p) if args.out.lower().endswith(".csv") else plan_to_jsonl(p))
     if args.json:
-        emit_json(p.to_dict())
+        emit_json(p.to_dict() | ({"label_report": lab.summary()} if lab is not None else {}))
     else:
         print(f"{len(p.ids)} item{'' if len(p.ids) == 1 else 's'} to label next (of {len(tr):,}):")
         for row in p.strata_rows:
             print(f"  stratum {row['stratum']}: {row['items']:,} items, {row['labelled']} labelled, "
-                  f"{row['planned']} planned")
+                  f"{row['planned']} planned" + (" (review queue)" if row["queue"] else ""))
+        if lab is not None:
+            _say_labels(lab)
     return EXIT_OK
 
 
@@ -134,7 +147,7 @@ def run_estimate(args: argparse.Namespace) -> int:
 
     _, lab = _inputs(args)
     assert lab is not None  # --labels is required
-    out = estimate(lab, args.threshold)
+    out = estimate(lab, args.threshold, queue_below=args.queue_below)
     if args.json:
         emit_json(out)
         return EXIT_OK
@@ -155,13 +168,15 @@ def run_certify(args: argparse.Namespace) -> int:
 
     _, lab = _inputs(args)
     assert lab is not None
-    cert = certify(lab, args.target_error, args.confidence)
+    cert = certify(lab, args.target_error, args.confidence, queue_below=args.queue_below)
     if args.json:
-        emit_json(cert.to_dict())
+        emit_json(cert.to_dict() | {"label_report": lab.summary()})
     elif cert.certified:
+        _say_labels(lab)
         print(f"certified at {cert.threshold:g} since label {cert.since_label}: error among accepted <= "
               f"{cert.bound:.2%} (target {cert.target_error:.2%}, confidence {cert.confidence:.0%})")
     else:
+        _say_labels(lab)
         more = "" if cert.labels_needed is None else f": about {cert.labels_needed} more labels at the current rate"
         print(f"not yet certified{more}")
     if cert.withdrawn:

@@ -17,7 +17,9 @@ Contract
   union over candidates is needed, and every bound at every label holds at once with
   probability ``>= 1 - delta``. Labels of a stratum are taken as draws with replacement
   from it (the plan draws without, which only helps when ``n_h`` is far below ``N_h``);
-  a stratum labelled in full has its error known exactly.
+  a stratum labelled in full has its error known exactly. A review-queue stratum (a plan with
+  ``queue_below``: reviewed whole, in no random order) keeps the bound 1 until it is labelled
+  in full.
 - Bookkeeping (:func:`certify`): after label ``k`` (all labels in arrival order) each
   candidate's bound is ``sum N_h U_h(k) / M_c`` (``U_h = 1`` before a stratum's first label).
   The certified threshold is the lowest candidate whose bound is ``<= target`` after the
@@ -97,15 +99,18 @@ class Certificate:
         }
 
 
-def stratum_bounds(of: np.ndarray, wrong: np.ndarray, size: np.ndarray, alpha: float) -> np.ndarray:
-    """``(labels, H)``: after each label (arrival order; ``of`` its stratum) each stratum's upper bound."""
+def stratum_bounds(of: np.ndarray, wrong: np.ndarray, size: np.ndarray, alpha: float,
+                   whole: np.ndarray | None = None) -> np.ndarray:
+    """``(labels, H)``: after each label (arrival order; ``of`` its stratum) each stratum's upper
+    bound. ``whole`` per stratum: reviewed whole in no random order (the review queue), so its
+    bound stays 1 until it is labelled in full."""
     n, h = of.size, size.size
     out = np.ones((n, h))
     for s in range(h):
         at = np.flatnonzero(of == s)
         if at.size == 0:
             continue
-        u = betting_upper(wrong[at], alpha)
+        u = betting_upper(wrong[at], alpha) if whole is None or not whole[s] else np.ones(at.size)
         if at.size >= size[s]:  # the stratum labelled in full: its error is known
             u[size[s] - 1:] = wrong[at][: int(size[s])].mean()
         col = np.full(n, np.nan)
@@ -139,23 +144,27 @@ def _projection(of: np.ndarray, wrong: np.ndarray, size: np.ndarray, alpha: floa
     return None
 
 
-def bound_path(lab: Labelled, confidence: float) -> tuple[Strata, np.ndarray]:
+def bound_path(lab: Labelled, confidence: float, queue_below: float | None = None) -> tuple[Strata, np.ndarray]:
     """The strata and ``(labels, candidates)``: after each label, each candidate's upper bound on
-    the error among accepted (candidate ``c`` accepts strata ``c`` and above)."""
-    st = strata(lab.traffic)
+    the error among accepted (candidate ``c`` accepts strata ``c`` and above); ``queue_below`` the
+    plan's review threshold (strata split at it)."""
+    st = strata(lab.traffic, queue_below)
     size = st.size.astype(float)
-    per = stratum_bounds(st.of[lab.rows], (~lab.correct).astype(float), st.size, (1 - confidence) / len(st))
+    whole = None if queue_below is None else st.high < queue_below
+    per = stratum_bounds(st.of[lab.rows], (~lab.correct).astype(float), st.size, (1 - confidence) / len(st), whole)
     tail = np.cumsum((per * size)[:, ::-1], axis=1)[:, ::-1]
     return st, tail / np.cumsum(size[::-1])[::-1]
 
 
-def certify(lab: Labelled, target_error: float, confidence: float) -> Certificate:
-    """The certificate for ``lab``'s traffic (see the module's contract)."""
+def certify(lab: Labelled, target_error: float, confidence: float, *,
+            queue_below: float | None = None) -> Certificate:
+    """The certificate for ``lab``'s traffic (see the module's contract); ``queue_below`` the
+    plan's review threshold, when its plan had one (the same strata)."""
     if not 0 < target_error < 1:
         raise CalibError(f"--target-error must be in (0, 1), got {target_error:g}")
     if not 0 < confidence < 1:
         raise CalibError(f"--confidence must be in (0, 1), got {confidence:g}")
-    st, bounds = bound_path(lab, confidence)
+    st, bounds = bound_path(lab, confidence, queue_below)
     h = len(st)
     alpha = (1 - confidence) / h
     of = st.of[lab.rows]

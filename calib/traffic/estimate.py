@@ -24,6 +24,16 @@ labelled items are a simple random sample of its ``N_h`` items. A quantity is th
   sample ratio ``Var(r)/Var(z)`` (no reduction claimed where the labels do not vary). With
   ``lambda = 0`` it is the design-based estimate, so it is never wider than labels alone in
   expectation; the narrower of the two is reported, the other kept beside it.
+- Clusters (:attr:`calib.traffic.read.Traffic.cluster`: one conversation, Inspect epochs): the
+  plan draws items, not clusters, so the interval above is design-valid for this traffic
+  whatever the clusters; with clusters each stratum's variance is multiplied by its design
+  effect (:func:`design_effects`, cluster-robust over independent, at least 1), so that the
+  interval also holds for the judge on traffic like this, where labelled items of one cluster
+  are not independent evidence (Kish 1965; Cameron & Miller 2015). Never narrower.
+- The review queue (a plan with ``queue_below``): items below the review threshold are in
+  strata of their own, each reviewed (inclusion probability 1); a queue stratum labelled in
+  full is known exactly (its finite-population correction is 0); until then its labelled items
+  stand for the rest of it.
 - Intervals are normal at ``level``, clipped to [0, 1]; ``uniform_labels_equivalent`` is
   how many labels drawn uniformly from the traffic would give the same standard error:
   ``1 / (se^2 q / (p(1-p)) + 1/N)``, ``q = M/N``.
@@ -86,20 +96,52 @@ def _stats(of: np.ndarray, h: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.bincount(of, weights=x, minlength=h), np.bincount(of, weights=x * x, minlength=h)
 
 
-def horvitz_thompson(size: np.ndarray, of: np.ndarray, z: np.ndarray, m: int) -> tuple[float, float]:
+def design_effects(of: np.ndarray, z: np.ndarray, cluster: np.ndarray | None, h: int) -> np.ndarray:
+    """Per stratum the cluster design effect of the labelled items' mean of ``z``: the
+    cluster-robust (sandwich) variance ``G/(G-1) sum_g e_g^2 / n^2``, ``e_g`` cluster ``g``'s sum of
+    ``z - zbar_h`` over its ``G`` clusters (Cameron & Miller 2015), over the independent-items
+    variance ``s^2 / n``; at least 1 (never narrower). One cluster: ``n`` (one effective label)."""
+    out = np.ones(h)
+    if cluster is None:
+        return out
+    for s in range(h):
+        at = np.flatnonzero(of == s)
+        n = at.size
+        if n < 2:
+            continue
+        zs = z[at]
+        keys, g = np.unique(np.asarray(cluster)[at].astype(str), return_inverse=True)
+        if keys.size == n:
+            continue
+        if keys.size == 1:
+            out[s] = float(n)
+            continue
+        e = np.bincount(g, weights=zs - zs.mean())
+        robust = keys.size / (keys.size - 1) * float((e**2).sum()) / n**2
+        iid = float(zs.var(ddof=1)) / n
+        if iid > 0:
+            out[s] = max(1.0, robust / iid)
+    return out
+
+
+def horvitz_thompson(size: np.ndarray, of: np.ndarray, z: np.ndarray, m: int,
+                     deff: np.ndarray | None = None) -> tuple[float, float]:
     """``(estimate, se)`` of the domain mean (see the module's contract). ``size`` per stratum,
-    ``of`` and ``z`` per labelled item; every stratum with ``z``'s domain needs a label."""
+    ``of`` and ``z`` per labelled item; every stratum with ``z``'s domain needs a label; ``deff``
+    per stratum the cluster design effect (:func:`design_effects`) multiplying its variance."""
     h = size.size
     n = np.bincount(of, minlength=h).astype(float)
     k, _ = _stats(of, h, z)
     used = n > 0
     zbar = np.divide(k, n, out=np.zeros(h), where=used)
     var = np.where(used, size**2 * (1 - n / size) * smoothed_var(k, n) / np.maximum(n, 1), 0.0)
+    if deff is not None:
+        var = var * deff
     return float((size * zbar).sum() / m), float(math.sqrt(var.sum()) / m)
 
 
 def difference(size: np.ndarray, of: np.ndarray, z: np.ndarray, g_lab: np.ndarray, g_sum: np.ndarray,
-               g_sq: np.ndarray, m: int) -> tuple[float, float, float]:
+               g_sq: np.ndarray, m: int, deff: np.ndarray | None = None) -> tuple[float, float, float]:
     """``(estimate, se, lambda)`` of the domain mean by the power-tuned difference estimator;
     ``g_sum`` and ``g_sq`` per stratum the sums of ``g`` and ``g^2`` over all its items (``Var(g)``
     is then the stratum's own, known without labels, as PPI++ takes it from the unlabelled data)."""
@@ -117,7 +159,7 @@ def difference(size: np.ndarray, of: np.ndarray, z: np.ndarray, g_lab: np.ndarra
     lam = float((a * cov).sum() / (a * vg).sum()) if (a * vg).sum() > 0 else 0.0
     vr = np.maximum(vz - 2 * lam * cov + lam**2 * vg, 0.0)
     ratio = np.where(ok & (vz > 0), vr / np.where(vz > 0, vz, 1.0), 1.0)
-    var = a * smoothed_var(sz, n) * ratio
+    var = a * smoothed_var(sz, n) * ratio * (1.0 if deff is None else deff)
     rbar = np.divide(sz - lam * sg, n, out=np.zeros(h), where=n > 0)
     est = (lam * g_sum + size * rbar).sum() / m
     return float(est), float(math.sqrt(var.sum()) / m), lam
@@ -157,10 +199,12 @@ def domain_estimate(lab: Labelled, st: Strata, in_domain: np.ndarray, z_all: np.
         return Estimate(None, None, None, "none", labels, None,
                         f"{int(bare.sum())} stratum(s) holding part of it have no label yet; plan labels first")
     of = st.of[rows]
-    ht = horvitz_thompson(st.size.astype(float), of, z, m)
+    cl = lab.traffic.cluster
+    deff = design_effects(of, z, None if cl is None else cl[rows], h)
+    ht = horvitz_thompson(st.size.astype(float), of, z, m, deff)
     g_sum = np.bincount(st.of, weights=g, minlength=h)
     g_sq = np.bincount(st.of, weights=g * g, minlength=h)
-    dif = difference(st.size.astype(float), of, z, g[rows], g_sum, g_sq, m)
+    dif = difference(st.size.astype(float), of, z, g[rows], g_sum, g_sq, m, deff)
     total = len(lab.traffic)
     cands = [("stratified Horvitz-Thompson", ht[0], ht[1]), ("PPI++ (difference estimator)", dif[0], dif[1])]
     cands.sort(key=lambda c: c[2])
@@ -187,14 +231,16 @@ def _wilson(k: int, n: int, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def estimate(lab: Labelled, threshold: float | None = None, level: float = LEVEL) -> dict[str, Any]:
+def estimate(lab: Labelled, threshold: float | None = None, level: float = LEVEL, *,
+             queue_below: float | None = None) -> dict[str, Any]:
     """``calib estimate --json``: ``accuracy``, ``error_accepted`` (at ``threshold`` on the
-    stated scale, default :data:`calib.settings.DEFAULT_UPPER_PROB` of it) and ``per_value``."""
+    stated scale, default :data:`calib.settings.DEFAULT_UPPER_PROB` of it) and ``per_value``;
+    ``queue_below`` the plan's review threshold (strata split at it, :func:`calib.traffic.plan.strata`)."""
     tr = lab.traffic
     t = DEFAULT_UPPER_PROB * tr.top if threshold is None else float(threshold)
     if not 0 <= t <= tr.top:
         raise CalibError(f"--threshold {t:g} is outside the stated scale 0-{tr.top:g}")
-    st = strata(tr)
+    st = strata(tr, queue_below)
     f = predictor(lab, st)
     everything = np.ones(len(tr), dtype=bool)
     accepted = tr.stated >= t

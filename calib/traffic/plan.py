@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,8 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.isotonic import pav
-from calib.routing import spreadsheet_cell
+from calib.labels.records import csv_cell
+from calib.readers.base import LoadOptions
 from calib.traffic.read import Labelled, Traffic
 
 #: Most strata that are one stated value each.
@@ -68,8 +70,9 @@ class Strata:
         return int(self.size.size)
 
 
-def strata(traffic: Traffic) -> Strata:
-    """The strata of ``traffic`` by stated value (see the module's contract)."""
+def strata(traffic: Traffic, cut: float | None = None) -> Strata:
+    """The strata of ``traffic`` by stated value (see the module's contract); with ``cut`` (the
+    review threshold), no stratum holds items on both sides of it: a bin across it is split."""
     values, inverse = np.unique(traffic.stated, return_inverse=True)
     if values.size <= MAX_VALUE_STRATA:
         of = inverse
@@ -79,6 +82,8 @@ def strata(traffic: Traffic) -> Strata:
         # a value goes to the bin its cumulative share (at its middle) falls in
         of = np.minimum((BINS * (cum - counts / (2 * counts.sum()))).astype(int), BINS - 1)[inverse]
         of = np.unique(of, return_inverse=True)[1]
+    if cut is not None:  # (bin, side of the cut) is increasing in the stated value too
+        of = np.unique(2 * of + (traffic.stated >= cut), return_inverse=True)[1]
     h = int(of.max()) + 1
     low = np.array([traffic.stated[of == k].min() for k in range(h)])
     high = np.array([traffic.stated[of == k].max() for k in range(h)])
@@ -155,9 +160,21 @@ def neyman_sd(traffic: Traffic, st: Strata, p: np.ndarray, target_error: float |
     return np.where(np.arange(len(st)) >= focus, sd, 0.0), focus
 
 
+#: Why an item is planned (``reason``): the review queue (below the review threshold, reviewed
+#: anyway, inclusion 1), the audit draw among items at or above it, or its stratum's draw (no
+#: review threshold given).
+REASONS = ("queue", "audit", "stratum")
+#: The columns of a plan file (:func:`plan_to_csv`, :func:`plan_to_jsonl`): a label record's
+#: (:data:`calib.labels.records.FIELDS`, ``correct`` left for the reviewer) and the plan's own.
+PLAN_FIELDS = ("item", "correct", "reviewer", "time", "kind", "stratum", "inclusion_probability", "reason")
+
+
 @dataclass(frozen=True)
 class Plan:
-    """The next items to label and how they were chosen (:meth:`to_dict` is ``calib plan --json``)."""
+    """The next items to label and how they were chosen (:meth:`to_dict` is ``calib plan --json``).
+
+    ``reason`` per item is one of :data:`REASONS`; ``queue_below`` the review threshold given
+    (items below it are the review queue)."""
 
     ids: tuple[str, ...]
     stratum: tuple[str, ...]
@@ -167,34 +184,67 @@ class Plan:
     seed: int | None
     target_error: float | None
     focus_from: str | None
+    reason: tuple[str, ...] = ()
+    queue_below: float | None = None
+
+    def reasons(self) -> tuple[str, ...]:
+        return self.reason or ("stratum",) * len(self.ids)
 
     def items(self) -> list[dict[str, Any]]:
-        return [{"id": i, "stratum": s, "inclusion_probability": p}
-                for i, s, p in zip(self.ids, self.stratum, self.inclusion, strict=True)]
+        """Per planned item, in the order to label them: ``id`` (the key labels join on),
+        ``stratum``, ``inclusion_probability``, ``reason`` and ``kind`` (the label kind it takes:
+        ``queue`` for the review queue, else ``audit``)."""
+        return [{"id": i, "stratum": s, "inclusion_probability": p, "reason": r,
+                 "kind": "queue" if r == "queue" else "audit"}
+                for i, s, p, r in zip(self.ids, self.stratum, self.inclusion, self.reasons(), strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "items": self.items(), "budget": self.budget, "planned": len(self.ids), "seed": self.seed,
             "target_error": self.target_error, "allocated_for_accepted_from": self.focus_from,
+            "queue_below": self.queue_below, "queue_items": sum(r == "queue" for r in self.reasons()),
             "strata": list(self.strata_rows),
             "design": "stratified by stated value; Neyman allocation sqrt(p(1-p)) from the fitted map, "
-                      f"at least {FLOOR} labels per stratum; simple random sampling within a stratum",
+                      f"at least {FLOOR} labels per stratum; simple random sampling within a stratum"
+                      + ("; items below the review threshold are the review queue, each labelled (inclusion 1), "
+                         "in strata of their own" if self.queue_below is not None else ""),
         }
 
 
+def _queue(traffic: Traffic, st: Strata, labelled: np.ndarray, queue_below: float | None) -> np.ndarray:
+    """The unlabelled items below the review threshold, lowest stated value first (file order on ties)."""
+    if queue_below is None:
+        return np.zeros(0, dtype=int)
+    idx = np.flatnonzero((traffic.stated < queue_below) & ~labelled)
+    return idx[np.argsort(traffic.stated[idx], kind="stable")]
+
+
+def _interleave(queue: np.ndarray, audit: np.ndarray) -> np.ndarray:
+    """The queue and the audit items merged as :func:`calib.labels.plan.interleave` does."""
+    n, a = queue.size + audit.size, audit.size
+    i = np.arange(n, dtype=np.int64)
+    is_audit = (i + 1) * a // max(n, 1) > i * a // max(n, 1)
+    out = np.empty(n, dtype=int)
+    out[is_audit], out[~is_audit] = audit, queue
+    return out
+
+
 def plan(traffic: Traffic, lab: Labelled | None, budget: int, *, target_error: float | None = None,
-         seed: int | None = None) -> Plan:
-    """The next ``budget`` items to label (see the module's contract)."""
+         seed: int | None = None, queue_below: float | None = None) -> Plan:  # long: one draw, its reasons
+    """The next ``budget`` items to label (see the module's contract); with ``queue_below`` (the
+    review threshold) every unlabelled item below it too, the review queue, interleaved."""
     if budget < 1:
         raise CalibError(f"--budget must be at least 1, got {budget}")
     if target_error is not None and not 0 < target_error < 1:
         raise CalibError(f"--target-error must be in (0, 1), got {target_error}")
-    st = strata(traffic)
+    st = strata(traffic, queue_below)
     p = fitted_rates(traffic, st, lab)
     labelled = lab.mask() if lab is not None else np.zeros(len(traffic), dtype=bool)
     have = np.bincount(st.of[labelled], minlength=len(st))
     sd, focus = neyman_sd(traffic, st, p, target_error)
-    new = allocate(st.size, have, sd, budget)
+    queued = np.zeros(len(st), dtype=bool) if queue_below is None else st.high < queue_below
+    # the queue's strata are reviewed whole: no draw there (as if full), nothing allocated
+    new = allocate(st.size, np.where(queued, st.size, have), np.where(queued, 0.0, sd), budget)
     rng = np.random.default_rng(seed)
     chosen, incl = [], []
     for h in range(len(st)):
@@ -205,24 +255,69 @@ def plan(traffic: Traffic, lab: Labelled | None, budget: int, *, target_error: f
     idx = np.concatenate(chosen) if chosen else np.zeros(0, dtype=int)
     pi = np.concatenate(incl) if incl else np.zeros(0)
     order = rng.permutation(idx.size)
-    idx, pi = idx[order], pi[order]
+    q = _queue(traffic, st, labelled, queue_below)
+    every = _interleave(q, idx[order])
+    prob = dict(zip(idx.tolist(), pi.tolist(), strict=True)) | dict.fromkeys(q.tolist(), 1.0)
+    why = "stratum" if queue_below is None else "audit"
+    inq = set(q.tolist())
     rows = tuple({"stratum": st.name(h, traffic.top), "items": int(st.size[h]), "labelled": int(have[h]),
-                  "planned": int(new[h]), "fitted_hit_rate": float(p[h])} for h in range(len(st)))
-    return Plan(tuple(str(traffic.keys[i]) for i in idx), tuple(st.name(int(st.of[i]), traffic.top) for i in idx),
-                tuple(float(x) for x in pi), rows, budget, seed, target_error,
-                None if focus is None else st.name(focus, traffic.top))
+                  "planned": int(new[h]) + int(((st.of[q]) == h).sum()), "fitted_hit_rate": float(p[h]),
+                  "queue": bool(queued[h])} for h in range(len(st)))
+    return Plan(tuple(str(traffic.keys[i]) for i in every),
+                tuple(st.name(int(st.of[i]), traffic.top) for i in every),
+                tuple(float(prob[i]) for i in every), rows, budget, seed, target_error,
+                None if focus is None else st.name(focus, traffic.top),
+                tuple("queue" if i in inq else why for i in every.tolist()), queue_below)
 
 
 def plan_to_jsonl(p: Plan) -> bytes:
-    """One JSON object per planned item (``id``, ``stratum``, ``inclusion_probability``)."""
-    return "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in p.items()).encode("utf-8")
+    """One JSON object per planned item, in order: :data:`PLAN_FIELDS` (``item`` the key labels
+    join on, ``correct``, ``reviewer`` and ``time`` empty for the reviewer to fill) and ``id``
+    (the same key, as ``calib plan --json`` names it)."""
+    return "".join(json.dumps(_record(it), ensure_ascii=False) + "\n" for it in p.items()).encode("utf-8")
+
+
+def _record(it: dict[str, Any]) -> dict[str, Any]:
+    return {"item": it["id"], "correct": None, "reviewer": "", "time": "", "kind": it["kind"],
+            "stratum": it["stratum"], "inclusion_probability": it["inclusion_probability"],
+            "reason": it["reason"], "id": it["id"]}
 
 
 def plan_to_csv(p: Plan) -> bytes:
-    """The planned items as CSV, every text cell spreadsheet-safe and quoted."""
+    """The planned items as CSV (:data:`PLAN_FIELDS`), every text cell spreadsheet-safe and
+    quoted by the label export's rule (:func:`calib.labels.records.csv_cell`), so a reviewer can
+    fill in ``correct``, ``reviewer`` and ``time`` and ``calib labels import`` (or
+    :func:`calib.labels.records.read_labels`) reads the file back as labels."""
     buf = io.StringIO(newline="")
     w = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\r\n")
-    w.writerow(["id", "stratum", "inclusion_probability"])
+    w.writerow(PLAN_FIELDS)
     for it in p.items():
-        w.writerow([spreadsheet_cell(it["id"]), spreadsheet_cell(it["stratum"]), it["inclusion_probability"]])
+        rec = _record(it)
+        w.writerow(["" if rec[f] is None else rec[f] if f == "inclusion_probability" else csv_cell(str(rec[f]))
+                    for f in PLAN_FIELDS])
     return buf.getvalue().encode("utf-8")
+
+
+def read_plan(data: bytes, name: str, options: LoadOptions | None = None) -> list[dict[str, Any]]:
+    """A plan file (:func:`plan_to_jsonl` or :func:`plan_to_csv`) back as ``calib plan --json``'s
+    items (``id``, ``stratum``, ``inclusion_probability``, ``reason``, ``kind``), in order; for the
+    review plan store. Raises :class:`~calib.errors.CalibError` naming the first bad line."""
+    from calib.labels.records import csv_uncell
+    from calib.traffic.read import records
+
+    out = []
+    for no, obj in records(data, name, options or LoadOptions()):
+        csv_text = isinstance(obj.get("inclusion_probability"), str)
+        item = obj.get("item", obj.get("id"))
+        reason = obj.get("reason")
+        try:
+            prob = float(obj.get("inclusion_probability"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            prob = math.nan
+        if not isinstance(item, str) or not item or reason not in REASONS or not 0 < prob <= 1:
+            raise CalibError(f"{name} line {no}: not a planned item (needs item, reason one of "
+                             f"{', '.join(REASONS)}, inclusion_probability in (0, 1])")
+        un = csv_uncell if csv_text else str
+        out.append({"id": un(item), "stratum": un(str(obj.get("stratum", ""))), "inclusion_probability": prob,
+                    "reason": reason, "kind": "queue" if reason == "queue" else "audit"})
+    return out

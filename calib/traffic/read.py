@@ -163,6 +163,22 @@ def _records(data: bytes, name: str, opts: LoadOptions, msgs: _Messages) -> list
     return out
 
 
+def records(data: bytes, name: str, opts: LoadOptions) -> list[tuple[int, dict]]:
+    """``(line number, object)`` per row of a small JSONL or CSV file (a plan file), under the
+    limits; the first unreadable line raises, named."""
+    if len(data) > opts.max_decompressed_bytes:
+        raise CalibError(f"{name}: {megabytes(len(data))} MB, over the {megabytes(opts.max_decompressed_bytes)} MB "
+                         "a file may hold")
+    check_lines_cost(data, name, opts)
+    msgs = _Messages(name)
+    out = _records(data.removeprefix(BOM), name, opts, msgs)
+    if msgs.kept:
+        raise CalibError(msgs.kept[0])
+    if len(out) > opts.max_rows:
+        raise CalibError(f"{name}: more than {opts.max_rows:,} rows; refused (raise CALIB_MAX_ROWS)")
+    return out
+
+
 def _pick(objs: list[tuple[int, dict]], given: str | None, names: Sequence[str]) -> str | None:
     if given:
         return given
