@@ -78,3 +78,16 @@ def test_estimate_keys_and_never_wider_than_labels_alone() -> None:
     assert len(out["per_value"]) == 5
 
 
+
+
+@pytest.mark.parametrize("wrong", [0, 3, 20])
+def test_uniform_labels_equivalent_of_a_uniform_sample_is_its_size(wrong: int) -> None:
+    # one stratum, 60 labels drawn from 1,000 items: the estimate is a uniform sample's, so the
+    # uniform labels giving the same standard error are those 60 (0 wrong: not "1 label", as
+    # p(1-p) = 0 at the raw share would say)
+    tr = _traffic([90.0] * 1000)
+    labels = [_label(f"i{k}", k >= wrong, k) for k in range(0, 600, 10)]
+    out = estimate(join_labels(tr, labels), threshold=50)
+    # one stated value: the predictor is constant, lambda 0, the two methods tie and HT is reported
+    assert out["accuracy"]["method"] == "stratified Horvitz-Thompson"
+    assert out["accuracy"]["uniform_labels_equivalent"] in (59, 60, 61)

@@ -36,7 +36,9 @@ labelled items are a simple random sample of its ``N_h`` items. A quantity is th
   stand for the rest of it.
 - Intervals are normal at ``level``, clipped to [0, 1]; ``uniform_labels_equivalent`` is
   how many labels drawn uniformly from the traffic would give the same standard error:
-  ``1 / (se^2 q / (p(1-p)) + 1/N)``, ``q = M/N``.
+  the fewest uniform labels ``n`` whose standard error by the same rule (the smoothed variance
+  at the ``n M/N`` labels expected in the domain, share = the estimate, corrected for the finite
+  traffic) is at most ``se`` (so an estimate of 0 or 1 is not taken as a variance of 0).
 - ``per_value``: per stratum the labelled items' hit rate with a Wilson interval.
 
 Refused (``estimate: null`` with the reason) when a stratum holding part of the domain
@@ -171,10 +173,24 @@ def _interval(est: float, se: float, level: float) -> tuple[float, float]:
 
 
 def _uniform_equivalent(est: float, se: float, m: int, total: int) -> int | None:
-    p = (est * m + 0.5) / (m + 1)
+    """The fewest labels drawn uniformly from the traffic whose standard error, by this module's
+    own rule (the smoothed variance at ``n_d = n M/N`` labels in the domain with share ``est``,
+    finite-population corrected), is at most ``se``; ``None`` when ``se`` is 0."""
     if se <= 0:
         return None
-    return int(math.ceil(1.0 / (se**2 * (m / total) / (p * (1 - p)) + 1.0 / total)))
+
+    def se_of(n: int) -> float:
+        nd = max(n * m / total, 1.0)
+        v = float(smoothed_var(np.array(est * nd), np.array(nd)))
+        return math.sqrt(v * max(1.0 - n / total, 0.0) / nd) / 1.0
+
+    lo, hi = 1, total
+    if se_of(lo) <= se:
+        return lo
+    while hi - lo > 1:  # se_of falls as n grows
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if se_of(mid) <= se else (mid, hi)
+    return hi
 
 
 def domain_estimate(lab: Labelled, st: Strata, in_domain: np.ndarray, z_all: np.ndarray | None,
