@@ -104,11 +104,20 @@ def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
         return tr, None
     lab, messages = load_labels(_read(args.labels, "labels", cap), Path(args.labels).name, tr, opts)
     for m in messages:
-        print(f"calib: {m}", file=sys.stderr)
+        if not _plan_columns(m):
+            print(f"calib: {m}", file=sys.stderr)
     if lab.unknown:
         print(f"calib: {lab.unknown} label(s) name no item of {tr.name} (first: "
               f"{', '.join(repr(k[:40]) for k in lab.unknown_items)})", file=sys.stderr)
     return tr, lab
+
+
+def _plan_columns(message: str) -> bool:
+    """Is ``message`` only the label reader noting a filled-in plan file's own columns?"""
+    from calib.traffic.plan import PLAN_FIELDS
+
+    head, _, cols = message.partition("columns not read: ")
+    return bool(cols) and {c.strip(" '") for c in cols.split(",")} <= {*PLAN_FIELDS, "id"}
 
 
 def _say_labels(lab: Labelled) -> None:
@@ -160,6 +169,7 @@ def run_estimate(args: argparse.Namespace) -> int:
             same = e["uniform_labels_equivalent"]
             print(f"{title}: {e['estimate']:.1%} [{lo:.1%}, {hi:.1%}] from {e['labels']} labels, {e['method']}"
                   + ("" if same is None else f" (as {same:,} uniform labels)"))
+    _say_labels(lab)
     return EXIT_OK
 
 
