@@ -21,7 +21,24 @@ Contract
   probability ``m_h / (N_h - l_h)`` for this plan; together with earlier plans the labelled
   items of a stratum are a simple random sample of it (inclusion ``n_h / N_h``), which is the
   design :mod:`calib.traffic.estimate` and :mod:`calib.traffic.certify` assume. The items
-  are listed in a random order interleaving strata.
+  are listed in a random order interleaving strata; each carries its ``reason``
+  (:data:`REASONS`).
+- The review queue (``queue_below``, the review threshold): strata are split at it
+  (:func:`strata` with ``cut``); every unlabelled item below it is planned with inclusion
+  probability 1 (a person reviews it anyway), lowest stated value first, and the budget is
+  drawn as above among the strata at or above it only; queue and drawn items are
+  interleaved by the Review page's rule (:func:`calib.labels.plan.interleave`).
+- Clusters (dependent items, :attr:`calib.traffic.read.Traffic.cluster`): the plan draws
+  items, not whole clusters, one at a time at random within strata. Design-based inference
+  on this finite traffic needs no more: the inclusion probabilities are the items' own,
+  whatever their dependence (Särndal, Swensson & Wretman 1992, ch. 3), and the certificate's
+  draws stay exchangeable. For the judge on traffic like this (labels of one cluster are not
+  independent evidence) the estimates multiply each stratum's variance by its cluster
+  design effect (:func:`calib.traffic.estimate.design_effects`; Kish 1965): the intervals are
+  cluster-robust and never narrower.
+- Plan files (:func:`plan_to_csv`, :func:`plan_to_jsonl`): the label records' columns
+  (``correct`` left for the reviewer), so a filled-in plan is a label file; :func:`read_plan`
+  reads one back.
 """
 
 from __future__ import annotations
