@@ -123,3 +123,20 @@ def test_cli_plans_on_an_inspect_log_without_scores(tmp_path: Path, capsys) -> N
     out = json.loads(capsys.readouterr().out)
     ids = {str(s["id"]) for s in log["samples"]}
     assert len(out["items"]) == 3 and {it["id"] for it in out["items"]} <= ids
+
+
+def test_lmeval_folder_without_targets_is_traffic(tmp_path: Path) -> None:
+    raw = {}
+    for f in sorted(LMEVAL.parent.iterdir()):
+        if f.name.startswith("samples_"):
+            rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+            for s in rows:
+                s.pop("target", None)
+            raw[f.name] = rows
+            (tmp_path / f.name).write_text("".join(json.dumps(s) + "\n" for s in rows))
+        else:
+            (tmp_path / f.name).write_bytes(f.read_bytes())
+    tr = load_traffic(str(tmp_path))
+    assert len(tr) == sum(len(v) for v in raw.values()) and len(set(tr.keys)) == len(tr)
+    assert not any("DIFFERS" in n or "WARNING" in n for n in tr.notes)
+    assert any("outcome: not read" in n for n in tr.notes)

@@ -97,7 +97,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
         confidence_key=args.confidence_key, id_key=args.id_key, cluster_key=args.cluster_key,
         group_key=args.group_key, traffic=True))
     cap = opts.max_decompressed_bytes
-    tr = load_traffic(args.traffic, _read(args.traffic, "traffic", cap), options=opts, fmt=args.format)
+    data = None if Path(args.traffic).is_dir() else _read(args.traffic, "traffic", cap)  # a folder: its files
+    tr = load_traffic(args.traffic, data, options=opts, fmt=args.format)
     for m in tr.messages:
         print(f"calib: {m}", file=sys.stderr)
     if not args.labels:

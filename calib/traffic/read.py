@@ -310,12 +310,20 @@ def from_rows(rows: Judgments, report: LoadReport, name: str) -> Traffic:
 def load_traffic(path: str | Path, data: bytes | None = None, *, options: LoadOptions | None = None,
                  fmt: str = "auto") -> Traffic:
     """Traffic from any input ``calib audit`` reads (JSONL of stated confidences, option
-    log-probs, lm-eval samples, an Inspect log), read by its reader with
+    log-probs, lm-eval samples or an lm-eval output folder, an Inspect log), read by its reader with
     ``LoadOptions(traffic=True)``: rows without an outcome are kept. A CSV is read by
     :func:`read_traffic` (a CSV of items; a count table has no items to label)."""
     from calib.loading import read_rows
 
     opts = replace(options or LoadOptions(), traffic=True)
+    if data is None and Path(path).is_dir():  # an lm-eval output folder: one task per file
+        from calib import clusters
+        from calib.readers.lmeval import read_folder
+
+        files = sorted(f for f in Path(path).iterdir() if f.is_file())
+        rows, report = read_folder([(str(f), f.read_bytes()) for f in files], name=Path(path).name, options=opts)
+        rows, report = clusters.infer(rows, report, opts, None)
+        return from_rows(rows, report, Path(path).name)
     src, _, read = read_rows(path, data, options=opts, fmt=fmt)
     if read is None:
         return read_traffic(src.data, src.name, confidence_key=opts.confidence_key, id_key=opts.id_key,

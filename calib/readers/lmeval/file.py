@@ -118,12 +118,13 @@ def _read(
              _variant_note(options.variant, norm, delim)]
     checks: Checks = {}
     for name, mine in (("acc", sc.ok_acc), ("acc_norm", sc.ok_norm)):
-        if options.traffic:  # no target read, nothing to check lm-eval's stored scores against
+        if options.traffic:  # no target read: nothing to check lm-eval's stored scores against
+            notes.append(f"{name}: not checked against lm-eval's stored scores (traffic: no target read)")
             continue
         checks[name] = _stored_check(samples, name, mine, sc.have_len if name == "acc_norm" else None)
         notes.append(_check_note(name, *checks[name]))
-    if options.traffic:
-        notes.append("outcome: not read (traffic: outcomes come from the reviewers' labels)")
+    if options.traffic:  # after the four fixed notes (read_folder summarises those)
+        extra.insert(0, "outcome: not read (traffic: outcomes come from the reviewers' labels)")
     extra += _particular_notes(parsed, kept, task)
     report = LoadReport(
         source=source.name, format="lmeval", lines_read=counter.lines_read, blank=counter.blank,

@@ -50,7 +50,7 @@ def read_folder(files: list[tuple[str, bytes]], *, name: str, options: LoadOptio
     head.append(variant_notes[0] if len(variant_notes) == 1 else
                 f"variant {options.variant}; the target delimiter differs between tasks: " + " | ".join(variant_notes))
     head += [_check_note(m, *checks[m]) for m in ("acc", "acc_norm") if m in checks]
-    if aggregates:
+    if aggregates and not options.traffic:  # traffic: no target read, nothing to check
         head.append(_aggregate_check(parts, reports, aggregates, options.variant))
     # per-task notes other than the ones summarised above (filters, multiple targets...)
     rest = [n for r in reports for n in r.notes[4:]]
