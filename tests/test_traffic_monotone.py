@@ -1,6 +1,6 @@
 """The certificate's bookkeeping by brute force over every prefix of a label stream, and the PPI++
-estimate beside ``ppi_py`` itself (the ``ppi-python`` package, never pinned here: it installs a
-top-level ``tests`` package; this test runs where it is installed, as in the shared dev venv)."""
+estimate beside ``ppi_py`` itself (the ``ppi-python`` package, pinned in requirements-dev.txt; it
+installs a top-level ``tests`` package, which ours, a regular package at the repo root, shadows)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,10 @@ def test_no_certificate_earlier_than_its_bounds_allow(seed: int, target: float) 
 
 
 def test_difference_estimator_beside_ppi_py() -> None:
-    ppi_py = pytest.importorskip("ppi_py")
+    import ppi_py
+
+    import tests  # ours, not ppi-python's top-level ``tests``: the suite's modules stay importable
+    assert tests.__file__.startswith(str(__import__("pathlib").Path(__file__).parent))
     rng = np.random.default_rng(11)
     big, n = 50_000, 300
     g = rng.beta(5, 2, size=big)
