@@ -58,7 +58,7 @@ class Overrides:
     #: field grouping dependent rows (``--cluster-key``); ``"none"``: rows independent
     cluster_key: str | None = None
     #: ``"audit"`` (every row has its outcome) or ``"traffic"`` (no outcomes: read by
-    #: :func:`calib.traffic.read.read_traffic`, only when the person says so, issue 24)
+    #: :func:`calib.traffic.read.load_traffic`, only when the person says so, issue 24)
     mode: str = "audit"
 
     def options(self) -> LoadOptions:
@@ -180,11 +180,15 @@ def _load_cached(digest: str, kind: str, filename: str, options_key: tuple[objec
 @st.cache_data(max_entries=LOAD_CACHE_ENTRIES, ttl=LOAD_CACHE_TTL, show_spinner="Loading the traffic…")
 def _traffic_cached(digest: str, filename: str, options_key: tuple[object, ...], _data: bytes,
                     _confidence_key: str | None, _options: LoadOptions) -> Traffic:
-    """Read a traffic file once per (content, options)."""
-    from calib.traffic.read import read_traffic
+    """Read a traffic file once per (content, options), in any format an audit reads
+    (:func:`calib.traffic.read.load_traffic`: JSONL, CSV, option log-probs, lm-eval, Inspect)."""
+    from dataclasses import replace as with_
 
+    from calib.traffic.read import load_traffic
+
+    options = _options if _confidence_key is None else with_(_options, confidence_key=_confidence_key)
     with heavy(f"loading {filename}"):
-        return read_traffic(_data, filename, confidence_key=_confidence_key, options=_options)
+        return load_traffic(filename, _data, options=options)
 
 
 def entry_bytes(entry: Entry) -> bytes:
@@ -199,7 +203,8 @@ def _load_traffic(entry: Entry, key: tuple[object, ...]) -> Entry:
     name = entry.filename
     try:
         if entry.kind == "folder" or (entry.kind == "sample" and (SAMPLE_DIR / name).is_dir()):
-            raise CalibError(f"{name}: a folder cannot be read as traffic; upload one JSONL or CSV file")
+            raise CalibError(f"{name}: a folder cannot be read as traffic here; upload one file (the command line "
+                             "reads an lm-eval folder as traffic: calib plan FOLDER)")
         data = entry_bytes(entry)
         options = runtime().limits.load_options(entry.overrides.options())
         tr = _traffic_cached(entry.digest, name, key, data, entry.overrides.confidence_key or None, options)

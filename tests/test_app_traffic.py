@@ -118,3 +118,21 @@ def test_two_reviewers_at_once_go_on_in_the_plans_order_without_labelling_twice(
     ok(bob.run())
     ok(ann.run())
     assert (shown(ann), shown(bob)) == (order[2], order[2])
+
+
+def test_an_inspect_log_marked_as_traffic_is_read_by_its_own_reader():
+    """Issue 24 item 1: the Data page's traffic choice reads every format an audit reads, not
+    only JSONL and CSV (an Inspect .eval log was refused: 'no confidence field'). The count is
+    the log's samples with a usable confidence, as the audit's own reader keeps them."""
+    from pathlib import Path
+
+    from calib.loading import load
+
+    log = next(Path("tests/data/inspect-0.3.285").glob("*calib-mc-json*.eval"))
+    data = log.read_bytes()
+    audited = load(log.name, data)
+    at = upload(ok(app().run()), log.name, data)
+    at.radio(key="mode_0").set_value("traffic")
+    ok(at.run())
+    assert not any("no confidence field" in e.value for e in at.error), [e.value for e in at.error]
+    assert [m.value for m in at.metric if m.label == "Items kept"] == [f"{audited.table.total:,}"]
