@@ -14,7 +14,8 @@
 #      temporary folder, on a free loopback port, as the postgres user when run as root:
 #      PostgreSQL refuses root), stopped and removed on exit; its URL is exported as
 #      CALIB_TEST_DATABASE_URL for the catalog tests' PostgreSQL parameter (tests/pgtest.py),
-#      and Debian's nginx (nginx-light) for the deployment's proxy configuration;
+#      and Debian's nginx (nginx-light) for the deployment's proxy configuration
+#      (tests/test_hosting_proxy.py, tests/test_hosting_failover.py);
 #   5. ruff, the architecture check (tools/check_architecture.py), the manual's strict build
 #      (mkdocs build --strict: a broken link or anchor in docs/ fails), the Dockerfile check
 #      (.ci/check_docker.sh; CALIB_SKIP_DOCKER_CHECK=1 skips it),
@@ -40,8 +41,10 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 
 # deploy/nginx.conf is run by a real nginx in front of two stand-in replicas (tests/test_hosting_proxy.py)
+# and of two real replicas, one killed mid-labelling (tests/test_hosting_failover.py); a user's
+# PATH may lack /usr/sbin, where Debian puts it. Under CI=true those tests fail without it.
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
-  apt_install nginx-light
+  apt_install nginx-light || apt_install nginx  # newer releases fold nginx-light into nginx
 fi
 # The catalog tests run against SQLite and PostgreSQL (issue 27); under CI=true a missing
 # CALIB_TEST_DATABASE_URL fails them instead of skipping.
