@@ -163,6 +163,18 @@ def summary(reviewers: list[Reviewer], troubles: list[Trouble], seconds: float, 
     }
 
 
+def tracebacks(log: str) -> list[str]:
+    """Each distinct traceback of a log (up to 40 lines each), by its last line."""
+    out: dict[str, str] = {}
+    lines = log.splitlines()
+    for k, line in enumerate(lines):
+        if line.lstrip().startswith("Traceback"):
+            block = lines[k:k + 40]
+            end = next((j for j, x in enumerate(block[1:], 1) if x and not x.startswith((" ", "\t"))), len(block) - 1)
+            out.setdefault(block[end], "\n".join(block[:end + 1]))
+    return list(out.values())
+
+
 def print_table(s: dict, extra: list[tuple[str, str]]) -> None:
     e, c = s["errors"], s["check"]
     rows = [
@@ -175,7 +187,7 @@ def print_table(s: dict, extra: list[tuple[str, str]]) -> None:
         ("connections lost between clicks / with a click under way", f"{e['closed']} / {e['dropped']}"),
         ("errors: (re)connections failed", f"{e['connect']}"),
         ("catalog rows / 'Saved' clicks", f"{c['rows']:,} / {c['saved']:,}"),
-        ("lost / duplicated / mismatched / unknown rows",
+        ("lost / duplicated / changed / rows nobody clicked",
          f"{c['lost']} / {c['duplicated']} / {c['mismatched']} / {c['strangers']}"),
         ("clicks unanswered (connection lost), of them stored", f"{c['unknown']} / {c['unknown_stored']}"),
         *extra,
@@ -220,12 +232,17 @@ def failover_run(args: argparse.Namespace, database_url: str, work: Path) -> int
         reviewers = box["r"]
         check = check_labels([c for rv in reviewers for c in rv.clicks], catalog_labels(database_url))
         logs = "".join(r.logs() for r in d.replicas)
+    for what, text in [("refused click", t.detail) for t in troubles if t.what == "refused"][:3] + [
+            ("replica log", tb) for tb in tracebacks(logs)[:3]]:
+        print(f"--- {what}:\n{text}", flush=True)
     s = summary(reviewers, troubles, wall, check)
     # who was on the killed replica (lost a connection at the kill), and did everyone label afterwards?
     hit = sorted({t.reviewer for t in troubles if t.what in ("closed", "dropped") and t.at >= kill_t})
     back = [min((c.sent for c in rv.clicks if c.sent > kill_t and c.outcome == "saved"), default=None)
             for rv in reviewers if rv.name in hit]
     gaps = [b - kill_t for b in back if b is not None]
+    before = [c.answered - c.sent for rv in reviewers for c in rv.clicks
+              if c.outcome == "saved" and c.answered is not None and c.sent < kill_t]
     resumed = sum(any(c.sent > kill_t and c.outcome == "saved" for c in rv.clicks) for rv in reviewers)
     load = loads.samples or [os.getloadavg()[0]]
     s.update({
@@ -241,6 +258,7 @@ def failover_run(args: argparse.Namespace, database_url: str, work: Path) -> int
     lock_ok = (spread["wrong_guesses"][-1] == "locked" and all(g == "wrong" for g in spread["wrong_guesses"][:-1])
                and after == ["locked", "locked"])
     print_table(s, [
+        ("click to stored before the kill p50 / p95 (s)", f"{pct(before, 0.5):.3f} / {pct(before, 0.95):.3f}"),
         ("SIGKILL of replica 0 at / ready again after (s)", f"{s['kill_at_s']:g} / {s['restart_ready_s']:g}"),
         ("reviewers cut off by the kill; all reviewers saving after it",
          f"{len(hit)}; {resumed} of {len(reviewers)}"),

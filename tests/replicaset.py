@@ -306,7 +306,7 @@ class Reviewer:
         assert password_outcome(first) == "form", first.text()
         unlocked = s.submit({"Password": self.password}, "Unlock")
         refused = [a for a in unlocked.alerts() if "password" in a.lower()]
-        assert not refused and not unlocked.of_kind("text_input")[:0], refused
+        assert not refused, refused  # "Wrong password" / "Too many wrong passwords"
         if f"reviewer={self.name}" not in s.query_string.split("&"):
             s.query_string += f"&reviewer={self.name}"  # the opened link's address replaced the query
         page = s.run(page="Review")
@@ -341,7 +341,9 @@ class Reviewer:
         if saved and saved[0].startswith("Saved"):  # "Saved: right." (markdown-escaped)
             c.outcome = "saved"
         else:
-            c.outcome, c.message = "refused", " ".join(page.alerts(Alert.WARNING) + page.alerts(Alert.ERROR))
+            shown = page.alerts(Alert.WARNING) + page.alerts(Alert.ERROR) + [
+                f"{e.type}: {e.message}" for e in page.of_kind("exception")]
+            c.outcome, c.message = "refused", " ".join(shown) or page.text()[:300]
         return c
 
     def idle(self, seconds: float) -> None:
