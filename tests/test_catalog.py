@@ -197,10 +197,25 @@ TABLES_AT = {
     1: {"blobs", "datasets", "dataset_blobs", "shares", "share_datasets"},
     2: {"blobs", "datasets", "dataset_blobs", "shares", "share_datasets", "reviewing", "labels"},
     3: {"blobs", "datasets", "dataset_blobs", "shares", "share_datasets", "reviewing", "labels", "login_failures"},
+    4: {"blobs", "datasets", "dataset_blobs", "shares", "share_datasets", "reviewing", "labels", "login_failures",
+        "adjudications", "assignments"},
 }
+#: The columns version 4 added (issue 25), written out here.
+V4_COLUMNS = {"labels": ("unsure", "judge_shown", "reasons"),
+              "reviewing": ("assign", "overlap", "overlap_k", "reviewers", "show_judge", "guidelines", "reason_tags")}
 
 
-@pytest.mark.parametrize("old", [0, 1, 2])
+def _back_to_3(store: Store, con) -> None:
+    """Undo version 4 in the open transaction ``con``: what calib before issue 25 left."""
+    con.execute("DROP TABLE adjudications")
+    con.execute("DROP TABLE assignments")
+    for table, cols in V4_COLUMNS.items():
+        for col in cols:
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {col}")
+    store.db._set_version(con, 3)
+
+
+@pytest.mark.parametrize("old", [0, 1, 2, 3])
 def test_a_catalog_of_every_earlier_version_is_migrated_at_start(
     tmp_path: Path, database_url: str | None, old: int
 ) -> None:
@@ -213,8 +228,8 @@ def test_a_catalog_of_every_earlier_version_is_migrated_at_start(
     if old:
         assert _tables(store) - {"calib_schema", "sqlite_sequence"} == TABLES_AT[old]
     store = Store.open(data_dir, database_url=database_url)
-    assert _version(store) == 3
-    assert _tables(store) - {"calib_schema", "sqlite_sequence"} == TABLES_AT[3]
+    assert _version(store) == 4
+    assert _tables(store) - {"calib_schema", "sqlite_sequence"} == TABLES_AT[4]
     r = make_share(store)  # every table works at the new version
     assert store.add_label(r.token, lab(PLAN.queue[0].item), PLANS).ok
     assert Store.open(data_dir, database_url=database_url).labels(r.token).labels[0].item == PLAN.queue[0].item
@@ -226,18 +241,38 @@ def test_a_version_2_share_with_labels_survives_the_migration(tmp_path: Path, da
     r = make_share(store)
     assert store.add_label(r.token, lab(PLAN.queue[0].item, note="kept"), PLANS).ok
     with store.db.transaction() as con:  # back to what calib before issue 27 left
+        _back_to_3(store, con)
         con.execute("DROP TABLE login_failures")
         store.db._set_version(con, 2)
     again = Store.open(data_dir, database_url=database_url)
-    assert _version(again) == 3 and "login_failures" in _tables(again)
+    assert _version(again) == 4 and "login_failures" in _tables(again)
     assert [x.note for x in again.labels(r.token).labels] == ["kept"]
+
+
+def test_a_version_3_share_with_labels_reads_them_as_blind_sure_labels_after_the_migration(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    data_dir = tmp_path / "data"
+    store = Store.open(data_dir, database_url=database_url)
+    r = make_share(store)
+    assert store.add_label(r.token, lab(PLAN.queue[0].item, correct=False, note="kept"), PLANS).ok
+    with store.db.transaction() as con:
+        _back_to_3(store, con)
+    assert set(query(store, "SELECT kind, note FROM labels")) == {("queue", "kept")}
+    again = Store.open(data_dir, database_url=database_url)
+    assert _version(again) == 4 and _tables(again) - {"calib_schema", "sqlite_sequence"} == TABLES_AT[4]
+    got = again.labels(r.token)
+    assert [(x.note, x.correct, x.unsure) for x in got.labels] == [("kept", False, False)]
+    assert got.judge_shown == (False,) and got.reasons == ((),)
+    setting = again.review_setting(r.token)
+    assert setting.enabled and setting.flow == hl.Workflow()  # no assignment, blind, no list
 
 
 def test_a_catalog_of_a_newer_version_is_refused(tmp_path: Path, database_url: str | None) -> None:
     store = Store.open(tmp_path / "data", database_url=database_url)
     with store.db.transaction() as con:
-        store.db._set_version(con, 4)
-    with pytest.raises(CalibError, match=r"written by a newer calib \(schema 4\); upgrade calib$"):
+        store.db._set_version(con, 5)
+    with pytest.raises(CalibError, match=r"written by a newer calib \(schema 5\); upgrade calib$"):
         Store.open(tmp_path / "data", database_url=database_url)
 
 

@@ -359,20 +359,22 @@ def test_a_version_1_catalog_is_migrated_in_place(tmp_path: Path) -> None:
         con.execute("DROP TABLE labels")
         con.execute("DROP TABLE reviewing")
         con.execute("DROP TABLE login_failures")
+        con.execute("DROP TABLE adjudications")
+        con.execute("DROP TABLE assignments")
         con.execute("PRAGMA user_version=1")
     store = Store.open(data_dir)
     with sqlite3.connect(store.catalog_path) as con:
-        assert con.execute("PRAGMA user_version").fetchone() == (3,)
+        assert con.execute("PRAGMA user_version").fetchone() == (4,)
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"shares", "labels", "reviewing", "login_failures"} <= tables
+    assert {"shares", "labels", "reviewing", "login_failures", "adjudications", "assignments"} <= tables
     assert store.open_share(old.token).available  # the old link still opens...
     assert store.review_setting(old.token) == hl.ReviewSetting()  # ...with reviewing off
     assert store.set_review(old.token, enabled=True, sample_size=10, owner_secret=old.owner_secret).ok
     assert store.add_label(old.token, lab(PLAN.queue[0].item), PLANS).ok
     assert Store.open(data_dir).labels(old.token).labels[0].item == PLAN.queue[0].item  # reopening is a no-op
     with sqlite3.connect(store.catalog_path) as con:
-        con.execute("PRAGMA user_version=4")
-    with pytest.raises(CalibError, match=r"written by a newer calib \(schema 4\); upgrade calib$"):
+        con.execute("PRAGMA user_version=5")
+    with pytest.raises(CalibError, match=r"written by a newer calib \(schema 5\); upgrade calib$"):
         Store.open(data_dir)
 
 

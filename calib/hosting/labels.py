@@ -1,6 +1,8 @@
 """Reviewing inside a share: the owner's review setting and the reviewers' labels, kept
 in the share store's catalog (tables ``reviewing`` and ``labels``, schema version 2 of
-:mod:`calib.hosting.schema`).
+:mod:`calib.hosting.schema`; the workflow of issue 25, version 4: ``unsure``, blind or
+not, reason tags, the owner's workflow setting and the append-only ``adjudications``;
+assignment is :mod:`calib.hosting.assignment`).
 
 Contract
 --------
@@ -16,8 +18,12 @@ Contract
   A refused call gets one message for every cause (:data:`NOT_REVIEWABLE_MESSAGE`), so
   that probing tokens learns nothing.
 - **Owner only.** Turning reviewing on or off, its audit sample size and seed
-  (:meth:`ReviewCatalog.set_review`), and importing a labels file
-  (:meth:`ReviewCatalog.import_labels`) take the owner's proof (:func:`~calib.hosting.shares.is_owner`).
+  (:meth:`ReviewCatalog.set_review`), the workflow (:meth:`ReviewCatalog.set_workflow`),
+  importing a labels file (:meth:`ReviewCatalog.import_labels`) and adjudicating
+  (:meth:`ReviewCatalog.adjudicate`) take the owner's proof (:func:`~calib.hosting.shares.is_owner`).
+- **Blind by default.** Whether the judge (stated confidence, the file's outcome) was shown
+  is the owner's setting, stamped by the server on every label (``judge_shown``), never
+  taken from the reviewer; so the audit can tell blind labels from unblind ones.
 - **Append-only.** A label is a new row; a changed label is a newer row for the same
   (dataset, item, reviewer), so the history is kept and the current label is the latest
   (:func:`calib.labels.records.current`). Rows leave only with their share: deleting a
@@ -49,6 +55,7 @@ from typing import TYPE_CHECKING
 from calib.hosting.catalog import Catalog, reported
 from calib.hosting.database import Connection
 from calib.hosting.shares import NOT_OWNER_MESSAGE, Outcome, is_owner, secret_digest, valid_token
+from calib.hosting.workflow import Workflow, check_reviewer, check_workflow
 
 if TYPE_CHECKING:
     from calib.dataset import Dataset
@@ -94,6 +101,12 @@ class ReviewSetting:
     enabled: bool = False
     sample_size: int = DEFAULT_SAMPLE_SIZE
     seed: int = 0
+    workflow: Workflow = Workflow()  # the owner's workflow (:mod:`calib.hosting.workflow`)
+
+    @property
+    def flow(self) -> Workflow:
+        """The workflow setting (short for :attr:`workflow`)."""
+        return self.workflow
 
 
 @dataclass(frozen=True)
@@ -134,7 +147,10 @@ class LabelsResult:
     message:
         What to tell the user (fixed text, or the reason naming the label).
     labels:
-        The share's labels, oldest first (every row: the history), for a read.
+        The share's labels, oldest first (every row: the history), for a read; the
+        adjudications (kind ``"adjudication"``) after them, oldest first.
+    judge_shown, reasons:
+        Per label of :attr:`labels`, whether the judge was shown and its reason tags.
     written:
         Rows written, for a write.
     rejected:
@@ -147,6 +163,8 @@ class LabelsResult:
     labels: tuple[Label, ...] = ()
     written: int = 0
     rejected: tuple[str, ...] = ()
+    judge_shown: tuple[bool, ...] = ()
+    reasons: tuple[tuple[str, ...], ...] = ()
 
 
 def _refused() -> LabelsResult:
@@ -156,23 +174,6 @@ def _refused() -> LabelsResult:
 def now_iso(clock: float) -> str:
     """A Unix time as ISO-8601 UTC with a ``Z`` (the form :class:`~calib.labels.records.Label` keeps)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock))
-
-
-def check_reviewer(reviewer: object) -> str:
-    """The reviewer identity as stored (trimmed), or a ``ValueError`` saying why not
-    (the rules of :func:`calib.labels.records.label_problem`: no character of
-    :data:`calib.labels.records.INVISIBLE_CATEGORIES`, :func:`~calib.labels.records.invisible_in_name`)."""
-    from calib.labels.records import MAX_REVIEWER_CHARS, invisible_in_name
-
-    if not isinstance(reviewer, str) or not reviewer.strip():
-        raise ValueError("the reviewer's name must be non-empty text")
-    who = reviewer.strip()
-    if len(who) > MAX_REVIEWER_CHARS:
-        raise ValueError(f"the reviewer's name is longer than {MAX_REVIEWER_CHARS} characters")
-    invisible = invisible_in_name(who)
-    if invisible is not None:
-        raise ValueError(invisible)
-    return who
 
 
 def _check_setting(sample_size: object, seed: object) -> tuple[int, int]:
@@ -275,7 +276,7 @@ class _Index:
         kind = self.kinds.get((self.stored(ds), label.item))
         if kind is None:
             raise ValueError(f"item {shown} is not in this link's review queue or audit sample")
-        if kind != label.kind:
+        if kind != label.kind and label.kind != "adjudication":
             raise ValueError(f"item {shown} is in the {kind} list, not the {label.kind} list")
         return replace(label, dataset=self.stored(ds))
 
@@ -302,10 +303,17 @@ class ReviewCatalog(Catalog):
 
     @staticmethod
     def _setting(con: Connection, share_id: str) -> ReviewSetting:
+        import json
+
         row = con.execute(
-            "SELECT enabled, sample_size, seed FROM reviewing WHERE share_id = ?", (share_id,)
+            "SELECT enabled, sample_size, seed, assign, overlap, overlap_k, reviewers, show_judge, guidelines,"
+            " reason_tags FROM reviewing WHERE share_id = ?", (share_id,)
         ).fetchone()
-        return ReviewSetting() if row is None else ReviewSetting(bool(row[0]), int(row[1]), int(row[2]))
+        if row is None:
+            return ReviewSetting()
+        flow = Workflow(bool(row[3]), float(row[4]), int(row[5]), tuple(json.loads(row[6] or "[]")),
+                        bool(row[7]), str(row[8]), tuple(json.loads(row[9] or "[]")))
+        return ReviewSetting(bool(row[0]), int(row[1]), int(row[2]), flow)
 
     @staticmethod
     def _dataset_names(con: Connection, share_id: str) -> list[str]:
@@ -397,16 +405,86 @@ class ReviewCatalog(Catalog):
             )
         return Outcome(True, "updated", "Reviewing is off: the link is read-only again; the labels are kept.")
 
+    @reported
+    def set_workflow(
+        self, token: object, flow: Workflow, *, owner_secret: str | None = None, user: str | None = None
+    ) -> Outcome:
+        """Set the review workflow of a share that opens (owner only); the audit sample
+        size, seed and on/off stay as they are (:meth:`set_review`).
+
+        Raises
+        ------
+        CalibError
+            A setting out of range (:func:`check_workflow`).
+        """
+        import json
+
+        from calib.errors import CalibError
+
+        try:
+            flow = check_workflow(flow)
+        except ValueError as exc:
+            raise CalibError(str(exc)) from None
+        with self._transaction() as con:
+            row = self._share_row(con, token)
+            if row is None or not row[3]:
+                return Outcome(False, "not_available", NOT_REVIEWABLE_MESSAGE)
+            if not is_owner(row[1], row[2], owner_secret, user):
+                return Outcome(False, "not_owner", NOT_OWNER_MESSAGE)
+            values = (int(flow.assign), flow.overlap, flow.k, json.dumps(list(flow.reviewers)),
+                      int(flow.show_judge), flow.guidelines, json.dumps(list(flow.reason_tags)))
+            con.execute(
+                "INSERT INTO reviewing(share_id, enabled, sample_size, seed, changed, assign, overlap, overlap_k,"
+                " reviewers, show_judge, guidelines, reason_tags) VALUES (?, 0, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(share_id) DO UPDATE SET assign = excluded.assign, overlap = excluded.overlap,"
+                " overlap_k = excluded.overlap_k, reviewers = excluded.reviewers, show_judge = excluded.show_judge,"
+                " guidelines = excluded.guidelines, reason_tags = excluded.reason_tags, changed = excluded.changed",
+                (row[0], DEFAULT_SAMPLE_SIZE, self.clock(), *values),
+            )
+        from calib.present.review import workflow_sentence
+
+        return Outcome(True, "updated", workflow_sentence(flow.assign, flow.overlap, flow.k, len(flow.reviewers),
+                                                          flow.show_judge))
+
     # -------------------------------------------------------------- writes
     @reported
-    def add_label(self, token: object, label: Label, plans: Mapping[str, ReviewPlan]) -> LabelsResult:
+    def add_label(
+        self, token: object, label: Label, plans: Mapping[str, ReviewPlan], *, reasons: Sequence[str] = ()
+    ) -> LabelsResult:
         """Record one reviewer's label through a link that opens with reviewing on.
 
         ``plans`` maps each of the share's dataset names to its review plan (computed by
         the caller from the share's data): the label's item must be in it. The label is
-        stamped with the server's clock.
+        stamped with the server's clock and with whether the judge was shown; ``reasons``
+        must be among the owner's reason tags. With assignment on, the reviewer must be
+        on the reviewer list and the item must have room for their label (no item gets
+        more labels than planned, :meth:`_room_for`).
         """
-        return self._write(token, [label], plans, stamp=True)
+        if label.kind == "adjudication":
+            return LabelsResult(False, "invalid", "Only the link's owner adjudicates.")
+        return self._write(token, [label], plans, stamp=True, reasons=tuple(reasons))
+
+    def _room_for(self, con: Connection, sid: str, setting: ReviewSetting, labels: list[Label],
+                  keys: Mapping[str, list[str]]) -> str | None:
+        """Why a reviewer's labels cannot be written under the workflow, or ``None``
+        (no assignment here: :class:`calib.hosting.assignment.AssignmentCatalog` checks it)."""
+        return None
+
+    @reported
+    def adjudicate(
+        self,
+        token: object,
+        label: Label,
+        plans: Mapping[str, ReviewPlan],
+        *,
+        owner_secret: str | None = None,
+        user: str | None = None,
+    ) -> LabelsResult:
+        """Set the final label of an item (owner only): an adjudication, appended to the
+        history (a later one for the same item replaces it in the final labels,
+        :func:`calib.labels.final.final_labels`). ``label.reviewer`` is the adjudicator."""
+        adj = replace(label, kind="adjudication", unsure=False)
+        return self._write(token, [adj], plans, stamp=True, owner=(owner_secret, user))
 
     @reported
     def import_labels(
@@ -431,15 +509,22 @@ class ReviewCatalog(Catalog):
         *,
         stamp: bool,
         owner: tuple[str | None, str | None] | None = None,
-    ) -> LabelsResult:
+        reasons: tuple[str, ...] = (),
+    ) -> LabelsResult:  # long: one transaction from lookup to commit
         """The one write path: lookup, checks, the cap and the rows, in one transaction."""
+        import json
+
         with self._transaction() as con:
             row = self._share_row(con, token)
-            if row is None or not row[3] or not self._setting(con, row[0]).enabled:
+            setting = self._setting(con, row[0]) if row is not None else ReviewSetting()
+            if row is None or not row[3] or not setting.enabled:
                 return _refused()
             sid, owner_hash, owner_user, _ = row
             if owner is not None and not is_owner(owner_hash, owner_user, *owner):
                 return LabelsResult(False, "not_owner", "Only the owner of this link can import labels.")
+            tags = setting.flow.reason_tags
+            if any(r not in tags for r in reasons):
+                return LabelsResult(False, "invalid", "A reason tag is not one of the owner's tags.")
             index = _Index(self._dataset_names(con, sid), plans)
             if stamp:
                 labels = [replace(lab, time=now_iso(self.clock())) for lab in labels]
@@ -451,16 +536,30 @@ class ReviewCatalog(Catalog):
                     bad.append(f"label {n}: {exc}" if owner is not None else str(exc))
             if owner is None and bad:
                 return LabelsResult(False, "invalid", bad[0], rejected=tuple(bad))
-            have = con.execute("SELECT COUNT(*) FROM labels WHERE share_id = ?", (sid,)).fetchone()[0]
+            if owner is None:
+                keys = {index.stored(n): [it.item for it in p.items] for n, p in plans.items()}
+                why = self._room_for(con, sid, setting, good, keys)
+                if why is not None:
+                    return LabelsResult(False, "invalid", why)
+            have = sum(con.execute(f"SELECT COUNT(*) FROM {t} WHERE share_id = ?", (sid,)).fetchone()[0]
+                       for t in ("labels", "adjudications"))
             if have + len(good) > MAX_LABELS_PER_SHARE:
                 return LabelsResult(False, "full", FULL_MESSAGE, rejected=tuple(bad))
+            adj = [g for g in good if g.kind == "adjudication"]
             con.executemany(
-                "INSERT INTO labels(share_id, dataset, item, correct, note, reviewer, time, kind)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(sid, g.dataset, g.item, int(g.correct), g.note, g.reviewer, g.time, g.kind) for g in good],
+                "INSERT INTO labels(share_id, dataset, item, correct, note, reviewer, time, kind, unsure,"
+                " judge_shown, reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, g.dataset, g.item, int(g.correct), g.note, g.reviewer, g.time, g.kind, int(g.unsure),
+                  int(setting.flow.show_judge and stamp), json.dumps(list(reasons)) if reasons else "")
+                 for g in good if g.kind != "adjudication"],
+            )
+            con.executemany(
+                "INSERT INTO adjudications(share_id, dataset, item, correct, note, adjudicator, time)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(sid, g.dataset, g.item, int(g.correct), g.note, g.reviewer, g.time) for g in adj],
             )
             self._stage("labels_before_commit")
-        if owner is None:
+        if owner is None or (stamp and len(labels) == 1):
             return LabelsResult(True, "saved", "Saved.", written=len(good))
         msg = f"Imported {len(good):,} label(s)" + (f"; {len(bad):,} left out:" if bad else ".")
         return LabelsResult(True, "imported", msg, written=len(good), rejected=tuple(bad))
@@ -476,6 +575,8 @@ class ReviewCatalog(Catalog):
         owner secret or as the logged-in owner) also after revoking, expiry, or turning
         reviewing off, until the share is deleted or swept.
         """
+        import json
+
         from calib.labels.records import Label
 
         with self._connect() as con:
@@ -487,11 +588,20 @@ class ReviewCatalog(Catalog):
             if not reviewable and not is_owner(owner_hash, owner_user, owner_secret, user):
                 return _refused()
             rows = con.execute(
-                "SELECT item, correct, note, reviewer, time, kind, dataset FROM labels WHERE share_id = ? ORDER BY id",
+                "SELECT item, correct, note, reviewer, time, kind, dataset, unsure, judge_shown, reasons"
+                " FROM labels WHERE share_id = ? ORDER BY id",
+                (sid,),
+            ).fetchall()
+            rows += con.execute(
+                "SELECT item, correct, note, adjudicator, time, 'adjudication', dataset, 0, 0, ''"
+                " FROM adjudications WHERE share_id = ? ORDER BY id",
                 (sid,),
             ).fetchall()
         out = tuple(
-            Label(item=r[0], correct=bool(r[1]), note=r[2], reviewer=r[3], time=r[4], kind=r[5], dataset=r[6])
+            Label(item=r[0], correct=bool(r[1]), note=r[2], reviewer=r[3], time=r[4], kind=r[5], dataset=r[6],
+                  unsure=bool(r[7]))
             for r in rows
         )
-        return LabelsResult(True, "ok", f"{len(out):,} label(s).", labels=out)
+        return LabelsResult(True, "ok", f"{len(out):,} label(s).", labels=out,
+                            judge_shown=tuple(bool(r[8]) for r in rows),
+                            reasons=tuple(tuple(json.loads(r[9])) if r[9] else () for r in rows))

@@ -35,7 +35,7 @@ from calib.hosting.database import PostgresDatabase, check_url, is_database_erro
 from calib.hosting.schema import TABLES
 
 #: Tables whose id is drawn from a sequence on PostgreSQL (moved past the copied ids).
-_SERIAL = ("labels", "login_failures")
+_SERIAL = ("labels", "login_failures", "adjudications")
 
 
 @dataclass(frozen=True)

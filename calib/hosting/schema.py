@@ -15,6 +15,11 @@ Versions
 3. state shared by replicas (issue 27): ``login_failures``, the password lock-out's
    failures (:class:`calib.hosting.lockout.CatalogFailures`), so that a client landing on
    another replica finds its failures there.
+4. the review workflow (issue 25): a label's ``unsure``, whether the judge was shown
+   (``judge_shown``) and its reason tags; the owner's workflow setting on ``reviewing``
+   (assignment, overlap share and labels per overlapped item, reviewer list, "show the
+   judge", guidelines, reason tags); the append-only ``adjudications`` and the
+   ``assignments`` the server hands out (:mod:`calib.hosting.assignment`).
 
 The version is SQLite's ``PRAGMA user_version`` and PostgreSQL's one-row table
 ``calib_schema``; migrations run in the opening transaction (both databases' DDL is
@@ -23,7 +28,7 @@ transactional), so a crash leaves the old version whole.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS blobs (
@@ -97,13 +102,51 @@ CREATE INDEX IF NOT EXISTS login_failures_client ON login_failures(client, at);
 CREATE INDEX IF NOT EXISTS login_failures_at ON login_failures(at);
 """
 
+# Columns added with a default, so that every row of version 3 reads as before (a label
+# not unsure, given blind, without reasons; reviewing without assignment). Adjudications
+# are append-only like labels; an assignment row is one reviewer's hold on, or skip of, one
+# item (``at`` Unix time: a hold older than the timeout is free again).
+_V4 = """
+ALTER TABLE labels ADD COLUMN unsure INTEGER NOT NULL DEFAULT 0 CHECK (unsure IN (0, 1));
+ALTER TABLE labels ADD COLUMN judge_shown INTEGER NOT NULL DEFAULT 0 CHECK (judge_shown IN (0, 1));
+ALTER TABLE labels ADD COLUMN reasons TEXT NOT NULL DEFAULT '';
+ALTER TABLE reviewing ADD COLUMN assign INTEGER NOT NULL DEFAULT 0 CHECK (assign IN (0, 1));
+ALTER TABLE reviewing ADD COLUMN overlap {real} NOT NULL DEFAULT 0;
+ALTER TABLE reviewing ADD COLUMN overlap_k INTEGER NOT NULL DEFAULT 2;
+ALTER TABLE reviewing ADD COLUMN reviewers TEXT NOT NULL DEFAULT '';
+ALTER TABLE reviewing ADD COLUMN show_judge INTEGER NOT NULL DEFAULT 0 CHECK (show_judge IN (0, 1));
+ALTER TABLE reviewing ADD COLUMN guidelines TEXT NOT NULL DEFAULT '';
+ALTER TABLE reviewing ADD COLUMN reason_tags TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS adjudications (
+    id {serial},
+    share_id TEXT NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
+    dataset TEXT NOT NULL,
+    item TEXT NOT NULL,
+    correct INTEGER NOT NULL CHECK (correct IN (0, 1)),
+    note TEXT NOT NULL,
+    adjudicator TEXT NOT NULL,
+    time TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS adjudications_share_item ON adjudications(share_id, dataset, item, id);
+CREATE TABLE IF NOT EXISTS assignments (
+    share_id TEXT NOT NULL REFERENCES shares(id) ON DELETE CASCADE,
+    dataset TEXT NOT NULL,
+    item TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('held', 'skipped')),
+    at {real} NOT NULL,
+    PRIMARY KEY (share_id, dataset, item, reviewer)
+);
+"""
+
 #: The DDL that brings version ``v`` to ``v + 1``.
-MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3}
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3, 3: _V4}
 
 #: The tables of each version, in an order that respects foreign keys (parents first):
 #: what ``calib hosting migrate`` copies.
 TABLES: tuple[str, ...] = (
     "blobs", "datasets", "dataset_blobs", "shares", "share_datasets", "reviewing", "labels", "login_failures",
+    "adjudications", "assignments",
 )
 
 #: How each database spells the placeholders of the DDL.

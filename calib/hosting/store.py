@@ -24,7 +24,7 @@ file or database access.
 The storage itself (blobs, catalog, crash safety, permissions, upkeep) is
 :class:`calib.hosting.catalog.Catalog`; the value types are in :mod:`calib.hosting.shares`.
 Reviewing inside a share (the owner's setting, the reviewers' labels) is
-:class:`calib.hosting.labels.ReviewCatalog`'s, which :class:`Store` inherits.
+:class:`calib.hosting.labels.ReviewCatalog`'s and :class:`calib.hosting.assignment.AssignmentCatalog`'s, which :class:`Store` inherits.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from calib.errors import CalibError
+from calib.hosting.assignment import AssignmentCatalog
 from calib.hosting.catalog import reported
 from calib.hosting.database import Connection
-from calib.hosting.labels import ReviewCatalog
 from calib.hosting.shares import (
     MAX_DATASETS,
     MAX_FILES,
@@ -74,7 +74,7 @@ from calib.loading import FORMATS
 log = logging.getLogger(__name__)
 
 
-class Store(ReviewCatalog):
+class Store(AssignmentCatalog):
     """The share store over one data directory. Create it with :meth:`open` (see
     :class:`~calib.hosting.catalog.Catalog` for the parameters).
 

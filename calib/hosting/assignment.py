@@ -1,0 +1,253 @@
+"""Assignment (issue 25): the server hands each reviewer their next item, so that no item
+gets more labels than planned and every reviewer's share of the overlap is balanced.
+
+Contract
+--------
+- **The plan of labels.** :func:`planned_labels`: a seeded choice of
+  ``round(overlap * n)`` of a plan's ``n`` items (by the SHA-256 of seed, dataset and item
+  key, so it is the same for every reviewer, replica and restart) is planned for ``k``
+  labels, every other item for one. Which items are in the plan is the review plan's (the
+  queue and audit sample, or the traffic labelling plan): the plan decides which items,
+  assignment decides who.
+- **Who gets what.** :func:`choose`, given every item's takers (reviewers with a label
+  on it, or an unexpired hold), offers ``who`` the first open item of the plan's order that
+  they have not labelled or skipped and whose takers are fewer than planned. Balance: while
+  the reviewer's overlapped labels are below the overlap's share of the planned labels
+  times their labels (plus this one), an overlapped item comes first (one another
+  reviewer started, first, so that pairs complete early), else a single one; so each
+  reviewer's overlapped labels stay within one of that share of their labels.
+- **Holds.** Handing out an item holds it for the reviewer (table ``assignments``); a
+  hold older than :attr:`AssignmentCatalog.hold_seconds` (a reviewer who left) no longer
+  counts and the item is offered to others. A skip is kept per reviewer and item: the
+  item is not offered to them again and its slot is free.
+- **Never over the plan.** A reviewer's label is written only while the item's other
+  labelling reviewers are fewer than planned (:meth:`AssignmentCatalog._room_for`, in the
+  label's own transaction): a hold is a promise, the write is the check, so concurrent
+  reviewers, a released hold taken by another, or a restart never give an item one label
+  too many. Every call is one serialised transaction (:mod:`calib.hosting.database`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from calib.hosting.catalog import reported
+from calib.hosting.database import Connection
+from calib.hosting.labels import NOT_REVIEWABLE_MESSAGE, ReviewCatalog, ReviewSetting
+from calib.hosting.workflow import Workflow
+
+#: Seconds a handed-out item stays held for a reviewer who does not label it.
+HOLD_SECONDS = 15 * 60
+NOT_ON_LIST = "You are not on this link's reviewer list: ask its owner to add you."
+NO_ROOM = "This item already has every label planned for it: go on to your next item."
+
+
+def planned_labels(keys: Sequence[str], flow: Workflow, seed: int, dataset: str = "") -> dict[str, int]:
+    """Labels planned per item of ``keys`` (see the module): ``flow.k`` for the overlapped
+    share, one for the others."""
+    n = len(keys)
+    m = int(flow.overlap * n + 0.5)
+
+    def rank(key: str) -> bytes:
+        return hashlib.sha256(f"{seed}\x00{dataset}\x00{key}".encode("utf-8", "surrogatepass")).digest()
+
+    chosen = set(sorted(keys, key=rank)[:m])
+    return {key: flow.k if key in chosen else 1 for key in keys}
+
+
+@dataclass
+class ItemState:
+    """Who has taken each item of one dataset: labelled it, holds it, or skipped it."""
+
+    labelled: dict[str, set[str]] = field(default_factory=dict)
+    held: dict[str, set[str]] = field(default_factory=dict)
+    skipped: dict[str, set[str]] = field(default_factory=dict)
+
+    def takers(self, item: str) -> set[str]:
+        return self.labelled.get(item, set()) | self.held.get(item, set())
+
+    def barred(self, who: str) -> set[str]:
+        """Items ``who`` labelled or skipped: not offered to them again."""
+        return {i for i, r in self.labelled.items() if who in r} | {i for i, r in self.skipped.items() if who in r}
+
+
+def choose(keys: Sequence[str], planned: Mapping[str, int], state: ItemState, who: str) -> str | None:
+    """The item to offer ``who`` next (see the module), or ``None`` when none is open."""
+    barred = state.barred(who)
+    mine_held = [k for k in keys if who in state.held.get(k, set()) and k not in barred]
+    if mine_held:
+        return mine_held[0]
+    open_ = [k for k in keys if k not in barred and len(state.takers(k)) < planned[k]]
+    if not open_:
+        return None
+    slots = sum(planned.values())
+    share = sum(v for v in planned.values() if v > 1) / slots if slots else 0.0
+    mine = [k for k in keys if who in state.labelled.get(k, set())]
+    mine_overlap = sum(1 for k in mine if planned[k] > 1)
+    multi = [k for k in open_ if planned[k] > 1]
+    multi = [k for k in multi if state.takers(k)] + [k for k in multi if not state.takers(k)]
+    single = [k for k in open_ if planned[k] == 1]
+    first, second = (multi, single) if mine_overlap < share * (len(mine) + 1) else (single, multi)
+    return (first or second)[0]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the labelling of one dataset stands under assignment.
+
+    Attributes
+    ----------
+    planned:
+        Labels planned in all (the sum of :func:`planned_labels`).
+    given:
+        Labels given toward the plan (per item, its labelling reviewers, at most planned).
+    complete:
+        Items with every planned label.
+    items:
+        Items in the plan.
+    per_reviewer:
+        Per reviewer: ``(labels, of them on overlapped items, skips)``.
+    """
+
+    planned: int
+    given: int
+    complete: int
+    items: int
+    per_reviewer: dict[str, tuple[int, int, int]]
+
+
+def progress(keys: Sequence[str], planned: Mapping[str, int], state: ItemState) -> Progress:
+    """:class:`Progress` of ``state`` against ``planned``."""
+    given = sum(min(len(state.labelled.get(k, set())), planned[k]) for k in keys)
+    complete = sum(1 for k in keys if len(state.labelled.get(k, set())) >= planned[k])
+    who_all = {r for k in keys for r in state.labelled.get(k, set()) | state.skipped.get(k, set())}
+    per = {
+        r: (
+            sum(1 for k in keys if r in state.labelled.get(k, set())),
+            sum(1 for k in keys if r in state.labelled.get(k, set()) and planned[k] > 1),
+            sum(1 for k in keys if r in state.skipped.get(k, set())),
+        )
+        for r in sorted(who_all)
+    }
+    return Progress(sum(planned[k] for k in keys), given, complete, len(keys), per)
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """What :meth:`AssignmentCatalog.next_item` returns.
+
+    Attributes
+    ----------
+    ok:
+        Whether the call could be answered (``False``: :attr:`message` says why).
+    item:
+        The item handed out (held for the reviewer), or ``None`` when none is left for them.
+    progress:
+        The dataset's :class:`Progress` after the hand-out.
+    message:
+        Why not, when not ``ok``.
+    """
+
+    ok: bool
+    item: str | None = None
+    progress: Progress | None = None
+    message: str = ""
+
+
+class AssignmentCatalog(ReviewCatalog):
+    """The assignment half of the share store (:class:`calib.hosting.store.Store` inherits it)."""
+
+    hold_seconds: float = HOLD_SECONDS
+
+    def _state(self, con: Connection, sid: str, stored: str) -> ItemState:
+        state = ItemState()
+        for item, reviewer in con.execute(
+            "SELECT item, reviewer FROM labels WHERE share_id = ? AND dataset = ?", (sid, stored)
+        ):
+            state.labelled.setdefault(item, set()).add(reviewer)
+        fresh = self.clock() - self.hold_seconds
+        for item, reviewer, kind, at in con.execute(
+            "SELECT item, reviewer, state, at FROM assignments WHERE share_id = ? AND dataset = ?", (sid, stored)
+        ):
+            if kind == "skipped":
+                state.skipped.setdefault(item, set()).add(reviewer)
+            elif at > fresh:
+                state.held.setdefault(item, set()).add(reviewer)
+        return state
+
+    def _room_for(self, con: Connection, sid: str, setting: ReviewSetting, labels: list, keys: Mapping[str, list[str]]
+                  ) -> str | None:
+        flow = setting.flow
+        for lab in labels:
+            if not flow.allows(lab.reviewer):
+                return NOT_ON_LIST
+        if not flow.assign:
+            return None
+        for lab in labels:
+            plan_keys = keys.get(lab.dataset, [])
+            planned = planned_labels(plan_keys, flow, setting.seed, lab.dataset).get(lab.item, 1)
+            others = {r for (r,) in con.execute(
+                "SELECT DISTINCT reviewer FROM labels WHERE share_id = ? AND dataset = ? AND item = ?",
+                (sid, lab.dataset, lab.item))} - {lab.reviewer}
+            if len(others) >= planned:
+                return NO_ROOM
+            con.execute("DELETE FROM assignments WHERE share_id = ? AND dataset = ? AND item = ? AND reviewer = ?",
+                        (sid, lab.dataset, lab.item, lab.reviewer))
+        return None
+
+    def _open(self, con: Connection, token: object, who: str) -> tuple[str, ReviewSetting] | str:
+        row = self._share_row(con, token)
+        setting = self._setting(con, row[0]) if row is not None else ReviewSetting()
+        if row is None or not row[3] or not setting.enabled:
+            return NOT_REVIEWABLE_MESSAGE
+        if not setting.flow.allows(who):
+            return NOT_ON_LIST
+        return row[0], setting
+
+    @reported
+    def next_item(self, token: object, stored: str, keys: Sequence[str], who: str) -> Assigned:
+        """Hand ``who`` their next item of the dataset stored as ``stored`` (``keys``: its
+        plan's items in order) and hold it; ``item=None`` when none is left for them. A
+        reviewer asking again before labelling gets the item they hold."""
+        with self._transaction() as con:
+            got = self._open(con, token, who)
+            if isinstance(got, str):
+                return Assigned(False, message=got)
+            sid, setting = got
+            planned = planned_labels(keys, setting.flow, setting.seed, stored)
+            state = self._state(con, sid, stored)
+            item = choose(keys, planned, state, who)
+            if item is not None:
+                self._put(con, sid, stored, item, who, "held")
+                state.held.setdefault(item, set()).add(who)
+        return Assigned(True, item, progress(keys, planned, state))
+
+    @reported
+    def skip_item(self, token: object, stored: str, item: str, who: str) -> Assigned:
+        """Record that ``who`` skips ``item`` (not offered to them again; its slot is free)."""
+        with self._transaction() as con:
+            got = self._open(con, token, who)
+            if isinstance(got, str):
+                return Assigned(False, message=got)
+            self._put(con, got[0], stored, item, who, "skipped")
+        return Assigned(True)
+
+    @reported
+    def assignment_progress(self, token: object, stored: str, keys: Sequence[str]) -> Progress | None:
+        """The dataset's :class:`Progress` (``None`` when the link does not open for reviewing)."""
+        with self._connect() as con:
+            row = self._share_row(con, token)
+            if row is None:
+                return None
+            setting = self._setting(con, row[0])
+            state = self._state(con, row[0], stored)
+        return progress(keys, planned_labels(keys, setting.flow, setting.seed, stored), state)
+
+    def _put(self, con: Connection, sid: str, stored: str, item: str, who: str, kind: str) -> None:
+        con.execute(
+            "INSERT INTO assignments(share_id, dataset, item, reviewer, state, at) VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(share_id, dataset, item, reviewer) DO UPDATE SET state = excluded.state, at = excluded.at",
+            (sid, stored, item, who, kind, self.clock()),
+        )

@@ -1,0 +1,67 @@
+"""The words of the review workflow (issue 25): the card's question and buttons, the
+owner's workflow setting in a sentence, progress under assignment and adjudication.
+
+A label is the reviewer's verdict on the **item's answer**, the meaning of the file's
+outcome field; every sentence here says it in those words. User text (names, notes,
+guidelines) never goes into these sentences: the pages show it with ``st.text``.
+"""
+
+from __future__ import annotations
+
+from calib.present import format as fmt
+
+#: The card's question: what a label answers.
+CARD_QUESTION = "Is this answer right?"
+RIGHT, WRONG, UNSURE, SKIP = "Right", "Wrong", "Unsure", "Skip"
+#: Keyboard shortcuts of the card's buttons (Streamlit reserves C and R).
+SHORTCUTS = {RIGHT: "Y", WRONG: "N", UNSURE: "U", SKIP: "K"}
+BUTTON_HELP = {
+    RIGHT: "This item's answer is right (stored as correct: true).",
+    WRONG: "This item's answer is wrong (stored as correct: false).",
+    UNSURE: "You cannot tell: stored as unsure, which counts as no vote.",
+    SKIP: "Leave this item to others and go on (nothing is stored as a label).",
+}
+#: Titles of the card's fields, in the order shown.
+CARD_FIELDS = {
+    "question": "Question",
+    "answer": "The answer under review",
+    "reference": "Reference answer",
+    "rationale": "The judge's rationale",
+}
+BLIND = (
+    "Blind review: the judge's stated confidence and the file's outcome are hidden, so that they do not "
+    "anchor your verdict. Other reviewers' labels are hidden too until the owner adjudicates."
+)
+UNBLIND = "The owner shows the judge on this link: your labels are recorded as given with the judge shown."
+DONE = "No item is left for you: every item has its planned labels, or you labelled or skipped it. Thank you."
+
+
+def shortcuts_sentence() -> str:
+    """The buttons and their keys, in one line."""
+    return "Keys: " + ", ".join(f"{k} for {b}" for b, k in SHORTCUTS.items()) + "."
+
+
+def workflow_sentence(assign: bool, overlap: float, k: int, reviewers: int, show_judge: bool) -> str:
+    """The owner's workflow setting in one sentence."""
+    who = f"the {reviewers:,} reviewers listed" if reviewers else "anyone with the link"
+    if assign:
+        text = (f"Assignment on: the server hands {who} their next item; {fmt.pct(overlap)} of the items are "
+                f"planned for {k} labels each, the others for one")
+    else:
+        text = f"Assignment off: {who} move through the items freely"
+    judge = "the judge is shown to reviewers (recorded with every label)" if show_judge else \
+        "blind: the judge's confidence and the file's outcome are hidden from reviewers"
+    return f"{text}; {judge}."
+
+
+def progress_sentence(given: int, planned: int, complete: int, items: int) -> str:
+    """Overall progress under assignment."""
+    return f"{given:,} of {planned:,} planned labels given; {complete:,} of {items:,} items complete."
+
+
+def disagreement_sentence(n: int) -> str:
+    """How many items the owner may adjudicate."""
+    if n == 0:
+        return "No disagreement to adjudicate: every item with two or more verdicts has them all alike."
+    return (f"{n:,} item(s) where reviewers disagree (or only said unsure): set the final label of each. "
+            "An adjudication is appended to the history; the audit uses it in place of the majority.")
