@@ -20,7 +20,14 @@ Contract
   tab opened from the bare link asks again. The name is not a proof: with a password
   only, anyone with the link can type any name (the OIDC e-mail is verified).
 - **Safe text.** Item ids, groups, question text, notes and names are user data: shown
-  with ``st.text``, ``st.code`` and ``st.dataframe`` only, never markdown or HTML.
+  with ``st.text``, ``st.code`` and ``st.dataframe`` only, never markdown or HTML (the
+  owner's guidelines: :func:`dashboard.review_card.safe_markdown`).
+- **The workflow (issue 25).** The card (:mod:`dashboard.review_card`) is blind unless the
+  owner shows the judge; a reviewer sees only their own labels (the counts of the progress
+  bar aside): the other reviewers' labels, the agreement, the audit on the labels and the
+  export are the owner's, beside the workflow setting and adjudication
+  (:mod:`dashboard.review_owner`). With assignment on, the server hands out the next item
+  (:meth:`calib.hosting.assignment.AssignmentCatalog.next_item`).
 """
 
 from __future__ import annotations
@@ -35,11 +42,13 @@ from dashboard.context import Context
 from dashboard.entries import cache_key
 from dashboard.keys import LAST_SHARE_KEY, OWNER_KEY, SHARED_KEY
 from dashboard.layout import md_escape, metric, no_data, page_question, safe_filename, show_error
+from dashboard.review_card import buttons, guidelines, item_card, reasons_of
 from dashboard.runtime import share_store
 from dashboard.traffic_view import certificate_section, is_traffic, traffic_plans
 
 if TYPE_CHECKING:
     from calib.hosting.labels import ReviewSetting, ReviewState
+    from calib.hosting.workflow import Workflow
     from calib.labels.plan import ReviewItem, ReviewPlan
     from calib.labels.records import Label
 
@@ -52,18 +61,12 @@ NOT_ENABLED = (
 )
 #: The query parameter a password-only reviewer's name is kept in.
 REVIEWER_PARAM = "reviewer"
-RIGHT, WRONG, NEXT = "Right", "Wrong", "Next unlabelled"
-#: What a label answers (issue 22): the reviewer's verdict on the item's answer, the
-#: meaning of the file's outcome field; Right stores ``correct: true``.
-CARD_QUESTION = "Is this answer right?"
 #: Why an item is on the list, by its kind (:attr:`calib.labels.plan.ReviewItem.kind`).
 WHY = {
     "queue": "below the threshold: scored {stated}, under the owner's threshold {t}, so it goes to a person",
     "audit": "audit sample of accepted items: scored {stated}, at or above the threshold {t}, accepted "
              "unseen; drawn at random to estimate the error among the accepted",
 }
-#: Keyboard shortcuts of the three buttons (Streamlit reserves C and R).
-SHORTCUTS = {RIGHT: "Y", WRONG: "N", NEXT: "J"}
 PROGRESS_TEXT = "{done:,} of {total:,} labelled"
 _POS_KEY = "calib_review_pos"  # (token, dataset, item key) the reviewer is at
 _NOTICE_KEY = "calib_review_notice"  # (ok, message) of the last label or import
@@ -197,12 +200,21 @@ def review_page(ctx: Context) -> None:
         _question(plan, history)
     if who is None:
         return
-    _header(plan, who, typed=not ctx.access.user)
+    owner = bool(secret)  # the session that made the link
+    flow = state.setting.flow
+    _header(plan, who, typed=not ctx.access.user, flow=flow)
     _notice()
     if not plan.items:
         st.info("Nothing to label at this threshold: no item is below it and none is accepted to sample.")
+    elif flow.assign:
+        _assigned(token, plan, stored, history, who, all_plans, flow)
     else:
-        _labelling(token, plan, stored, history, who, all_plans)
+        _labelling(token, plan, stored, history, who, all_plans, flow, owner)
+    if not owner:
+        return  # the other reviewers' labels, agreement and export are the owner's
+    from dashboard.review_owner import owner_panel
+
+    owner_panel(token, secret, plan, stored, history, all_plans, flow)
     if is_traffic(plan):
         certificate_section(name, history, state.view)
     else:
@@ -224,8 +236,9 @@ def _question(plan: ReviewPlan, history: list[Label]) -> None:
                                               fmt.sig(plan.threshold, 4), done))
 
 
-def _header(plan: ReviewPlan, who: str, typed: bool) -> None:
+def _header(plan: ReviewPlan, who: str, typed: bool, flow: Workflow) -> None:
     from calib.present import format as fmt
+    from calib.present.review import BLIND, RIGHT, SHORTCUTS, SKIP, UNBLIND, WRONG, shortcuts_sentence
 
     c1, c2 = st.columns([4, 1])
     c1.text(f"Reviewing as {who}")
@@ -235,14 +248,21 @@ def _header(plan: ReviewPlan, who: str, typed: bool) -> None:
         from calib.present.traffic import REVIEW_CAPTION
 
         st.caption(REVIEW_CAPTION.format(budget=plan.budget, seed=plan.seed, t=fmt.sig(plan.threshold, 4),
-                                         right=SHORTCUTS[RIGHT], wrong=SHORTCUTS[WRONG], next=SHORTCUTS[NEXT]))
-        return
+                                         right=SHORTCUTS[RIGHT], wrong=SHORTCUTS[WRONG], next=SHORTCUTS[SKIP]))
+    else:
+        _caption(plan)
+    st.caption((UNBLIND if flow.show_judge else BLIND) + " " + shortcuts_sentence())
+    guidelines(flow)
+
+
+def _caption(plan: ReviewPlan) -> None:
+    from calib.present import format as fmt
+
     st.caption(
         f"The review queue ({len(plan.queue):,} items scored below the owner's threshold "
         f"{fmt.sig(plan.threshold, 4)}, most doubtful first) and an audit sample of {len(plan.audit):,} of the "
         f"{plan.accepted:,} items accepted unseen (seeded, stratified by stated value), the audit items spread "
-        f"evenly through the queue. For each item, say whether its answer is right: {SHORTCUTS[RIGHT]} for "
-        f"{RIGHT}, {SHORTCUTS[WRONG]} for {WRONG}, {SHORTCUTS[NEXT]} for the next unlabelled item. The sidebar's "
+        "evenly through the queue. For each item, say whether its answer is right. The sidebar's "
         "threshold does not change these lists."
     )
 
@@ -261,8 +281,10 @@ def _labelling(
     history: list[Label],
     who: str,
     all_plans: dict[str, ReviewPlan],
+    flow: Workflow,
+    owner: bool,
 ) -> None:
-    """Progress, the current item with its buttons, and the list of every item."""
+    """Progress, the current item with its buttons, and (for the owner) every item."""
     from calib.labels.records import current
 
     now = current(history)
@@ -271,42 +293,65 @@ def _labelling(
     keys = [it.item for it in plan.items]
     done = sum(1 for k in keys if k in labelled)
     st.progress(done / len(keys), text=PROGRESS_TEXT.format(done=done, total=len(keys)))
-    st.caption(
-        f"You labelled {sum(1 for k in keys if k in mine):,}; labels in all, with changes: {len(history):,}."
-    )
+    st.caption(f"You labelled {sum(1 for k in keys if k in mine):,}.")
     pos = _position(token, stored, keys, labelled, mine, move_on=is_traffic(plan))
     item = plan.items[pos]
-    _item_card(item, pos, len(keys), mine.get(item.item), plan.threshold, _why(plan, pos))
+    _card(token, plan, pos, stored, who, all_plans, flow, _verdict(now, item.item, who), keys,
+          lambda: _skip(token, stored, item.item, keys, labelled, mine))
+    if owner:
+        _item_table(plan, now)
+
+
+def _assigned(token: str, plan: ReviewPlan, stored: str, history: list[Label], who: str,
+              all_plans: dict[str, ReviewPlan], flow: Workflow) -> None:
+    """Assignment on: the server hands out this reviewer's next item and holds it."""
+    from calib.labels.records import current
+    from calib.present.review import DONE, progress_sentence
+
+    keys = [it.item for it in plan.items]
+    try:
+        got = share_store().next_item(token, stored, keys, who)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    if not got.ok:
+        st.info(got.message)
+        return
+    prog = got.progress
+    st.progress(prog.given / max(prog.planned, 1),
+                text=progress_sentence(prog.given, prog.planned, prog.complete, prog.items))
+    n, _, skips = prog.per_reviewer.get(who, (0, 0, 0))
+    st.caption(f"You labelled {n:,} and skipped {skips:,}.")
+    if got.item is None:
+        st.success(DONE)
+        return
+    pos = keys.index(got.item)
+    _card(token, plan, pos, stored, who, all_plans, flow, _verdict(current(history), got.item, who), keys,
+          lambda: _skip_assigned(token, stored, got.item, who))
+
+
+def _verdict(now: tuple[Label, ...], item: str, who: str) -> str | None:
+    for lab in now:
+        if lab.item == item and lab.reviewer == who:
+            return "unsure" if lab.unsure else "right" if lab.correct else "wrong"
+    return None
+
+
+def _card(token: str, plan: ReviewPlan, pos: int, stored: str, who: str, all_plans: dict[str, ReviewPlan],
+          flow: Workflow, mine: str | None, keys: list[str], on_skip: Any) -> None:
+    """The card of the ``pos``-th item, its note and its buttons."""
+    item = plan.items[pos]
+    why = _why(plan, pos) if flow.show_judge else None
+    item_card(item, pos, len(keys), mine, why, outcome=not is_traffic(plan))
     note_key = f"calib_review_note_{stored}_{item.item}"
     st.text_input("Note (optional)", max_chars=500, key=note_key)
-    c1, c2, c3 = st.columns(3)
-    args = (token, stored, item, who, note_key, all_plans, keys)
-    # neither button is primary: a highlighted one would suggest an answer
-    c1.button(
-        RIGHT,
-        key="calib_review_right",
-        shortcut=SHORTCUTS[RIGHT],
-        on_click=_record,
-        args=(*args, True),
-        help="This item's answer is right (stored as correct: true).",
-    )
-    c2.button(
-        WRONG,
-        key="calib_review_wrong",
-        shortcut=SHORTCUTS[WRONG],
-        on_click=_record,
-        args=(*args, False),
-        help="This item's answer is wrong (stored as correct: false).",
-    )
-    c3.button(
-        NEXT,
-        key="calib_review_next",
-        shortcut=SHORTCUTS[NEXT],
-        on_click=_skip,
-        args=(token, stored, item.item, keys, labelled, mine),
-        help="Go to the next item nobody labelled yet.",
-    )
-    _item_table(plan, now)
+    card_key = f"{stored}_{item.item}"
+
+    def on_label(correct: bool, unsure: bool) -> None:
+        _record(token, stored, item, who, note_key, all_plans, keys, correct, unsure, reasons_of(card_key),
+                move=not flow.assign)
+
+    buttons(on_label, on_skip, flow.reason_tags, card_key)
 
 
 def _position(token: str, stored: str, keys: list[str], labelled: set[str], mine: dict[str, bool],
@@ -339,45 +384,20 @@ def _next_open(keys: list[str], after: int, labelled: set[str], mine: dict[str, 
     return order[0]
 
 
-def _why(plan: ReviewPlan, pos: int) -> str | None:
-    """Why the traffic plan chose its ``pos``-th item (``None`` for a labelled file's plan)."""
-    if not is_traffic(plan):
-        return None
-    from calib.present.traffic import why_line
-
-    item, why = plan.items[pos], plan.why[pos]
-    return why_line(item.kind, item.stated, plan.threshold, why.stratum, why.items, why.planned,
-                    why.inclusion_probability)
-
-
-def _item_card(item: ReviewItem, pos: int, total: int, mine: bool | None, threshold: float,
-               why: str | None = None) -> None:
-    """One item to label; ``why`` (traffic: no outcome in the file) says why the plan chose it."""
+def _why(plan: ReviewPlan, pos: int) -> str:
+    """Why the plan chose its ``pos``-th item, with the judge's score (shown only when the
+    owner shows the judge)."""
     from calib.present import format as fmt
 
-    where = "review queue" if item.kind == "queue" else "audit sample"
-    with st.container(border=True):
-        # user text (id, group, question) only through st.text / st.code
-        st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
-        st.text(why or "Why this item: " + WHY[item.kind].format(stated=fmt.sig(item.stated, 4),
-                                                                 t=fmt.sig(threshold, 4)))
-        st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
-        if item.text:
-            st.code(item.text, language=None, wrap_lines=True)
-        else:
-            st.caption("The file has no question or answer text for this item.")
-        st.subheader(CARD_QUESTION)
-        m1, m2, m3 = st.columns(3)
-        m1.metric("Stated confidence", fmt.sig(item.stated, 4))
-        m2.metric("As a probability", fmt.pct(item.prob))
-        if why is None:  # traffic has no outcome to show
-            m3.metric("Outcome in the file", "right" if item.correct else "wrong",
-                      help="The file's outcome field: whether this answer was right by the key. Your label "
-                           "answers the same question.")
-        if mine is not None:
-            st.caption(
-                f"Your label: {'right' if mine else 'wrong'} (labelling again replaces it; the history is kept)."
-            )
+    item = plan.items[pos]
+    if not is_traffic(plan):
+        return "Why this item: " + WHY[item.kind].format(stated=fmt.sig(item.stated, 4),
+                                                         t=fmt.sig(plan.threshold, 4))
+    from calib.present.traffic import why_line
+
+    why = plan.why[pos]
+    return why_line(item.kind, item.stated, plan.threshold, why.stratum, why.items, why.planned,
+                    why.inclusion_probability)
 
 
 def _item_table(plan: ReviewPlan, now: tuple[Label, ...]) -> None:
@@ -415,21 +435,28 @@ def _record(
     all_plans: dict[str, ReviewPlan],
     keys: list[str],
     correct: bool,
+    unsure: bool = False,
+    reasons: list[str] | None = None,
+    move: bool = True,
 ) -> None:
-    """A Right / Wrong click: append the label, then go to the next unlabelled item."""
+    """A Right / Wrong / Unsure click: append the label, then (without assignment) go to
+    the next unlabelled item; with assignment the server hands out the next one."""
     from calib.labels.records import Label, current
 
     note = str(st.session_state.get(note_key) or "")
-    label = Label(item=item.item, correct=correct, note=note, reviewer=who, kind=item.kind, dataset=stored)
+    label = Label(item=item.item, correct=correct, note=note, reviewer=who, kind=item.kind, dataset=stored,
+                  unsure=unsure)
     try:
-        out = share_store().add_label(token, label, all_plans)
+        out = share_store().add_label(token, label, all_plans, reasons=reasons or [])
     except CalibError as exc:
         st.session_state[_NOTICE_KEY] = (False, str(exc))
         return
     if not out.ok:
         st.session_state[_NOTICE_KEY] = (False, out.message)
         return
-    st.session_state[_NOTICE_KEY] = (True, f"Saved: {'right' if correct else 'wrong'}.")
+    st.session_state[_NOTICE_KEY] = (True, f"Saved: {'unsure' if unsure else 'right' if correct else 'wrong'}.")
+    if not move:
+        return
     got = share_store().labels(token)
     now = current(lab for lab in got.labels if lab.dataset == stored) if got.ok else ()
     labelled = {lab.item for lab in now}
@@ -439,6 +466,15 @@ def _record(
         stored,
         keys[_next_open(keys, keys.index(item.item), labelled, mine)],
     )
+
+
+def _skip_assigned(token: str, stored: str, item: str, who: str) -> None:
+    try:
+        out = share_store().skip_item(token, stored, item, who)
+    except CalibError as exc:
+        st.session_state[_NOTICE_KEY] = (False, str(exc))
+        return
+    st.session_state[_NOTICE_KEY] = (out.ok, "Skipped." if out.ok else out.message)
 
 
 def _skip(

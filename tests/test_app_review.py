@@ -139,16 +139,19 @@ def test_reviewing_off_then_on_labels_and_progress_from_the_store(tmp_path):
     answer = next(m.value for m in bob.markdown if "labelled so far" in m.value).replace("\\", "")  # md-escaped
     assert answer == (f"The {len(queue)} items scored below the owner's threshold {LO:g}, and an audit sample of "
                       f"5 of the {len(accepted)} items accepted unseen; 1 of {total} labelled so far.")
-    # labels so far: Ann called the first item wrong, and so does the file
-    got = {m.label: m.value for m in bob.metric}
-    assert first["correct"] is False
-    assert got["Agreement, judge vs reviewers"] == "100.0%"
+    # blind (issue 25): a reviewer sees neither the judge nor the other reviewers' labels
+    assert not bob.main.metric and "Labels so far" not in [h.value for h in bob.subheader]
+    assert all(first["id"] not in t.value for t in bob.text)  # Ann's item is not Bob's card
     # the owner imports a labels file on the page (in the session that made the link)
     owner.switch_page("pages/8_Review.py")
     ok(owner.run())
     owner.text_input(key="calib_reviewer_input").set_value("Owner")
     owner.button(key="FormSubmitter:calib_reviewer_form-Start reviewing").click()
     ok(owner.run())
+    # labels so far, the owner's: Ann called the first item wrong, and so does the file
+    got = {m.label: m.value for m in owner.metric}
+    assert first["correct"] is False
+    assert got["Agreement, judge vs reviewers"] == "100.0%"
     second = sorted(queue, key=lambda r: (r["confidence"], ROWS.index(r)))[1]
     line = {
         "item": second["id"],

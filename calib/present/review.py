@@ -33,6 +33,7 @@ BLIND = (
     "anchor your verdict. Other reviewers' labels are hidden too until the owner adjudicates."
 )
 UNBLIND = "The owner shows the judge on this link: your labels are recorded as given with the judge shown."
+BLIND_WHY = "Why this item: the review plan chose it (the judge's score is hidden: blind review)."
 DONE = "No item is left for you: every item has its planned labels, or you labelled or skipped it. Thank you."
 
 

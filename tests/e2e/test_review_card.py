@@ -14,6 +14,7 @@ import sqlite3
 
 from calib.hosting.shares import DatasetSpec
 from calib.hosting.store import Store
+from calib.hosting.workflow import Workflow
 from tests.e2e.conftest import screenshot
 from tests.e2e.hosting import SLOW
 
@@ -63,11 +64,12 @@ def test_the_card_asks_whether_the_answer_is_right_and_meets_the_audit_sample_ea
         pos, total, kind, item = item_shown(page)
         assert (pos, total, kind) == (1, QUEUED + SAMPLE, "review queue")
         page.get_by_test_id("stHeading").filter(has_text="Is this answer right?").first.wait_for(timeout=SLOW)
-        page.get_by_test_id("stText").filter(has_text="Why this item: below the threshold").first.wait_for(
-            timeout=SLOW)
+        page.get_by_test_id("stText").filter(has_text="Why this item: the review plan chose it").first.wait_for(
+            timeout=SLOW)  # blind (issue 25): the score is hidden
         text = card_texts(page)
         assert "judge's verdict" not in text.lower()
-        for name in ("Right", "Wrong"):
+        assert "Stated confidence" not in text and "Outcome in the file" not in text  # blind
+        for name in ("Right", "Wrong", "Unsure", "Skip"):
             button = page.get_by_role("button", name=name)
             assert button.get_attribute("data-testid") == "stBaseButton-secondary", name
         assert page.get_by_test_id("stMain").get_by_test_id("stBaseButton-primary").count() == 0
@@ -81,6 +83,8 @@ def test_the_card_asks_whether_the_answer_is_right_and_meets_the_audit_sample_ea
                               (share.share_id,)).fetchall()
         assert got == [(item, 1, "queue")]
 
+        # the owner shows the judge: the next cards say why each item is here, with its score
+        assert store.set_workflow(share.token, Workflow(show_judge=True), owner_secret=share.owner_secret).ok
         # the audit sample is interleaved: the first audit item within ceil(N / A) items
         within = -(-(QUEUED + SAMPLE) // SAMPLE)
         wait_item_after(page, item)
@@ -90,7 +94,7 @@ def test_the_card_asks_whether_the_answer_is_right_and_meets_the_audit_sample_ea
             seen.append(kind)
             if kind == "audit sample" or pos > within:
                 break
-            page.get_by_role("button", name="Next unlabelled").click()
+            page.get_by_role("button", name="Skip").click()
             wait_item_after(page, item)
         assert kind == "audit sample" and pos <= within, seen
         page.get_by_test_id("stText").filter(

@@ -1,0 +1,97 @@
+"""The Review page's card (issue 25): one item, the question "Is this answer right?", the
+buttons Right / Wrong / Unsure / Skip (none highlighted, each with a key), the owner's
+guidelines and reason tags.
+
+Contract
+--------
+- **Blind by default.** The judge's stated confidence and the file's outcome are shown
+  only when the owner turned "show the judge" on for the link
+  (:attr:`calib.hosting.workflow.Workflow.show_judge`); the store stamps that on every label.
+- **Safe text.** Item ids, question text, notes and names: ``st.text`` / ``st.code`` only.
+  The guidelines are the one Markdown shown, through :func:`safe_markdown`: HTML tags
+  removed, then ``st.markdown`` with ``unsafe_allow_html=False``; image syntax and script
+  URL schemes neutralised, so that a ``<script>`` or ``<img onerror>`` is inert.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from calib.present.review import BUTTON_HELP, CARD_QUESTION, RIGHT, SHORTCUTS, SKIP, UNSURE, WRONG
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from calib.hosting.workflow import Workflow
+    from calib.labels.plan import ReviewItem
+
+_TAG = re.compile(r"<[^>]*>?")
+_SCHEME = re.compile(r"(?i)(javascript|vbscript|data|file)\s*:")
+
+
+def safe_markdown(text: str) -> str:
+    """``text`` with every HTML tag (and an unclosed ``<``) removed, image syntax made a
+    plain link text, and script-like URL schemes dropped: Markdown that cannot carry HTML."""
+    out = _TAG.sub("", text).replace("<", "").replace(">", "")
+    out = out.replace("![", "[")
+    return _SCHEME.sub("", out)
+
+
+def guidelines(flow: Workflow) -> None:
+    """The owner's guidelines, shown on every card (nothing when there are none)."""
+    if flow.guidelines.strip():
+        with st.expander("Guidelines", expanded=True):
+            st.markdown(safe_markdown(flow.guidelines), unsafe_allow_html=False)
+
+
+def item_card(item: ReviewItem, pos: int, total: int, mine: str | None, why: str | None,
+              outcome: bool) -> None:
+    """One item: where it is, why it is here, its text, and the judge only when ``why`` is
+    given (``None``: blind; ``outcome``: the file has an outcome to show)."""
+    from calib.present import format as fmt
+    from calib.present.review import BLIND_WHY
+
+    where = "review queue" if item.kind == "queue" else "audit sample"
+    with st.container(border=True):
+        st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
+        st.text(why or BLIND_WHY)
+        st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
+        if item.text:
+            st.caption("Question and answer (as the file has them)")
+            st.code(item.text, language=None, wrap_lines=True)
+        else:
+            st.caption("The file has no question or answer text for this item.")
+        st.subheader(CARD_QUESTION)
+        if why is not None:
+            m1, m2, m3 = st.columns(3)
+            m1.metric("Stated confidence", fmt.sig(item.stated, 4))
+            m2.metric("As a probability", fmt.pct(item.prob))
+            if outcome:
+                m3.metric("Outcome in the file", "right" if item.correct else "wrong",
+                          help="The file's outcome field: whether this answer was right by the key. Your label "
+                               "answers the same question.")
+        if mine is not None:
+            st.caption(f"Your label: {mine} (labelling again replaces it; the history is kept).")
+
+
+def buttons(on_label: Callable[[bool, bool], None], on_skip: Callable[[], None], tags: tuple[str, ...],
+            key: str) -> None:
+    """Reason tags (when the owner set some), then Right / Wrong / Unsure / Skip: none
+    primary, a highlighted one would suggest an answer."""
+    if tags:
+        st.multiselect("Reasons (optional)", list(tags), key=f"calib_review_reasons_{key}")
+    cols = st.columns(4)
+    specs = [(RIGHT, "calib_review_right", on_label, (True, False)),
+             (WRONG, "calib_review_wrong", on_label, (False, False)),
+             (UNSURE, "calib_review_unsure", on_label, (False, True)),
+             (SKIP, "calib_review_next", on_skip, ())]
+    for col, (name, bkey, fn, args) in zip(cols, specs, strict=True):
+        col.button(name, key=bkey, shortcut=SHORTCUTS[name], on_click=fn, args=args, help=BUTTON_HELP[name])
+
+
+def reasons_of(key: str) -> list[str]:
+    """The reason tags picked on the card ``key``."""
+    return list(st.session_state.get(f"calib_review_reasons_{key}") or [])

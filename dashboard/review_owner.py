@@ -1,0 +1,135 @@
+"""The owner's part of the Review page (issue 25): the workflow setting of the link,
+progress per reviewer, and adjudication of the disagreements.
+
+Contract
+--------
+Shown only in the session that made the link (its owner key). The workflow is saved with
+:meth:`calib.hosting.labels.ReviewCatalog.set_workflow`; an adjudication with
+:meth:`calib.hosting.labels.ReviewCatalog.adjudicate` (appended: the history keeps every
+one). A disagreement is an item whose reviewers' current labels are not all alike (right
+beside wrong, or an unsure) and that has no adjudication yet; the labels and notes are
+shown side by side in a table (user text: ``st.dataframe`` only). The final label is
+:func:`calib.labels.final.final_labels`' (what the audit on the labels uses).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from calib.errors import CalibError
+from dashboard.layout import md_escape, show_error
+from dashboard.runtime import share_store
+
+if TYPE_CHECKING:
+    from calib.hosting.workflow import Workflow
+    from calib.labels.plan import ReviewPlan
+    from calib.labels.records import Label
+
+_ADJ_NOTICE = "calib_adjudication_notice"
+
+
+def owner_panel(token: str, secret: str | None, plan: ReviewPlan, stored: str, history: list[Label],
+                all_plans: dict[str, ReviewPlan], flow: Workflow) -> None:
+    """The workflow form, progress per reviewer and adjudication."""
+    st.subheader("Workflow (owner)")
+    _workflow_form(token, secret, flow)
+    if flow.assign:
+        _per_reviewer(token, plan, stored)
+    st.subheader("Adjudication")
+    _adjudication(token, secret, plan, stored, history, all_plans)
+
+
+def _workflow_form(token: str, secret: str | None, flow: Workflow) -> None:
+    from calib.hosting.workflow import Workflow
+
+    with st.form("calib_workflow_form"):
+        assign = st.checkbox("Assign items (the server hands each reviewer their next item)", value=flow.assign,
+                             key="calib_flow_assign")
+        overlap = st.number_input("Overlap: share of items labelled by several reviewers (%)", 0, 100,
+                                  int(round(flow.overlap * 100)), key="calib_flow_overlap")
+        k = st.number_input("Reviewers per overlapped item", 2, 5, flow.k, key="calib_flow_k")
+        names = st.text_area("Reviewers (one per line; empty: anyone with the link)", "\n".join(flow.reviewers),
+                             key="calib_flow_reviewers")
+        show = st.checkbox("Show the judge (stated confidence and the file's outcome) to reviewers",
+                           value=flow.show_judge, key="calib_flow_show")
+        text = st.text_area("Guidelines (Markdown; no HTML)", flow.guidelines, max_chars=10_000,
+                            key="calib_flow_guidelines")
+        tags = st.text_input("Reason tags (comma-separated)", ", ".join(flow.reason_tags), key="calib_flow_tags")
+        go = st.form_submit_button("Save the workflow")
+    if not go:
+        return
+    new = Workflow(assign=assign, overlap=overlap / 100, k=int(k),
+                   reviewers=tuple(n for n in names.splitlines() if n.strip()), show_judge=show,
+                   guidelines=text, reason_tags=tuple(t for t in tags.split(",") if t.strip()))
+    try:
+        out = share_store().set_workflow(token, new, owner_secret=secret)
+    except CalibError as exc:
+        show_error(exc)
+        return
+    (st.success if out.ok else st.warning)(md_escape(out.message))
+
+
+def _per_reviewer(token: str, plan: ReviewPlan, stored: str) -> None:
+    from calib.present.review import progress_sentence
+
+    prog = share_store().assignment_progress(token, stored, [it.item for it in plan.items])
+    if prog is None:
+        return
+    st.text(progress_sentence(prog.given, prog.planned, prog.complete, prog.items))
+    if prog.per_reviewer:
+        st.dataframe({"reviewer": list(prog.per_reviewer),
+                      "labels": [v[0] for v in prog.per_reviewer.values()],
+                      "of them overlapped": [v[1] for v in prog.per_reviewer.values()],
+                      "skipped": [v[2] for v in prog.per_reviewer.values()]}, hide_index=True)
+
+
+def disagreements(history: list[Label]) -> list[str]:
+    """Items whose reviewers' current labels are not all alike and that have no
+    adjudication, in the order they were first labelled."""
+    from calib.labels.final import final_labels
+
+    fin = final_labels(history)
+    return [item for item, s, r, w, u in zip(fin.items, fin.status, fin.right, fin.wrong, fin.unsure, strict=True)
+            if s != "adjudicated" and r + w + u >= 2 and (r and w or u)]
+
+
+def _adjudication(token: str, secret: str | None, plan: ReviewPlan, stored: str, history: list[Label],
+                  all_plans: dict[str, ReviewPlan]) -> None:
+    from calib.labels.final import final_labels
+    from calib.labels.records import ADJUDICATION, current
+    from calib.present.review import disagreement_sentence
+
+    notice = st.session_state.pop(_ADJ_NOTICE, None)
+    if notice:
+        (st.success if notice[0] else st.warning)(md_escape(notice[1]))
+    st.caption(final_labels(history).sentence())
+    items = disagreements(history)
+    st.text(disagreement_sentence(len(items)))
+    if not items:
+        return
+    item = st.selectbox("Item to adjudicate", items, key="calib_adjudicate_item")
+    now = [lab for lab in current(x for x in history if x.kind != ADJUDICATION) if lab.item == item]
+    st.dataframe({"reviewer": [lab.reviewer for lab in now],
+                  "label": ["unsure" if lab.unsure else "right" if lab.correct else "wrong" for lab in now],
+                  "note": [lab.note for lab in now]}, hide_index=True)
+    ri = next(it for it in plan.items if it.item == item)
+    c1, c2 = st.columns(2)
+    for col, correct, name in ((c1, True, "Final: right"), (c2, False, "Final: wrong")):
+        col.button(name, key=f"calib_adjudicate_{int(correct)}", on_click=_adjudicate,
+                   args=(token, secret, ri.item, ri.kind, stored, correct, all_plans))
+
+
+def _adjudicate(token: str, secret: str | None, item: str, kind: str, stored: str, correct: bool,
+                all_plans: dict[str, ReviewPlan]) -> None:
+    from calib.labels.records import Label
+
+    label = Label(item=item, correct=correct, note="", reviewer="owner", kind=kind, dataset=stored)
+    try:
+        out = share_store().adjudicate(token, label, all_plans, owner_secret=secret)
+    except CalibError as exc:
+        st.session_state[_ADJ_NOTICE] = (False, str(exc))
+        return
+    st.session_state[_ADJ_NOTICE] = (out.ok, f"Final label set: {'right' if correct else 'wrong'}."
+                                     if out.ok else out.message)
