@@ -79,8 +79,9 @@ def link_of(ctx: Context) -> tuple[str, str | None] | None:
     """``(token, owner secret or None)`` of the link this session reviews, or ``None``:
     the link it was opened from, else the last link it made (the owner's session)."""
     token = st.session_state.get(SHARED_KEY)
-    if token:
-        return str(token), st.session_state.get(OWNER_KEY, {}).get(token)
+    if token:  # the owner key made here, or typed in the sidebar (checked by the store before use)
+        typed = str(st.session_state.get("calib_owner_key") or "").strip()
+        return str(token), st.session_state.get(OWNER_KEY, {}).get(token) or typed or None
     last = st.session_state.get(LAST_SHARE_KEY) or {}
     if last.get("token"):
         return str(last["token"]), last.get("secret")
@@ -200,7 +201,7 @@ def review_page(ctx: Context) -> None:
         _question(plan, history)
     if who is None:
         return
-    owner = bool(secret)  # the session that made the link
+    owner = share_store().owns(token, owner_secret=secret, user=ctx.access.user)
     flow = state.setting.flow
     _header(plan, who, typed=not ctx.access.user, flow=flow)
     _notice()

@@ -357,6 +357,14 @@ class ReviewCatalog(Catalog):
             state = {}
         return ReviewState(setting, _view_of(state), names)
 
+    @reported
+    def owns(self, token: object, *, owner_secret: str | None = None, user: str | None = None) -> bool:
+        """Whether the owner secret or logged-in user proves ownership of the share ``token``
+        names (what decides that a Review page shows the owner's part)."""
+        with self._connect() as con:
+            row = self._share_row(con, token)
+        return row is not None and is_owner(row[1], row[2], owner_secret, user)
+
     # ------------------------------------------------------- owner actions
     @reported
     def set_review(

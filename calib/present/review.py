@@ -30,7 +30,7 @@ CARD_FIELDS = {
 }
 BLIND = (
     "Blind review: the judge's stated confidence and the file's outcome are hidden, so that they do not "
-    "anchor your verdict. Other reviewers' labels are hidden too until the owner adjudicates."
+    "anchor your verdict. Other reviewers' labels are hidden from you; the owner sees them to adjudicate."
 )
 UNBLIND = "The owner shows the judge on this link: your labels are recorded as given with the judge shown."
 BLIND_WHY = "Why this item: the review plan chose it (the judge's score is hidden: blind review)."
