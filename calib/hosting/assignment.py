@@ -29,6 +29,7 @@ Contract
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,15 +47,20 @@ NO_ROOM = "This item already has every label planned for it: go on to your next 
 
 def planned_labels(keys: Sequence[str], flow: Workflow, seed: int, dataset: str = "") -> dict[str, int]:
     """Labels planned per item of ``keys`` (see the module): ``flow.k`` for the overlapped
-    share, one for the others."""
+    share, one for the others (cached: every hand-out of a link asks for the same plan)."""
+    return dict(_planned(tuple(keys), flow.overlap, flow.k, seed, dataset))
+
+
+@functools.lru_cache(maxsize=64)
+def _planned(keys: tuple[str, ...], overlap: float, k: int, seed: int, dataset: str) -> tuple[tuple[str, int], ...]:
     n = len(keys)
-    m = int(flow.overlap * n + 0.5)
+    m = int(overlap * n + 0.5)
 
     def rank(key: str) -> bytes:
         return hashlib.sha256(f"{seed}\x00{dataset}\x00{key}".encode("utf-8", "surrogatepass")).digest()
 
     chosen = set(sorted(keys, key=rank)[:m])
-    return {key: flow.k if key in chosen else 1 for key in keys}
+    return tuple((key, k if key in chosen else 1) for key in keys)
 
 
 @dataclass
@@ -76,21 +82,34 @@ class ItemState:
 def choose(keys: Sequence[str], planned: Mapping[str, int], state: ItemState, who: str) -> str | None:
     """The item to offer ``who`` next (see the module), or ``None`` when none is open."""
     barred = state.barred(who)
-    mine_held = [k for k in keys if who in state.held.get(k, set()) and k not in barred]
-    if mine_held:
-        return mine_held[0]
-    open_ = [k for k in keys if k not in barred and len(state.takers(k)) < planned[k]]
-    if not open_:
-        return None
+    for k in keys:
+        if k not in barred and who in state.held.get(k, ()):
+            return k  # asked again before labelling: the item they hold
     slots = sum(planned.values())
     share = sum(v for v in planned.values() if v > 1) / slots if slots else 0.0
-    mine = [k for k in keys if who in state.labelled.get(k, set())]
+    mine = [k for k, r in state.labelled.items() if who in r and k in planned]
     mine_overlap = sum(1 for k in mine if planned[k] > 1)
-    multi = [k for k in open_ if planned[k] > 1]
-    multi = [k for k in multi if state.takers(k)] + [k for k in multi if not state.takers(k)]
-    single = [k for k in open_ if planned[k] == 1]
-    first, second = (multi, single) if mine_overlap < share * (len(mine) + 1) else (single, multi)
-    return (first or second)[0]
+    started: str | None = None
+    fresh: str | None = None
+    single: str | None = None
+    for k in keys:
+        if k in barred:
+            continue
+        taken = len(state.takers(k))
+        if taken >= planned[k]:
+            continue
+        if planned[k] == 1:
+            single = single or k
+        elif taken:
+            started = started or k
+        else:
+            fresh = fresh or k
+        if started and single:
+            break
+    multi = started or fresh
+    if mine_overlap < share * (len(mine) + 1):
+        return multi or single
+    return single or multi
 
 
 @dataclass(frozen=True)
@@ -120,18 +139,20 @@ class Progress:
 
 def progress(keys: Sequence[str], planned: Mapping[str, int], state: ItemState) -> Progress:
     """:class:`Progress` of ``state`` against ``planned``."""
-    given = sum(min(len(state.labelled.get(k, set())), planned[k]) for k in keys)
-    complete = sum(1 for k in keys if len(state.labelled.get(k, set())) >= planned[k])
-    who_all = {r for k in keys for r in state.labelled.get(k, set()) | state.skipped.get(k, set())}
-    per = {
-        r: (
-            sum(1 for k in keys if r in state.labelled.get(k, set())),
-            sum(1 for k in keys if r in state.labelled.get(k, set()) and planned[k] > 1),
-            sum(1 for k in keys if r in state.skipped.get(k, set())),
-        )
-        for r in sorted(who_all)
-    }
-    return Progress(sum(planned[k] for k in keys), given, complete, len(keys), per)
+    given = complete = 0
+    per: dict[str, list[int]] = {}
+    for k in keys:
+        by = state.labelled.get(k, set())
+        given += min(len(by), planned[k])
+        complete += len(by) >= planned[k]
+        for r in by:
+            row = per.setdefault(r, [0, 0, 0])
+            row[0] += 1
+            row[1] += planned[k] > 1
+        for r in state.skipped.get(k, set()):
+            per.setdefault(r, [0, 0, 0])[2] += 1
+    return Progress(sum(planned[k] for k in keys), given, complete, len(keys),
+                    {r: (v[0], v[1], v[2]) for r, v in sorted(per.items())})
 
 
 @dataclass(frozen=True)
