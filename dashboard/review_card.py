@@ -33,11 +33,15 @@ _SCHEME = re.compile(r"(?i)(javascript|vbscript|data|file)\s*:")
 
 
 def safe_markdown(text: str) -> str:
-    """``text`` with every HTML tag (and an unclosed ``<``) removed, image syntax made a
-    plain link text, and script-like URL schemes dropped: Markdown that cannot carry HTML."""
-    out = _TAG.sub("", text).replace("<", "").replace(">", "")
+    """``text`` with every HTML tag (and an unclosed ``<``) removed, every ``&`` written
+    ``&amp;`` (so that no character reference can spell a tag or a scheme), image syntax
+    made a plain link text, and script-like URL schemes dropped: Markdown that cannot
+    carry HTML, a script or an outside image."""
+    out = _TAG.sub("", text).replace("<", "").replace(">", "").replace("&", "&amp;")
     out = out.replace("![", "[")
-    return _SCHEME.sub("", out)
+    while _SCHEME.search(out):  # "javajavascript:script:" leaves a scheme after one pass
+        out = _SCHEME.sub("", out)
+    return out
 
 
 def guidelines(flow: Workflow) -> None:
