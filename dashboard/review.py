@@ -207,10 +207,12 @@ def review_page(ctx: Context) -> None:
     _notice()
     if not plan.items:
         st.info("Nothing to label at this threshold: no item is below it and none is accepted to sample.")
-    elif flow.assign:
-        _assigned(token, plan, stored, history, who, all_plans, flow)
     else:
-        _labelling(token, plan, stored, history, who, all_plans, flow, owner)
+        fields = _card_fields(name, plan, flow, ctx.by_name(name))
+        if flow.assign:
+            _assigned(token, plan, stored, history, who, all_plans, flow, fields)
+        else:
+            _labelling(token, plan, stored, history, who, all_plans, flow, owner, fields)
     if not owner:
         return  # the other reviewers' labels, agreement and export are the owner's
     from dashboard.review_owner import owner_panel
@@ -284,6 +286,7 @@ def _labelling(
     all_plans: dict[str, ReviewPlan],
     flow: Workflow,
     owner: bool,
+    fields: dict[int, dict[str, str]],
 ) -> None:
     """Progress, the current item with its buttons, and (for the owner) every item."""
     from calib.labels.records import current
@@ -298,13 +301,13 @@ def _labelling(
     pos = _position(token, stored, keys, labelled, mine, move_on=is_traffic(plan))
     item = plan.items[pos]
     _card(token, plan, pos, stored, who, all_plans, flow, _verdict(now, item.item, who), keys,
-          lambda: _skip(token, stored, item.item, keys, labelled, mine))
+          lambda: _skip(token, stored, item.item, keys, labelled, mine), fields)
     if owner:
         _item_table(plan, now)
 
 
 def _assigned(token: str, plan: ReviewPlan, stored: str, history: list[Label], who: str,
-              all_plans: dict[str, ReviewPlan], flow: Workflow) -> None:
+              all_plans: dict[str, ReviewPlan], flow: Workflow, fields: dict[int, dict[str, str]]) -> None:
     """Assignment on: the server hands out this reviewer's next item and holds it."""
     from calib.labels.records import current
     from calib.present.review import DONE, progress_sentence
@@ -328,7 +331,29 @@ def _assigned(token: str, plan: ReviewPlan, stored: str, history: list[Label], w
         return
     pos = keys.index(got.item)
     _card(token, plan, pos, stored, who, all_plans, flow, _verdict(current(history), got.item, who), keys,
-          lambda: _skip_assigned(token, stored, got.item, who))
+          lambda: _skip_assigned(token, stored, got.item, who), fields)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _fields_cached(digest: str, filename: str, lines: tuple[int, ...], overrides: tuple[tuple[str, str], ...],
+                   exclude: tuple[str, ...], _data: bytes) -> dict[int, dict[str, str]]:
+    from calib.labels.card import card_fields
+
+    return card_fields(_data, filename, lines, dict(overrides), exclude)
+
+
+def _card_fields(name: str, plan: ReviewPlan, flow: Workflow, ds: Dataset | None) -> dict[int, dict[str, str]]:
+    """Question, answer, reference and rationale of the plan's items, by line, from the
+    file this session loaded (:func:`calib.labels.card.card_fields`; cached by content)."""
+    from dashboard.entries import entries, entry_bytes
+
+    entry = next((e for e in entries() if e.name == name and e.kind != "folder"), None)
+    if entry is None:
+        return {}
+    shown = ds.report.fields if ds is not None else {}
+    exclude = tuple(v for k, v in shown.items() if k in ("confidence", "outcome") and v)
+    lines = tuple(sorted({it.line for it in plan.items}))
+    return _fields_cached(entry.digest, entry.filename, lines, flow.card_fields, exclude, entry_bytes(entry))
 
 
 def _verdict(now: tuple[Label, ...], item: str, who: str) -> str | None:
@@ -339,11 +364,12 @@ def _verdict(now: tuple[Label, ...], item: str, who: str) -> str | None:
 
 
 def _card(token: str, plan: ReviewPlan, pos: int, stored: str, who: str, all_plans: dict[str, ReviewPlan],
-          flow: Workflow, mine: str | None, keys: list[str], on_skip: Any) -> None:
+          flow: Workflow, mine: str | None, keys: list[str], on_skip: Any,
+          fields: dict[int, dict[str, str]]) -> None:
     """The card of the ``pos``-th item, its note and its buttons."""
     item = plan.items[pos]
     why = _why(plan, pos) if flow.show_judge else None
-    item_card(item, pos, len(keys), mine, why, outcome=not is_traffic(plan))
+    item_card(item, pos, len(keys), mine, why, outcome=not is_traffic(plan), fields=fields.get(item.line, {}))
     note_key = f"calib_review_note_{stored}_{item.item}"
     st.text_input("Note (optional)", max_chars=500, key=note_key)
     card_key = f"{stored}_{item.item}"

@@ -52,18 +52,25 @@ def guidelines(flow: Workflow) -> None:
 
 
 def item_card(item: ReviewItem, pos: int, total: int, mine: str | None, why: str | None,
-              outcome: bool) -> None:
-    """One item: where it is, why it is here, its text, and the judge only when ``why`` is
-    given (``None``: blind; ``outcome``: the file has an outcome to show)."""
+              outcome: bool, fields: dict[str, str] | None = None) -> None:
+    """One item: where it is, why it is here, its question, answer, reference and the
+    judge's rationale (``fields``, :func:`calib.labels.card.card_fields`; else the reader's
+    text), and the judge only when ``why`` is given (``None``: blind; ``outcome``: the file
+    has an outcome to show)."""
     from calib.present import format as fmt
-    from calib.present.review import BLIND_WHY
+    from calib.present.review import BLIND_WHY, CARD_FIELDS
 
     where = "review queue" if item.kind == "queue" else "audit sample"
     with st.container(border=True):
         st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
         st.text(why or BLIND_WHY)
         st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
-        if item.text:
+        if fields:
+            for name, title in CARD_FIELDS.items():
+                if name in fields:
+                    st.caption(title)
+                    st.code(fields[name], language=None, wrap_lines=True)
+        elif item.text:
             st.caption("Question and answer (as the file has them)")
             st.code(item.text, language=None, wrap_lines=True)
         else:

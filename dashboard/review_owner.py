@@ -57,18 +57,31 @@ def _workflow_form(token: str, secret: str | None, flow: Workflow) -> None:
         text = st.text_area("Guidelines (Markdown; no HTML)", flow.guidelines, max_chars=10_000,
                             key="calib_flow_guidelines")
         tags = st.text_input("Reason tags (comma-separated)", ", ".join(flow.reason_tags), key="calib_flow_tags")
+        keys = _field_inputs(flow)
         go = st.form_submit_button("Save the workflow")
     if not go:
         return
     new = Workflow(assign=assign, overlap=overlap / 100, k=int(k),
                    reviewers=tuple(n for n in names.splitlines() if n.strip()), show_judge=show,
-                   guidelines=text, reason_tags=tuple(t for t in tags.split(",") if t.strip()))
+                   guidelines=text, reason_tags=tuple(t for t in tags.split(",") if t.strip()),
+                   card_fields=tuple((f, k) for f, k in keys.items() if k.strip()))
     try:
         out = share_store().set_workflow(token, new, owner_secret=secret)
     except CalibError as exc:
         show_error(exc)
         return
     (st.success if out.ok else st.warning)(md_escape(out.message))
+
+
+def _field_inputs(flow: Workflow) -> dict[str, str]:
+    """The card's field overrides (empty: detected), four inputs in a row."""
+    from calib.present.review import CARD_FIELDS
+
+    st.caption("The card's fields: the key of each in the file (empty: detected; a dotted path for a nested one).")
+    given = dict(flow.card_fields)
+    cols = st.columns(len(CARD_FIELDS))
+    return {name: col.text_input(title, given.get(name, ""), max_chars=240, key=f"calib_flow_field_{name}")
+            for col, (name, title) in zip(cols, CARD_FIELDS.items(), strict=True)}
 
 
 def _per_reviewer(token: str, plan: ReviewPlan, stored: str) -> None:

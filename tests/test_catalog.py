@@ -202,7 +202,8 @@ TABLES_AT = {
 }
 #: The columns version 4 added (issue 25), written out here.
 V4_COLUMNS = {"labels": ("unsure", "judge_shown", "reasons"),
-              "reviewing": ("assign", "overlap", "overlap_k", "reviewers", "show_judge", "guidelines", "reason_tags")}
+              "reviewing": ("assign", "overlap", "overlap_k", "reviewers", "show_judge", "guidelines", "reason_tags",
+                            "card_fields")}
 
 
 def _back_to_3(store: Store, con) -> None:

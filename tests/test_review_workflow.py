@@ -10,6 +10,7 @@ never taken from the code under test.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,10 +69,13 @@ def test_the_workflow_is_the_owners_and_checked(store: Store) -> None:
         store.set_workflow(r.token, Workflow(overlap=1.5), owner_secret=r.owner_secret)
     with pytest.raises(CalibError, match="labels per overlapped item must be a whole number from 2 to 5"):
         store.set_workflow(r.token, Workflow(k=9), owner_secret=r.owner_secret)
-    flow_on(store, r, assign=True, overlap=0.2, k=3, reviewers=(" Ann ", "bob"), guidelines="# Be fair")
+    with pytest.raises(CalibError, match="a card field is one of question, answer, reference, rationale"):
+        store.set_workflow(r.token, Workflow(card_fields=(("verdict", "x"),)), owner_secret=r.owner_secret)
+    flow_on(store, r, assign=True, overlap=0.2, k=3, reviewers=(" Ann ", "bob"), guidelines="# Be fair",
+            card_fields=(("reference", " meta.ref "), ("answer", "")))
     flow = store.review_setting(r.token).flow
-    assert (flow.assign, flow.overlap, flow.k, flow.reviewers, flow.guidelines) == (
-        True, 0.2, 3, ("Ann", "bob"), "# Be fair")
+    assert (flow.assign, flow.overlap, flow.k, flow.reviewers, flow.guidelines, flow.card_fields) == (
+        True, 0.2, 3, ("Ann", "bob"), "# Be fair", (("reference", "meta.ref"),))
     # the size and seed of the audit sample are left alone
     assert store.review_setting(r.token).sample_size == 10
     not_listed = store.add_label(r.token, lab(KEYS[0], reviewer="eve"), PLANS)
@@ -133,6 +137,37 @@ def test_assignment_gives_each_item_its_planned_labels_and_balances_the_overlap(
     for item, who in query(store, "SELECT item, reviewer FROM labels"):
         by_reviewer[who] += item in overlap
     assert max(by_reviewer.values()) - min(by_reviewer.values()) <= 1, by_reviewer
+
+
+def _hand(keys: list[str], planned: dict[str, int], state: ha.ItemState, who: str) -> str | None:
+    item = ha.choose(keys, planned, state, who)
+    if item is not None:
+        state.held.setdefault(item, set()).add(who)
+    return item
+
+
+@pytest.mark.parametrize("n", [10, 12, 20, 30, 50])
+def test_the_overlap_is_within_one_between_reviewers_whatever_order_they_arrive_in(n: int) -> None:
+    """:func:`calib.hosting.assignment.choose` alone, three reviewers holding an item each
+    from the start (in every arrival order, five seeds, three overlap shares) and labelling
+    in turn: each item gets its planned labels, overlapped labels within one apart."""
+    for share, order, seed in itertools.product((0.2, 0.3, 0.5), itertools.permutations(["a", "b", "c"]),
+                                                range(5)):
+        planned = ha.planned_labels([f"k{i}" for i in range(n)], Workflow(overlap=share), seed)
+        keys = list(planned)
+        state = ha.ItemState()
+        holding = {w: _hand(keys, planned, state, w) for w in order}
+        while any(holding.values()):
+            for w in ("a", "b", "c"):
+                if holding[w] is not None:
+                    state.held[holding[w]].discard(w)
+                    state.labelled.setdefault(holding[w], set()).add(w)
+                    holding[w] = _hand(keys, planned, state, w)
+        got = {k: len(state.labelled.get(k, ())) for k in keys}
+        m = round(share * n)
+        assert sorted(got.values()) == [1] * (n - m) + [2] * m
+        over = Counter(w for k, ws in state.labelled.items() if got[k] == 2 for w in ws)
+        assert max(over.get(w, 0) for w in "abc") - min(over.get(w, 0) for w in "abc") <= 1, (share, order, seed)
 
 
 def test_a_hold_is_released_after_the_timeout_and_the_write_is_the_check(store: Store) -> None:

@@ -112,6 +112,7 @@ def choose(keys: Sequence[str], planned: Mapping[str, int], state: ItemState, wh
     return single or multi
 
 
+
 @dataclass(frozen=True)
 class Progress:
     """Where the labelling of one dataset stands under assignment.

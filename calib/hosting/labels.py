@@ -307,12 +307,13 @@ class ReviewCatalog(Catalog):
 
         row = con.execute(
             "SELECT enabled, sample_size, seed, assign, overlap, overlap_k, reviewers, show_judge, guidelines,"
-            " reason_tags FROM reviewing WHERE share_id = ?", (share_id,)
+            " reason_tags, card_fields FROM reviewing WHERE share_id = ?", (share_id,)
         ).fetchone()
         if row is None:
             return ReviewSetting()
         flow = Workflow(bool(row[3]), float(row[4]), int(row[5]), tuple(json.loads(row[6] or "[]")),
-                        bool(row[7]), str(row[8]), tuple(json.loads(row[9] or "[]")))
+                        bool(row[7]), str(row[8]), tuple(json.loads(row[9] or "[]")),
+                        tuple((str(k), str(v)) for k, v in json.loads(row[10] or "[]")))
         return ReviewSetting(bool(row[0]), int(row[1]), int(row[2]), flow)
 
     @staticmethod
@@ -440,13 +441,16 @@ class ReviewCatalog(Catalog):
             if not is_owner(row[1], row[2], owner_secret, user):
                 return Outcome(False, "not_owner", NOT_OWNER_MESSAGE)
             values = (int(flow.assign), flow.overlap, flow.k, json.dumps(list(flow.reviewers)),
-                      int(flow.show_judge), flow.guidelines, json.dumps(list(flow.reason_tags)))
+                      int(flow.show_judge), flow.guidelines, json.dumps(list(flow.reason_tags)),
+                      json.dumps([list(p) for p in flow.card_fields]))
             con.execute(
                 "INSERT INTO reviewing(share_id, enabled, sample_size, seed, changed, assign, overlap, overlap_k,"
-                " reviewers, show_judge, guidelines, reason_tags) VALUES (?, 0, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " reviewers, show_judge, guidelines, reason_tags, card_fields)"
+                " VALUES (?, 0, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(share_id) DO UPDATE SET assign = excluded.assign, overlap = excluded.overlap,"
                 " overlap_k = excluded.overlap_k, reviewers = excluded.reviewers, show_judge = excluded.show_judge,"
-                " guidelines = excluded.guidelines, reason_tags = excluded.reason_tags, changed = excluded.changed",
+                " guidelines = excluded.guidelines, reason_tags = excluded.reason_tags,"
+                " card_fields = excluded.card_fields, changed = excluded.changed",
                 (row[0], DEFAULT_SAMPLE_SIZE, self.clock(), *values),
             )
         from calib.present.review import workflow_sentence

@@ -18,7 +18,7 @@ Versions
 4. the review workflow (issue 25): a label's ``unsure``, whether the judge was shown
    (``judge_shown``) and its reason tags; the owner's workflow setting on ``reviewing``
    (assignment, overlap share and labels per overlapped item, reviewer list, "show the
-   judge", guidelines, reason tags); the append-only ``adjudications`` and the
+   judge", guidelines, reason tags, the card's field overrides); the append-only ``adjudications`` and the
    ``assignments`` the server hands out (:mod:`calib.hosting.assignment`).
 
 The version is SQLite's ``PRAGMA user_version`` and PostgreSQL's one-row table
@@ -117,6 +117,7 @@ ALTER TABLE reviewing ADD COLUMN reviewers TEXT NOT NULL DEFAULT '';
 ALTER TABLE reviewing ADD COLUMN show_judge INTEGER NOT NULL DEFAULT 0 CHECK (show_judge IN (0, 1));
 ALTER TABLE reviewing ADD COLUMN guidelines TEXT NOT NULL DEFAULT '';
 ALTER TABLE reviewing ADD COLUMN reason_tags TEXT NOT NULL DEFAULT '';
+ALTER TABLE reviewing ADD COLUMN card_fields TEXT NOT NULL DEFAULT '';
 CREATE TABLE IF NOT EXISTS adjudications (
     id {serial},
     share_id TEXT NOT NULL REFERENCES shares(id) ON DELETE CASCADE,

@@ -40,6 +40,9 @@ class Workflow:
         The owner's guidelines (Markdown, shown as safe markup: no HTML).
     reason_tags:
         Reason tags a reviewer may pick with a label.
+    card_fields:
+        The owner's overrides of the card's fields: ``(field, key)`` pairs, field one of
+        :data:`calib.labels.card.CARD_KEYS` (question, answer, reference, rationale).
     """
 
     assign: bool = False
@@ -49,6 +52,7 @@ class Workflow:
     show_judge: bool = False
     guidelines: str = ""
     reason_tags: tuple[str, ...] = ()
+    card_fields: tuple[tuple[str, str], ...] = ()
 
     def allows(self, who: str) -> bool:
         """Whether ``who`` may label under the reviewer list."""
@@ -92,7 +96,27 @@ def check_workflow(flow: Workflow) -> Workflow:
     tags = tuple(dict.fromkeys(_check_tag(t) for t in flow.reason_tags))
     if len(tags) > MAX_REASON_TAGS:
         raise ValueError(f"at most {MAX_REASON_TAGS} reason tags")
-    return replace(flow, overlap=float(flow.overlap), reviewers=names, reason_tags=tags)
+    return replace(flow, overlap=float(flow.overlap), reviewers=names, reason_tags=tags,
+                   card_fields=_check_fields(flow.card_fields))
+
+
+def _check_fields(pairs: object) -> tuple[tuple[str, str], ...]:
+    from calib.labels.card import CARD_KEYS
+    from calib.labels.records import invisible_in_name
+
+    out = {}
+    for pair in pairs if isinstance(pairs, (tuple, list)) else ():
+        field, key = pair
+        if field not in CARD_KEYS:
+            raise ValueError(f"a card field is one of {', '.join(CARD_KEYS)}, got {str(field)[:40]!r}")
+        key = str(key).strip()
+        if not key:
+            continue
+        if len(key) > MAX_TAG_CHARS * 4 or invisible_in_name(key) is not None:
+            raise ValueError(f"the key of the card's {field} must be one line of at most {MAX_TAG_CHARS * 4} "
+                             "characters")
+        out[field] = key
+    return tuple(out.items())
 
 
 def _check_tag(tag: object) -> str:

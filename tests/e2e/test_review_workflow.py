@@ -6,7 +6,8 @@ link with assignment on and an overlap of 30%.
   catalog with sqlite3, every item has exactly its planned labels (``round(0.3 * 10)``
   items two, the others one, counted here) and the overlapped labels are spread evenly
   (at most one apart between reviewers).
-- Blind: no card ever shows the stated confidence, its probability, the file's outcome or
+- The card: question, answer, reference (an owner's override) and rationale from the file,
+  as text. Blind: no card ever shows the stated confidence, its probability, the file's outcome or
   the score in the why-line (checked in the DOM on every card); the owner's guidelines,
   with a ``<script>`` and an ``<img onerror>`` in them, are shown and inert.
 - Adjudication: the owner (with the owner key) adjudicates two disagreements; the audit
@@ -30,7 +31,8 @@ from tests.e2e.conftest import screenshot
 from tests.e2e.hosting import SLOW, sidebar
 
 N = 10
-ROWS = [{"id": f"w{i:02d}", "confidence": 30 + 5 * i, "correct": i % 3 != 0, "question": f"Q{i}"} for i in range(N)]
+ROWS = [{"id": f"w{i:02d}", "confidence": 30 + 5 * i, "correct": i % 3 != 0, "question": f"Q{i}",
+         "response": f"answer {i}", "meta": {"ref": f"reference {i}"}, "rationale": f"because {i}"} for i in range(N)]
 GUIDELINES = (
     "**Be strict.** The reference answer wins.\n\n"
     "<script>window.__xss_script=1</script>\n\n"
@@ -56,7 +58,12 @@ def shown(page) -> str | None:
     return m.group(1)
 
 
-def assert_blind_and_inert(page) -> None:
+def assert_blind_and_inert(page, item: str) -> None:
+    i = int(item[1:])
+    want = [f"Q{i}", f"answer {i}", f"reference {i}", f"because {i}"]  # the override reached meta.ref
+    page.wait_for_function(
+        """(want) => JSON.stringify([...document.querySelectorAll('[data-testid="stCode"]')]
+            .map(e => e.innerText.trim())) === JSON.stringify(want)""", arg=want, timeout=SLOW)
     text = "\n".join(page.get_by_test_id("stMain").all_inner_texts())
     for word in HIDDEN:
         assert word not in text, word
@@ -96,7 +103,8 @@ def test_three_reviewers_assigned_blind_then_the_owner_adjudicates(server, brows
     data = "".join(json.dumps(r) + "\n" for r in ROWS).encode()
     share = store.share([DatasetSpec.from_upload("judge", "judge.jsonl", data)], {"v": 1, "params": {"page": "review"}})
     assert store.set_review(share.token, enabled=True, sample_size=0, owner_secret=share.owner_secret).ok
-    flow = Workflow(assign=True, overlap=0.3, k=2, guidelines=GUIDELINES, reason_tags=("ambiguous",))
+    flow = Workflow(assign=True, overlap=0.3, k=2, guidelines=GUIDELINES, reason_tags=("ambiguous",),
+                    card_fields=(("reference", "meta.ref"),))
     assert store.set_workflow(share.token, flow, owner_secret=share.owner_secret).ok
     contexts = []
     try:
@@ -118,7 +126,7 @@ def test_three_reviewers_assigned_blind_then_the_owner_adjudicates(server, brows
             if item is None:
                 done.add(who)
                 continue
-            assert_blind_and_inert(page)
+            assert_blind_and_inert(page, item)
             if who == "Bob" and not skipped:
                 act(page, "k", item)
                 skipped.add(item)
@@ -142,7 +150,9 @@ def test_three_reviewers_assigned_blind_then_the_owner_adjudicates(server, brows
         overlapped = round(0.3 * N)
         assert sorted(per_item.values()) == [1] * (N - overlapped) + [2] * overlapped
         per_reviewer = Counter(w for w, i, _ in given if per_item[i] == 2)
-        assert max(per_reviewer.values()) - min(per_reviewer.get(w, 0) for w in pages) <= 1, per_reviewer
+        # within one; two when Bob skipped an overlapped item (he is never offered it again)
+        spread = 1 + (per_item[next(iter(skipped))] == 2)
+        assert max(per_reviewer.values()) - min(per_reviewer.get(w, 0) for w in pages) <= spread, per_reviewer
 
         # the owner, with the owner key, adjudicates two disagreements
         ctx = browser.new_context(viewport={"width": 1300, "height": 1400})
