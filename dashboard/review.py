@@ -24,8 +24,8 @@ Contract
   owner's guidelines: :func:`dashboard.review_card.safe_markdown`).
 - **The workflow (issue 25).** The card (:mod:`dashboard.review_card`) is blind unless the
   owner shows the judge; a reviewer sees only their own labels (the counts of the progress
-  bar aside): the other reviewers' labels, the agreement, the audit on the labels and the
-  export are the owner's, beside the workflow setting and adjudication
+  bar and a traffic plan's certificate aside): the other reviewers' labels, the agreement,
+  the audit on the labels and the export are the owner's, beside the workflow setting and adjudication
   (:mod:`dashboard.review_owner`). With assignment on, the server hands out the next item
   (:meth:`calib.hosting.assignment.AssignmentCatalog.next_item`).
 """
@@ -199,28 +199,27 @@ def review_page(ctx: Context) -> None:
     history = [lab for lab in got.labels if lab.dataset == stored]
     with question:
         _question(plan, history)
-    if who is None:
-        return
     owner = share_store().owns(token, owner_secret=secret, user=ctx.access.user)
     flow = state.setting.flow
-    _header(plan, who, typed=not ctx.access.user, flow=flow)
-    _notice()
-    if not plan.items:
-        st.info("Nothing to label at this threshold: no item is below it and none is accepted to sample.")
-    else:
-        fields = _card_fields(name, plan, flow, ctx.by_name(name))
-        if flow.assign:
-            _assigned(token, plan, stored, history, who, all_plans, flow, fields)
+    if who is not None:
+        _header(plan, who, typed=not ctx.access.user, flow=flow)
+        _notice()
+        if not plan.items:
+            st.info("Nothing to label at this threshold: no item is below it and none is accepted to sample.")
         else:
-            _labelling(token, plan, stored, history, who, all_plans, flow, owner, fields)
+            fields = _card_fields(name, plan, flow, ctx.by_name(name))
+            if flow.assign:
+                _assigned(token, plan, stored, history, who, all_plans, flow, fields)
+            else:
+                _labelling(token, plan, stored, history, who, all_plans, flow, owner, fields)
+    if is_traffic(plan):  # the progress toward the certificate, an aggregate: every reviewer's
+        certificate_section(name, history, state.view)
     if not owner:
-        return  # the other reviewers' labels, agreement and export are the owner's
+        return  # the other reviewers' labels, agreement and export are the owner's (who need not label)
     from dashboard.review_owner import owner_panel
 
     owner_panel(token, secret, plan, stored, history, all_plans, flow)
-    if is_traffic(plan):
-        certificate_section(name, history, state.view)
-    else:
+    if not is_traffic(plan):
         _so_far(ctx, ctx.by_name(name), plan, stored, history)
     _export_import(ctx, token, secret, got.labels, all_plans)
 

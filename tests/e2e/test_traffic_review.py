@@ -89,6 +89,10 @@ def test_two_reviewers_label_traffic_in_the_plans_order_until_certified_then_ala
         size.fill(str(BUDGET))
         size.press("Enter")
         wait_text(owner, f"audit sample of {BUDGET},")
+        # the owner shows the judge on the link (issue 25: blind by default), so the card says why
+        owner.get_by_text("Show the judge (stated confidence and the file's outcome) to reviewers").click()
+        owner.get_by_role("button", name="Save the workflow").click()
+        wait_text(owner, "the judge is shown to reviewers (recorded with every label)")
 
         # Ann labels the first half of the plan, Bob (opening the link after her) the rest
         ann = context()
