@@ -195,3 +195,29 @@ def test_a_skipped_item_is_not_offered_again_and_its_slot_is_free(store: Store) 
     assert store.next_item(r.token, "", KEYS, "bob").item == first
     prog = store.assignment_progress(r.token, "", KEYS)
     assert prog.per_reviewer == {"ann": (0, 0, 1)} and prog.planned == len(KEYS) and prog.given == 0
+
+
+def test_the_export_carries_unsure_and_adjudications_and_imports_back_to_the_same_final_labels(
+    store: Store,
+) -> None:
+    from calib.labels.records import labels_to_csv, read_labels
+
+    r = make_share(store)
+    a, b = PLAN.queue[0].item, PLAN.queue[1].item
+    assert store.add_label(r.token, lab(a, True, "ann"), PLANS).ok
+    assert store.add_label(r.token, lab(a, False, "bob"), PLANS).ok
+    unsure = Label(item=b, correct=False, note="", reviewer="bob", kind="queue", unsure=True)
+    assert store.add_label(r.token, unsure, PLANS).ok
+    assert store.adjudicate(r.token, lab(a, False, "owner"), PLANS, owner_secret=r.owner_secret).ok
+    exported = store.labels(r.token).labels
+    back, problems = read_labels(labels_to_csv(exported), "labels.csv")
+    assert problems == ()
+    other = make_share(store)
+    out = store.import_labels(other.token, back, PLANS, owner_secret=other.owner_secret)
+    assert out.ok and out.written == 4
+    assert query(store, "SELECT item, correct, adjudicator FROM adjudications ORDER BY id") == [
+        (a, 0, "owner"), (a, 0, "owner")]  # the first share's and its import
+    again = store.labels(other.token).labels
+    assert [(x.item, x.kind, x.unsure) for x in again] == [(a, "queue", False), (a, "queue", False),
+                                                            (b, "queue", True), (a, "adjudication", False)]
+    assert final_labels(again).of() == final_labels(exported).of() == {a: False}
