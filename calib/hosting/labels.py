@@ -96,12 +96,14 @@ class ReviewSetting:
         Size of the audit sample of items accepted unseen (:func:`calib.labels.plan.review_plan`).
     seed:
         Seed of the audit sample: the same seed draws the same items for every reviewer.
+    workflow:
+        The owner's review workflow (issue 25: assignment, overlap, blind, guidelines, ...).
     """
 
     enabled: bool = False
     sample_size: int = DEFAULT_SAMPLE_SIZE
     seed: int = 0
-    workflow: Workflow = Workflow()  # the owner's workflow (:mod:`calib.hosting.workflow`)
+    workflow: Workflow = Workflow()
 
     @property
     def flow(self) -> Workflow:
