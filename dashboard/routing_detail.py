@@ -5,8 +5,9 @@ on a share link the owner's threshold before it), the review threshold's widgets
 not in the sidebar: a phone hides it), then where the thresholds
 send items, the routing numbers, the threshold on the reliability diagram and on the
 risk-coverage curve (AURC with its interval), the costs beside the cost curve and
-its cheapest point, the numbers with their intervals, per-group thresholds, every
-loaded judge at the same target, and the review queue's download.
+its cheapest point, the numbers with their intervals, per-group thresholds, route
+stability when items are judged more than once, every loaded judge at the same
+target, and the review queue's download.
 
 Figures are built once per session and key and only their threshold traces move
 (:func:`dashboard.layout.session_figure`).
@@ -36,6 +37,7 @@ from dashboard.decision_view import (
 from dashboard.entries import cache_key
 from dashboard.layout import md_escape, metric, safe_filename, session_figure, show_error
 from dashboard.results import curve_for, decision_for, judges_for, map_key
+from dashboard.stability_view import show_stability
 from dashboard.state import change_view, get_view
 from dashboard.threshold import ThresholdAxis, fmt_threshold, review_queue_csv, routing_metrics
 from dashboard.traffic_routing import traffic_section
@@ -77,6 +79,7 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     _costs(v, r, d, ds, axis, color, fig_key)
     _numbers(r, b)
     _groups(d)
+    show_stability(ds, v, r, cmap)
     _judges(ctx, v)
     show_two_thresholds(ds, v)
     show_cascade(ctx, v)

@@ -109,6 +109,41 @@ def stability_lines(s: object) -> list[str]:
     return out
 
 
+#: What the Routing page says under route stability (its unit and what a flip is).
+STABILITY_CAPTION = (
+    "Items judged more than once (repeated item ids, or Inspect epochs): an item's route flips when some of its "
+    "judgments are at or above the review threshold (accepted unseen) and some below (to a person). The unit is "
+    "the item, not the judgment: each item counts once in the flip share, its Wilson interval and the threshold "
+    "certificate, so the judge's own re-sampling cannot add evidence."
+)
+#: Why the route stability is not at the review threshold when a map is applied.
+STABILITY_ON_MAP = ("The review threshold is on the map's calibrated probability: route stability is measured on "
+                    "the stated confidence, at the threshold certified with the item as the unit.")
+
+
+def stability_figures(s: object) -> list[tuple[str, str, str | None, str]]:
+    """The route stability's headline figures as ``(label, value, interval, help)``
+    (:class:`calib.decision.stability.Stability`, items repeated)."""
+    from calib.decision.stability import Stability
+
+    assert isinstance(s, Stability)
+    lo, hi = s.flip_ci
+    ci = interval(lo, hi, pct)
+    flips = MISSING if s.flip_share is None else f"{pct(s.flip_share)} ({s.flipped:,} of {s.items_repeated:,})"
+    sd = MISSING if s.sd_median is None else f"{s.sd_median:.3g}"
+    return [
+        ("Items whose route flips", flips, f"{100 * s.level:g}% {ci}" if ci else None,
+         "Among the items judged more than once, the share routed both ways at the threshold: some judgments "
+         "accepted unseen, some to a person (Wilson interval, the item as the unit)."),
+        ("Spread of stated confidence (median SD)", sd, None,
+         f"Per item, the standard deviation of its stated values; median over the repeated items {sd}, 90th "
+         f"percentile {MISSING if s.sd_p90 is None else f'{s.sd_p90:.3g}'}, largest range "
+         f"{MISSING if s.range_max is None else f'{s.range_max:g}'}."),
+        ("Items judged more than once", f"{s.items_repeated:,}", None,
+         f"{s.judgments:,} judgments of {s.items_repeated:,} items; items are told apart by {s.unit}."),
+    ]
+
+
 def cascade_lines(c: object) -> list[str]:
     """The cheapest certified chain against each judge alone (:class:`calib.decision.cascade.Cascade`)."""
     from calib.decision.cascade import Cascade
