@@ -124,12 +124,28 @@ def show_threshold(d: Drift) -> None:
 
 
 def show_attribution(d: Drift) -> None:
-    """Who moved, the judge or the answers judged (plain text: it may hold user text)."""
-    from calib.present.drift import attribution_lines
+    """Who moved, the judge or the answers judged: the shared items, each part with its
+    interval, and the anchor items' hit rate per stated value then vs now (text and
+    dataframes only: the lines may hold user text)."""
+    from calib.present.drift import anchor_rows, attribution_lines, attribution_rows
 
-    if d.attribution is not None:
-        st.subheader("Who moved: the judge or what it judges?")
-        st.text("\n".join(attribution_lines(d.attribution)))
+    a = d.attribution
+    if a is None:
+        return
+    st.subheader("Who moved: the judge or what it judges?")
+    c1, c2, c3 = st.columns(3)
+    metric(c1, "Shared items", fmt.count(a.shared_items), help="Items both runs judged (matched by "
+           f"{a.matched_by}).")
+    metric(c2, "Kept their answer", fmt.count(a.same_answer), help=f"Answers compared by {a.answer_match}.")
+    metric(c3, "Anchor items", fmt.count(a.anchor_items),
+           help="Shared items whose answer is the same in both runs: their outcomes are fixed, so a stated "
+                "value whose hit rate moved on them changed meaning.")
+    st.dataframe(pd.DataFrame(attribution_rows(a)), hide_index=True, width="stretch", key="df_attribution")
+    st.text("\n".join(attribution_lines(a)))
+    if a.anchors:
+        st.caption("Anchor items: hit rate of each stated value then vs now (Miettinen-Nurminen score test, "
+                   "Holm's step-down over the tested values).")
+        st.dataframe(pd.DataFrame(anchor_rows(a)), hide_index=True, width="stretch", key="df_anchors")
 
 
 def show_verdict(d: Drift) -> None:

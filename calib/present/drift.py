@@ -158,6 +158,35 @@ def attribution_lines(a: Attribution) -> list[str]:
     return out
 
 
+#: The parts of the change in accuracy among accepted, as the Drift page's table names them.
+ATTRIBUTION_PARTS = (("judge", "the judge (same answer, new judgment)"),
+                     ("system", "what is judged (changed answers)"), ("total", "total"))
+
+
+def attribution_rows(a: Attribution) -> list[dict[str, str]]:
+    """The judge's part, the system's and the total change in accuracy among accepted, each in
+    percentage points with its interval (the Drift page's table)."""
+    from calib.present.format import ci_text, points
+
+    return [{"part": label, "change in accuracy among accepted": points(getattr(a, key).estimate),
+             f"{pct(a.level, 0)} interval (points)": ci_text(getattr(a, key).ci, as_pct=True) or MISSING}
+            for key, label in ATTRIBUTION_PARTS]
+
+
+def anchor_rows(a: Attribution) -> list[dict[str, str]]:
+    """Per stated value on the anchor items: answers and hit rate then and now, the change with
+    its interval and p-value (``not tested`` under :data:`MIN_ANCHOR_N` answers in a run), and
+    whether Holm's step-down finds it moved (the Drift page's table)."""
+    from calib.present.format import ci_text, count, points
+
+    return [{"stated": stated_text(v.value), "answers then": count(v.n_old), "answers now": count(v.n_new),
+             "hit rate then": pct(v.old), "hit rate now": pct(v.new),
+             "change": MISSING if v.old is None or v.new is None else points(v.new - v.old),
+             "interval (points)": ci_text(v.ci, as_pct=True) or MISSING,
+             "p": p_value(v.p) if v.p is not None else f"not tested (under {MIN_ANCHOR_N} answers in a run)",
+             "meaning": "moved" if v.moved else ""} for v in a.anchors]
+
+
 def one_run_values(d: Drift) -> str:
     """The stated values used in one run only, in one clause (``""`` when none):
     ``values no longer used: 60, 90; values newly used: 95``."""

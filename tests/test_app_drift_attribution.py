@@ -1,0 +1,98 @@
+"""Who moved, on the Drift page (issue 28, item 1), driven headless with Streamlit's AppTest:
+the two runs of tests/data/judge_change/ (400 shared items; the system changed some answers,
+the judge moved its scale on the others) are uploaded; the page's judge / system / total
+parts and the anchor items' hit rates per stated value are recomputed here from the JSON
+lines with plain Python (the Shapley decomposition of the module docstring of
+calib.drift.attribution, written out by hand)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest import ROOT, app, ok
+
+DATA = ROOT / "tests" / "data" / "judge_change"
+THRESHOLD = 80.0  # the Drift page's default review threshold on a 0-100 judge (probability 0.8)
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+def rows(name: str) -> dict[str, tuple[float, bool]]:
+    out = {}
+    for line in (DATA / name).read_text().splitlines():
+        r = json.loads(line)
+        out[r["id"]] = (float(r["confidence"]), bool(r["correct"]))
+    return out
+
+
+def by_hand() -> tuple[dict[str, float], dict[float, tuple[int, int, int, int]], int]:
+    """The three parts (judge, system, total) of the change in accuracy among accepted, the
+    anchor items' (answers, right) per stated value then and now, and the anchor count."""
+    old, new = rows("drift_old.jsonl"), rows("drift_new.jsonl")
+    same = {i for i in old if old[i][1] == new[i][1]}  # no answer text: the outcome stands for it
+
+    def acc(pick):  # pick(item) -> the row judging it
+        accepted = [pick(i) for i in old if pick(i)[0] >= THRESHOLD]
+        return sum(c for _, c in accepted) / len(accepted)
+
+    a_old, a_new = acc(old.get), acc(new.get)
+    a1 = acc(lambda i: new[i] if i in same else old[i])  # old answers, new judge
+    a2 = acc(lambda i: old[i] if i in same else new[i])  # new answers, old judge
+    parts = {"judge": ((a1 - a_old) + (a_new - a2)) / 2, "system": ((a2 - a_old) + (a_new - a1)) / 2,
+             "total": a_new - a_old}
+    per: dict[float, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for i in same:
+        per[old[i][0]][0] += 1
+        per[old[i][0]][1] += old[i][1]
+        per[new[i][0]][2] += 1
+        per[new[i][0]][3] += new[i][1]
+    both = {v: tuple(c) for v, c in per.items() if c[0] and c[2]}
+    return parts, both, len(same)
+
+
+def drift_page() -> AppTest:
+    at = app()
+    at.query_params.update({"reps": "200"})
+    ok(at.run())
+    at.file_uploader[0].set_value([(n, (DATA / n).read_bytes(), "application/octet-stream")
+                                   for n in ("drift_old.jsonl", "drift_new.jsonl")])
+    ok(at.run())
+    at.switch_page("pages/7_Drift.py")
+    return ok(at.run())
+
+
+def test_who_moved_table_equals_the_decomposition_by_hand():
+    at = drift_page()
+    assert not at.error, [e.value for e in at.error]
+    parts, anchors, n_anchor = by_hand()
+    assert parts["judge"] < -0.01 and parts["system"] < -0.05  # both planted changes show
+    df = next(d.value for d in at.dataframe if "part" in d.value.columns)
+    assert list(df["change in accuracy among accepted"]) == [f"{100 * parts[k]:+.1f} pts"
+                                                            for k in ("judge", "system", "total")]
+    for interval in df.iloc[:, 2]:  # every part carries an interval
+        lo, hi = (float(x) for x in interval.strip("[]").split(","))
+        assert lo <= hi
+    m = {x.label: x.value for x in at.main.metric}
+    assert m["Shared items"] == "400" and m["Anchor items"] == f"{n_anchor:,}"
+    table = next(d.value for d in at.dataframe if "hit rate then" in d.value.columns)
+    want = {f"{v:g}": (f"{c[0]:,}", f"{c[2]:,}", f"{100 * c[1] / c[0]:.1f}%", f"{100 * c[3] / c[2]:.1f}%")
+            for v, c in anchors.items()}
+    shown = {r["stated"]: (r["answers then"], r["answers now"], r["hit rate then"], r["hit rate now"])
+             for _, r in table.iterrows()}
+    assert shown == want
+
+
+def test_values_used_in_one_run_only_are_named():
+    at = drift_page()
+    old = {v for v, _ in rows("drift_old.jsonl").values()}
+    new = {v for v, _ in rows("drift_new.jsonl").values()}
+    assert old - new == {60.0} and new - old == {98.0}  # what the generator planted
+    texts = "\n".join(t.value for t in at.text)
+    n60 = sum(1 for v, _ in rows("drift_old.jsonl").values() if v == 60)
+    n98 = sum(1 for v, _ in rows("drift_new.jsonl").values() if v == 98)
+    assert f"stated 60: {n60:,} answers" in texts and "in the old run, none in the new: disappeared" in texts
+    assert f"stated 98: {n98:,} answers" in texts and "in the new run, none in the old: appeared" in texts
