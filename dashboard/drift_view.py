@@ -13,12 +13,13 @@ import pandas as pd
 import streamlit as st
 
 from calib.dataset import Dataset
+from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain
 from calib.present import format as fmt
 from dashboard.chart import show_figure
 from dashboard.entries import cache_key
-from dashboard.layout import metric
+from dashboard.layout import metric, show_error
 from dashboard.runtime import heavy
 
 if TYPE_CHECKING:
@@ -36,21 +37,44 @@ def threshold_of(ds: Dataset, v: views.View) -> float:
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two runs…")
 def _drift_cached(k_old: str, k_new: str, pairing: str, reps: int, seed: int, level: float, threshold: float,
-                  target: float, confidence: float, _old: Dataset, _new: Dataset) -> Drift:
+                  target: float, confidence: float, anchors: tuple[str, ...] | None, _old: Dataset,
+                  _new: Dataset) -> Drift:
     from calib.drift import drift
 
     with heavy("comparing two runs"):
         return drift(_old, _new, reps=reps, seed=seed, level=level, threshold=threshold, target=target,
-                     confidence=confidence, pairing=pairing)
+                     confidence=confidence, pairing=pairing, anchors=None if anchors is None else list(anchors))
 
 
-def drift_for(old: Dataset, new: Dataset, v: views.View, pairing: str) -> Drift:
-    """:func:`calib.drift.drift` with the view's settings (cached by content)."""
+def drift_for(old: Dataset, new: Dataset, v: views.View, pairing: str,
+              anchors: tuple[str, ...] | None = None) -> Drift:
+    """:func:`calib.drift.drift` with the view's settings (cached by content); ``anchors``:
+    the ids of a fixed anchor set (``calib drift --anchors``), else the items that kept their answer."""
     from calib.settings import DEFAULT_TARGET
 
     target = DEFAULT_TARGET if v.target is None else v.target
     return _drift_cached(cache_key(old), cache_key(new), pairing, v.reps, v.seed, v.level,
-                         threshold_of(new, v), target, v.confidence, old, new)
+                         threshold_of(new, v), target, v.confidence, anchors, old, new)
+
+
+#: Most characters of anchor ids typed or pasted on the Drift page (checked before they are split).
+MAX_ANCHOR_CHARS = 1_000_000
+
+
+def anchor_ids() -> tuple[str, ...] | None:
+    """The fixed anchor set typed on the Drift page (one item id per line, blank lines
+    skipped), or ``None`` (empty: the shared items that kept their answer)."""
+    with st.expander("Fixed anchor set (optional)"):
+        text = st.text_area("Anchor item ids, one per line: items with human labels kept across runs",
+                            key="drift_anchors", max_chars=MAX_ANCHOR_CHARS,
+                            help="Empty: the anchors are the shared items whose answer did not change. "
+                                 "Ids the runs do not share are counted and left out.")
+    text = text or ""
+    if len(text) > MAX_ANCHOR_CHARS:  # the browser caps it too; a hand-made request is refused here
+        show_error(CalibError(f"Anchor ids: more than {MAX_ANCHOR_CHARS:,} characters; the anchor set is ignored"))
+        return None
+    ids = tuple(x.strip() for x in text.splitlines() if x.strip())
+    return ids or None
 
 
 @st.cache_data(max_entries=16, show_spinner="Charting the runs…")

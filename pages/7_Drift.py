@@ -9,6 +9,7 @@ from calib.errors import CalibError
 from calib.present import questions
 from calib.settings import DRIFT_PAIRINGS
 from dashboard.drift_view import (
+    anchor_ids,
     drift_for,
     series_for,
     show_attribution,
@@ -49,7 +50,7 @@ if old_name == new_name:
     st.info("Pick two different runs.")
     st.stop()
 try:
-    d = drift_for(ctx.by_name(old_name), ctx.by_name(new_name), ctx.view, pairing)
+    d = drift_for(ctx.by_name(old_name), ctx.by_name(new_name), ctx.view, pairing, anchor_ids())
 except CalibError as exc:
     with top:
         page_question(QUESTION, "The runs could not be compared (see below).")

@@ -96,3 +96,24 @@ def test_values_used_in_one_run_only_are_named():
     n98 = sum(1 for v, _ in rows("drift_new.jsonl").values() if v == 98)
     assert f"stated 60: {n60:,} answers" in texts and "in the old run, none in the new: disappeared" in texts
     assert f"stated 98: {n98:,} answers" in texts and "in the new run, none in the old: appeared" in texts
+
+
+def test_a_fixed_anchor_set_typed_on_the_page():
+    """Ids typed as the anchor set: the anchor table counts exactly those shared items, whether
+    or not their answer changed (ids the runs do not share are counted apart)."""
+    at = drift_page()
+    old, new = rows("drift_old.jsonl"), rows("drift_new.jsonl")
+    given = [f"q{i:03d}" for i in range(0, 400, 2)]  # every other item
+    at.text_area(key="drift_anchors").set_value("\n".join(given + ["", "  not-an-item  "]))
+    ok(at.run())
+    m = {x.label: x.value for x in at.main.metric}
+    assert m["Anchor items"] == "200"
+    per: dict[float, list[int]] = defaultdict(lambda: [0, 0])
+    for i in given:
+        per[old[i][0]][0] += 1
+        per[new[i][0]][1] += 1
+    want = {f"{v:g}": (f"{c[0]:,}", f"{c[1]:,}") for v, c in per.items() if c[0] and c[1]}
+    table = next(d.value for d in at.dataframe if "hit rate then" in d.value.columns)
+    assert {r["stated"]: (r["answers then"], r["answers now"]) for _, r in table.iterrows()} == want
+    texts = "\n".join(t.value for t in at.text)
+    assert "Anchor set given: 200 of 201" in texts
