@@ -21,7 +21,7 @@ from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.limits import check_groups
 from calib.loadreport import LoadReport
-from calib.readers.base import LoadOptions, Read, Source
+from calib.readers.base import PLATFORMS, LoadOptions, Read, Source
 from calib.readers.counts import read_counts
 from calib.readers.jsonl import array_as_lines, json_loads, records_named
 from calib.readers.source import read_source, strip_gz
@@ -29,7 +29,7 @@ from calib.rows import Judgments
 from calib.scale import rescale_warnings
 from calib.table import from_judgments
 
-FORMATS = ("stated", "logprobs", "lmeval", "inspect", "counts")
+FORMATS = ("stated", "logprobs", "lmeval", "inspect", "counts", *PLATFORMS)
 
 
 def sniff_format(name: str, data: bytes) -> str:
@@ -48,6 +48,9 @@ def sniff_format(name: str, data: bytes) -> str:
     if head[:1] == b"{" and (head.startswith(b'{"doc_id"') or (
             base.startswith("results_") and base.endswith(".json") and b'"lm_eval_version"' in data)):
         return "lmeval"
+    # the eval platforms' whole-file JSON (calib.readers.verdicts), before Inspect's
+    if head[:1] == b"{" and (platform := _platform(head)):
+        return platform
     # a whole-file JSON object: Inspect's .json log
     if head[:1] == b"{" and low.endswith(".json") and (b'"eval"' in data[:4096] or b'"samples"' in data):
         return "inspect"
@@ -70,6 +73,16 @@ def sniff_format(name: str, data: bytes) -> str:
     if {"value", "n", "correct"} <= {k.lower() for k in keys}:
         return "counts"
     return "stated"
+
+
+def _platform(head: bytes) -> str | None:
+    """The eval platform whose whole-file JSON ``head`` starts (its top-level keys come first)."""
+    top = head[:4096]
+    if top.startswith(b'{"testRunData"') or b'"testCases"' in top and b'"metricsData"' in head:
+        return "deepeval"
+    if b'"evalId"' in top[:300] or b'"gradingResult"' in head and b'"promptIdx"' in head:
+        return "promptfoo"
+    return None
 
 
 def _first_object(head: bytes, limit: int = 50) -> dict | None:
@@ -234,6 +247,10 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.lmeval import read
     elif kind == "inspect":
         from calib.readers.inspect import read
+    elif kind == "deepeval":
+        from calib.readers.deepeval import read
+    elif kind == "promptfoo":
+        from calib.readers.promptfoo import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

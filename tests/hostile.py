@@ -610,3 +610,67 @@ CASES = CASES + (
          ("line 21", "unknown phrase", "line 23", "number among phrases"), GOOD),
 )
 BY_NAME = {c.name: c for c in CASES}
+
+
+# --------------------------------------------------------------- issue 26: the eval platforms' files
+def deepeval_case(i: int) -> dict:
+    """One DeepEval test case: a GEval judge score and an exact-match check."""
+    return {"name": f"t{i}", "input": "q", "success": True, "metricsData": [
+        {"name": "Correctness [GEval]", "score": 0.5 + 0.02 * i, "success": True, "evaluationModel": "gpt"},
+        {"name": "Exact Match", "score": float(i % 2), "success": bool(i % 2)}]}
+
+
+def deepeval_hostile(size: int) -> bytes:
+    """Valid test cases, then: metricsData missing, of the wrong type, a case that is a
+    list, a metric without a name, a score that is text, and a ``size``-byte reason."""
+    cases = [deepeval_case(i) for i in range(GOOD)]
+    huge = deepeval_case(99)
+    huge["metricsData"][0]["reason"] = "x" * size
+    huge["metricsData"][0]["score"] = None
+    cases += [{"name": "missing"}, {"name": "wrong", "metricsData": {"a": 1}}, ["a", "list"],
+              {"name": "noname", "metricsData": [{"score": 1}]},
+              {"name": "text", "metricsData": [{"name": "Correctness [GEval]", "score": "high",
+                                                "evaluationModel": "gpt"}]}, huge]
+    return json.dumps({"testRunData": {"testCases": cases}}).encode()
+
+
+def deepeval_deep(size: int) -> bytes:
+    return b'{"testRunData": {"testCases": [' + deep(size) + b"]}}"
+
+
+def promptfoo_result(i: int) -> dict:
+    """One promptfoo result: an llm-rubric judge score and an equals check."""
+    return {"id": f"r{i}", "testIdx": i, "promptIdx": 0, "provider": {"id": "echo"}, "vars": {"id": f"t{i}"},
+            "success": True, "gradingResult": {"pass": True, "score": 1, "componentResults": [
+                {"pass": bool(i % 2), "score": float(i % 2), "assertion": {"type": "equals"}},
+                {"pass": True, "score": 0.5 + 0.02 * i, "assertion": {"type": "llm-rubric"}}]}}
+
+
+def promptfoo_hostile(size: int) -> bytes:
+    """Valid results, then: no gradingResult, componentResults of the wrong type, a component
+    without an assertion, a result that is a number, a text score, and a ``size``-byte output."""
+    res = [promptfoo_result(i) for i in range(GOOD)]
+    huge = promptfoo_result(99)
+    huge["response"] = {"output": "x" * size}
+    huge["gradingResult"]["componentResults"][1]["score"] = [1, 2]
+    text = promptfoo_result(98)
+    text["gradingResult"]["componentResults"][1]["score"] = "high"
+    res += [{"vars": {"id": "none"}}, {"vars": {"id": "wrong"}, "gradingResult": {"componentResults": "x"}},
+            {"vars": {"id": "noassert"}, "gradingResult": {"componentResults": [{"pass": True}]}}, 7, text, huge]
+    return json.dumps({"evalId": "eval-x", "results": {"version": 3, "results": res}}).encode()
+
+
+def promptfoo_deep(size: int) -> bytes:
+    return b'{"evalId": "e", "results": {"version": 3, "results": [' + deep(size) + b"]}}"
+
+
+ISSUE26: tuple[Case, ...] = (
+    Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
+         ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
+    Case("deepeval_deep.json", deepeval_deep, 100_000, 450_000, 2, ("nested too deeply",)),
+    Case("promptfoo_hostile.json", promptfoo_hostile, 2_000_000, 4_000_000, 0,
+         ("record 21", "componentresults is missing", "record 24", "not a json object", "sample t98"), GOOD),
+    Case("promptfoo_deep.json", promptfoo_deep, 100_000, 450_000, 2, ("nested too deeply",)),
+)
+CASES = CASES + ISSUE26
+BY_NAME = {c.name: c for c in CASES}

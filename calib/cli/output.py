@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from calib.present.tables import platform_line
+
 if TYPE_CHECKING:
     from calib.dataset import Dataset
 
@@ -45,6 +47,8 @@ def load_lines(ds: Dataset) -> list[str]:
     """What was read: the load summary, the scale, the clusters and the first dropped lines."""
     r = ds.report
     out = [f"Loaded {r.source}: {r.summary()}."]
+    if (tool := platform_line(r)) is not None:  # which tool wrote the file, and what it holds
+        out.append(tool)
     if r.scale and r.scale.get("how"):
         out.append(f"Scale: {r.scale['how']}.")
     if ds.table.clusters is not None:  # dependent rows (calib.clusters)

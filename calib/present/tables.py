@@ -258,6 +258,16 @@ def scale_words(text: str) -> str:
     return re.sub(r"--rescale ([^,\s]+),([^\s;:?)]+)", r"the scale \1 to \2", text)
 
 
+def platform_line(report: LoadReport) -> str | None:
+    """Which eval platform wrote the file, and what it held (its reader's first note), for
+    a file of an eval or tracing platform (:data:`calib.readers.base.PLATFORMS`); else ``None``."""
+    from calib.readers.base import PLATFORMS
+
+    if report.format not in PLATFORMS or not report.notes:
+        return None
+    return f"Format: {report.format} ({report.notes[0]})."
+
+
 def load_lines(report: LoadReport, scale: Scale) -> list[str]:
     """A load report for people, each fact once: what was read and kept, the scale and
     how it was found, the fields detected (role <- field), then the reader's other notes

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from calib.audit import Audit
 from calib.present.explain import audit_meanings, verdict_tests
 from calib.present.format import interval, num, p_value, pct, points, sig, value
-from calib.present.tables import TESTS, test_label
+from calib.present.tables import TESTS, platform_line, test_label
 
 if TYPE_CHECKING:
     from calib.decision import Decision
@@ -157,6 +157,8 @@ def render_text(a: Audit, decision: Decision | None = None) -> str:
     lines = [title, "=" * len(title)]
     if a.load_report is not None:
         lines.append(f"Loaded {a.load_report.source}: {a.load_report.summary()}.")
+        if (tool := platform_line(a.load_report)) is not None:
+            lines.append(tool)
         if a.load_report.scale and a.load_report.scale.get("how"):
             lines.append(f"Scale: {a.load_report.scale['how']}.")
         for issue in a.load_report.issues[:5]:

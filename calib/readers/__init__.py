@@ -11,6 +11,9 @@
   (stated confidences), :mod:`.logprobs` (option log-probs), :mod:`.lmeval`
   (lm-evaluation-harness samples; a whole output folder with
   :func:`calib.readers.lmeval.read_folder`), :mod:`.inspect` (Inspect AI logs).
+- The eval and tracing platforms' own files: :mod:`.verdicts` (their shared base: items
+  with named judge, human and code scores, one rule for confidence and outcome) under
+  :mod:`.promptfoo` and :mod:`.deepeval`.
 
 Readers import ``base``, ``jsonl`` and ``source``, never :mod:`calib.loading`, which
 recognises the format, calls the reader and builds the dataset.

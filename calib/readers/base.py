@@ -43,6 +43,10 @@ MAX_GROUPS = 1_000
 #: Default cap on the memory :func:`calib.readers.jsonl.parse_cost` estimates parsing one JSON document takes.
 MAX_PARSE_BYTES = 512 * 2**20
 
+#: The formats of the eval and tracing platforms' own files (:mod:`calib.readers.verdicts`),
+#: each the load report's ``format`` of its reader.
+PLATFORMS = ("deepeval", "promptfoo")
+
 
 @dataclass(frozen=True)
 class LoadOptions:

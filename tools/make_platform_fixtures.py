@@ -1,0 +1,236 @@
+"""Regenerate the eval-platform fixtures in tests/data/ with the tools themselves (issue 26).
+
+Each fixture is written by the real tool, installed from its registry into a throwaway
+environment (never the project's), offline, with a local stand-in for the model:
+
+    python3 -m venv /tmp/fixvenv
+    /tmp/fixvenv/bin/pip install deepeval==4.3.1
+    /tmp/fixvenv/bin/python tools/make_platform_fixtures.py deepeval
+
+    mkdir /tmp/pfnpm && cd /tmp/pfnpm && npm install promptfoo@<version>
+    python3 tools/make_platform_fixtures.py promptfoo --promptfoo /tmp/pfnpm/node_modules/.bin/promptfoo
+
+The items are the same everywhere: 40 multiple-choice questions with a gold letter; a
+stand-in "model" answers right on a fixed-seed 70% of them, and a stand-in judge states a
+0-1 score that is higher, on average, when the answer is right (seed 26). A few items are
+made unusable on purpose (no judge score, an errored metric), to be listed by id.
+The versions the fixtures were made with are in each fixture folder's README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+N = 40
+LETTERS = "ABCD"
+
+
+def items(seed: int = 26) -> list[dict]:
+    """The 40 items: question, gold, the model's answer, the judge's score (0-1)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(N):
+        gold = LETTERS[rng.randrange(4)]
+        right = rng.random() < 0.7
+        answer = gold if right else LETTERS[(LETTERS.index(gold) + 1 + rng.randrange(3)) % 4]
+        base = 0.75 if right else 0.45
+        score = min(1.0, max(0.0, round(base + rng.uniform(-0.3, 0.25), 1)))
+        out.append({"id": f"q{i:02d}", "question": f"Question {i}: which letter?", "gold": gold,
+                    "answer": answer, "judge": score, "subject": ("algebra", "history")[i % 2]})
+    return out
+
+
+# ------------------------------------------------------------------ DeepEval
+def deepeval_fixture(out: Path) -> None:
+    """A DeepEval test run: GEval (judge, a local stub model answering GEval's prompts) and
+    ExactMatchMetric (code, the reference check) on each test case; ``evaluate`` saves the
+    run to ``.deepeval/.latest_test_run.json``, copied as the fixture."""
+    os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
+    os.environ.setdefault("DEEPEVAL_GRPC_LOGGING", "NO")
+    import deepeval
+    from deepeval import evaluate
+    from deepeval.metrics import ExactMatchMetric, GEval
+    from deepeval.models import DeepEvalBaseLLM
+    from deepeval.test_case import LLMTestCase, LLMTestCaseParams
+
+    data = items()
+    by_q = {d["question"]: d for d in data}
+
+    class StubJudge(DeepEvalBaseLLM):
+        """Answers GEval's two prompts: the steps, then a 0-10 score for the test case."""
+
+        def __init__(self) -> None:
+            self.name = "stub-judge"
+
+        def load_model(self):  # type: ignore[no-untyped-def]
+            return self
+
+        def _answer(self, prompt: str, schema=None):  # type: ignore[no-untyped-def]
+            q = next((d for k, d in by_q.items() if k in prompt), None)
+            if q is None:  # the evaluation steps
+                payload = {"steps": ["Compare the answer letter with the expected letter."]}
+            elif q["id"] == "q07":  # a judge that returns no number: the metric errors
+                payload = {"reason": "unsure"}
+            else:
+                payload = {"score": round(10 * q["judge"]), "reason": "stub judge"}
+            if schema is not None:
+                try:
+                    return schema(**payload)
+                except Exception:
+                    raise ValueError(f"stub judge: no {schema.__name__}") from None
+            return json.dumps(payload)
+
+        def generate(self, prompt: str, schema=None, **kw):  # type: ignore[no-untyped-def]
+            return self._answer(prompt, schema)
+
+        async def a_generate(self, prompt: str, schema=None, **kw):  # type: ignore[no-untyped-def]
+            return self._answer(prompt, schema)
+
+        def get_model_name(self) -> str:
+            return "stub-judge"
+
+    judge = GEval(name="Correctness", criteria="Is the answer letter the expected one?",
+                  evaluation_params=[LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT,
+                                     LLMTestCaseParams.EXPECTED_OUTPUT],
+                  model=StubJudge(), threshold=0.5, async_mode=False)
+    cases = [LLMTestCase(input=d["question"], actual_output=d["answer"], expected_output=d["gold"],
+                         name=d["id"], tags=[d["subject"]]) for d in data]
+    work = Path(tempfile.mkdtemp())
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        from deepeval.evaluate.configs import AsyncConfig, DisplayConfig, ErrorConfig
+        evaluate(cases, [judge, ExactMatchMetric()], async_config=AsyncConfig(run_async=False),
+                 display_config=DisplayConfig(print_results=False, show_indicator=False),
+                 error_config=ErrorConfig(ignore_errors=True))
+        latest = work / ".deepeval" / ".latest_test_run.json"
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(latest, out / "latest_test_run.json")
+        _deepeval_reading(out)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"deepeval {deepeval.__version__}: wrote {out / 'latest_test_run.json'}")
+
+
+def _deepeval_reading(out: Path) -> None:
+    """DeepEval's own reading of the fixture (its TestRun model), per test case, for the tests."""
+    from deepeval.test_run import TestRun
+
+    run = TestRun.model_validate(json.loads((out / "latest_test_run.json").read_text())["testRunData"])
+    cases = {}
+    for case in run.test_cases:
+        ms = {m.name: {"score": m.score, "success": m.success, "error": m.error,
+                       "evaluation_model": m.evaluation_model} for m in case.metrics_data or []}
+        cases[case.name] = {"metrics": ms, "tags": case.tags}
+    reading = {"tool": "deepeval.test_run.TestRun.model_validate", "test_passed": run.test_passed,
+               "test_failed": run.test_failed, "cases": cases}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1, sort_keys=True) + "\n")
+
+
+# ------------------------------------------------------------------ promptfoo
+JUDGE_JS = """// A local stand-in for the grading model: answers llm-rubric's prompt with the fixed
+// score of the item named in the rubric ("Item q07: ..."); no score: not JSON (a grader error).
+const scores = JSON.parse(require('fs').readFileSync(__dirname + '/scores.json', 'utf8'));
+class Judge {
+  id() { return 'stub-judge'; }
+  async callApi(prompt) {
+    const m = /Item (q\\d+)/.exec(prompt);
+    const s = m ? scores[m[1]] : undefined;
+    if (s === undefined || s === null) return { output: 'I cannot grade this.' };
+    return { output: JSON.stringify({ reason: 'stub judge', pass: s >= 0.5, score: s }) };
+  }
+}
+module.exports = Judge;
+"""
+#: Items a person rated in promptfoo's viewer (``export.json``), and those where the person
+#: disagrees with the exact-match check.
+RATED, DISAGREE = 30, ("q03", "q11")
+
+
+def promptfoo_fixture(data: Path, cmd: str) -> None:
+    """``promptfoo eval -o results.json`` (echo provider: the answer letter; ``equals`` the
+    gold; ``llm-rubric`` graded by a local JS provider), then manual ratings on 30 results
+    posted to the local viewer's API as the viewer's rating buttons post them, then
+    ``promptfoo export eval`` of the same eval (``export.json``)."""
+    import urllib.request
+
+    work = Path(tempfile.mkdtemp())
+    rows = items()
+    (work / "judge.js").write_text(JUDGE_JS)
+    (work / "scores.json").write_text(json.dumps({d["id"]: None if d["id"] == "q07" else d["judge"] for d in rows}))
+    tests = "\n".join(f"  - vars: {{id: {d['id']}, answer: {d['answer']}, gold: {d['gold']}, "
+                       f"subject: {d['subject']}}}" for d in rows)
+    (work / "promptfooconfig.yaml").write_text(
+        "description: calib fixture\nprompts: ['{{answer}}']\nproviders: [echo]\ndefaultTest:\n  assert:\n"
+        "    - type: equals\n      value: '{{gold}}'\n    - type: llm-rubric\n"
+        "      value: 'Item {{id}}: the answer letter should be {{gold}}'\n      provider: file://judge.js\n"
+        f"tests:\n{tests}\n")
+    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(work / "cfg"), "PROMPTFOO_DISABLE_TELEMETRY": "1",
+           "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1"}
+    out = data / "promptfoo-0.121.20"
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run([cmd, "eval", "-c", "promptfooconfig.yaml", "-o", "results.json", "--no-cache",
+                    "--no-progress-bar", "-j", "1"], cwd=work, env=env, check=False, capture_output=True)
+    doc = json.loads((work / "results.json").read_text())
+    port = 15599
+    view = subprocess.Popen([cmd, "view", "-n", "-p", str(port)], cwd=work, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import time
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(1)
+        for r in doc["results"]["results"]:
+            vid = r["vars"]["id"]
+            if int(vid[1:]) >= RATED:
+                continue
+            ok = (r["vars"]["answer"] == r["vars"]["gold"]) != (vid in DISAGREE)
+            gr = dict(r["gradingResult"])
+            human = {"pass": ok, "score": float(ok), "reason": "Manual result (overrides all other grading results)",
+                     "comment": "rated by hand", "assertion": {"type": "human"}}
+            body = {**gr, "pass": ok, "score": float(ok), "comment": "rated by hand",
+                    "componentResults": [*gr.get("componentResults", []), human]}
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/eval/{doc['evalId']}/results/{r['id']}/rating",
+                                         data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+            urllib.request.urlopen(req, timeout=30).read()
+    finally:
+        view.terminate()
+        view.wait(30)
+    subprocess.run([cmd, "export", "eval", doc["evalId"], "-o", str(work / "export.json")], cwd=work, env=env,
+                   check=True, capture_output=True)
+    for name in ("results.json", "export.json"):
+        text = (work / name).read_text().replace(str(work), "/home/user/evals")
+        (out / name).write_text(text)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"promptfoo {doc['metadata'].get('promptfooVersion')}: wrote {out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo"])
+    ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
+    a = ap.parse_args(argv)
+    if a.tool == "deepeval":
+        deepeval_fixture(DATA / "deepeval-4.3.1")
+    else:
+        promptfoo_fixture(DATA, a.promptfoo)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
