@@ -49,7 +49,7 @@ def sniff_format(name: str, data: bytes) -> str:
             base.startswith("results_") and base.endswith(".json") and b'"lm_eval_version"' in data)):
         return "lmeval"
     # the eval platforms' whole-file JSON (calib.readers.verdicts), before Inspect's
-    if head[:1] == b"{" and (platform := _platform(head)):
+    if head[:1] in (b"{", b"[") and (platform := _platform(head)):
         return platform
     # a whole-file JSON object: Inspect's .json log
     if head[:1] == b"{" and low.endswith(".json") and (b'"eval"' in data[:4096] or b'"samples"' in data):
@@ -82,6 +82,8 @@ def _platform(head: bytes) -> str | None:
         return "deepeval"
     if b'"evalId"' in top[:300] or b'"gradingResult"' in head and b'"promptIdx"' in head:
         return "promptfoo"
+    if b'"dataType"' in top and b'"source"' in top and any(k in top for k in (b'"traceId"', b'"subject"', b'"observationId"', b'"sessionId"')):
+        return "langfuse"
     return None
 
 
@@ -251,6 +253,8 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.deepeval import read
     elif kind == "promptfoo":
         from calib.readers.promptfoo import read
+    elif kind == "langfuse":
+        from calib.readers.langfuse import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

@@ -664,6 +664,25 @@ def promptfoo_deep(size: int) -> bytes:
     return b'{"evalId": "e", "results": {"version": 3, "results": [' + deep(size) + b"]}}"
 
 
+def langfuse_score(i: int, name: str = "correctness") -> dict:
+    judge = name == "correctness"
+    return {"id": f"s{i}{name}", "traceId": f"t{i}", "name": name, "source": "EVAL" if judge else "ANNOTATION",
+            "dataType": "NUMERIC" if judge else "CATEGORICAL", "value": 0.5 + 0.02 * i if judge else 1.0,
+            "stringValue": None if judge else ("correct" if i % 2 else "incorrect")}
+
+
+def langfuse_hostile(size: int) -> bytes:
+    """Valid scores as JSON Lines, then: no trace, a name of the wrong type, a value that is a
+    list, a score that is a string, and a ``size``-byte comment."""
+    recs = [s for i in range(GOOD) for s in (langfuse_score(i), langfuse_score(i, "human_label"))]
+    huge = langfuse_score(99)
+    huge["comment"] = "x" * size
+    huge["value"] = [1, 2]
+    recs += [{**langfuse_score(90), "traceId": None}, {**langfuse_score(91), "name": 5}, "score", huge,
+             langfuse_score(99, "human_label")]
+    return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -671,6 +690,8 @@ ISSUE26: tuple[Case, ...] = (
     Case("promptfoo_hostile.json", promptfoo_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "componentresults is missing", "record 24", "not a json object", "sample t98"), GOOD),
     Case("promptfoo_deep.json", promptfoo_deep, 100_000, 450_000, 2, ("nested too deeply",)),
+    Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
+         ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )
 CASES = CASES + ISSUE26
 BY_NAME = {c.name: c for c in CASES}

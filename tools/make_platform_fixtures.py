@@ -220,12 +220,92 @@ def promptfoo_fixture(data: Path, cmd: str) -> None:
     print(f"promptfoo {doc['metadata'].get('promptfooVersion')}: wrote {out}")
 
 
+# ------------------------------------------------------------------ Langfuse
+def langfuse_fixture(out: Path) -> None:
+    """Langfuse scores as its API returns them, built and serialised with the langfuse SDK's
+    own API models (a Langfuse server needs Postgres and ClickHouse: it does not run here):
+    ``scores_v2.json`` (``GET /api/public/v2/scores``: commons ``Score`` + ``MetaResponse``)
+    and ``scores_v3.json`` (``GET /api/public/v3/scores``: ``GetScoresV3Response``, the
+    scores on observations, two per trace). Per item: an ``EVAL`` numeric ``correctness``
+    (the judge, 0-1), an ``ANNOTATION`` categorical ``human_label`` on 36 items (q36-q39
+    not yet annotated), an ``API`` boolean ``thumbs_up`` on every fifth; q07 has no EVAL
+    score, and q05 two annotations that disagree."""
+    import datetime as dt
+
+    import langfuse
+    from langfuse.api.commons.types.score import Score_Boolean, Score_Categorical, Score_Numeric
+    from langfuse.api.core.pydantic_utilities import parse_obj_as
+    from langfuse.api.scores.types.get_scores_v3response import GetScoresV3Response
+    from langfuse.api.utils.pagination.types.meta_response import MetaResponse
+
+    t0 = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.UTC)
+    base = {"timestamp": t0, "createdAt": t0, "updatedAt": t0, "environment": "default"}
+    v2: list = []
+    v3: list = []
+    for k, d in enumerate(items()):
+        right = d["answer"] == d["gold"]
+        trace, obs = f"trace-{d['id']}", f"obs-{d['id']}"
+        # v3: the scores on observations, two observations per trace
+        subject = {"kind": "observation", "id": obs, "traceId": f"trace-{k // 2:02d}"}
+        common = {**base, "metadata": {"subject": d["subject"]}}
+        if d["id"] != "q07":
+            v2.append(parse_obj_as(Score_Numeric, dict(
+                id=f"s-{d['id']}-e", traceId=trace, name="correctness", source="EVAL", value=d["judge"],
+                comment="judge", **common)))
+            v3.append({"dataType": "NUMERIC", "id": f"s-{d['id']}-e", "projectId": "p1", "name": "correctness",
+                       "source": "EVAL", "value": d["judge"], "subject": subject, **common})
+        labels = [] if k >= 36 else ["correct" if right else "incorrect"]
+        if d["id"] == "q05":
+            labels.append("incorrect" if right else "correct")
+        for j, lab in enumerate(labels):
+            v2.append(parse_obj_as(Score_Categorical, dict(
+                id=f"s-{d['id']}-h{j}", traceId=trace, name="human_label", source="ANNOTATION",
+                value=float(lab == "correct"), stringValue=lab, authorUserId="u1", configId="cfg-label", **common)))
+            v3.append({"dataType": "CATEGORICAL", "id": f"s-{d['id']}-h{j}", "projectId": "p1",
+                       "name": "human_label", "source": "ANNOTATION", "value": lab, "subject": subject,
+                       "authorUserId": "u1", "configId": "cfg-label", **common})
+        if k % 5 == 0:
+            v2.append(parse_obj_as(Score_Boolean, dict(
+                id=f"s-{d['id']}-u", traceId=trace, name="thumbs_up", source="API", value=float(right),
+                stringValue=str(right), **common)))
+    out.mkdir(parents=True, exist_ok=True)
+    meta = parse_obj_as(MetaResponse, {"page": 1, "limit": 100, "totalItems": len(v2), "totalPages": 1})
+    # the SDK's own serialisation (.json(): aliases, ISO timestamps)
+    doc2 = {"data": [json.loads(s.json(exclude_none=True)) for s in v2], "meta": json.loads(meta.json())}
+    (out / "scores_v2.json").write_text(json.dumps(doc2, indent=1) + "\n")
+    doc3 = parse_obj_as(GetScoresV3Response, {"data": v3, "meta": {"limit": 100}})
+    (out / "scores_v3.json").write_text(json.dumps(json.loads(doc3.json(exclude_none=True)), indent=1) + "\n")
+    _langfuse_reading(out)
+    print(f"langfuse {langfuse.__version__ if hasattr(langfuse, '__version__') else '?'}: wrote {out}")
+
+
+def _langfuse_reading(out: Path) -> None:
+    """The SDK's own reading of both files (its pydantic models), score by score."""
+    from langfuse.api.commons.types.score import Score
+    from langfuse.api.core.pydantic_utilities import parse_obj_as
+    from langfuse.api.scores.types.get_scores_v3response import GetScoresV3Response
+
+    # parse_obj_as is what the SDK's client applies to the API's JSON
+    v2 = parse_obj_as(list[Score], json.loads((out / "scores_v2.json").read_text())["data"])
+    v3 = parse_obj_as(GetScoresV3Response, json.loads((out / "scores_v3.json").read_text()))
+    reading = {
+        "tool": "langfuse.api parse_obj_as: list[Score] (v2), GetScoresV3Response (v3)",
+        "v2": [{"trace_id": s.trace_id, "name": s.name, "source": str(s.source), "data_type": s.data_type,
+                "value": s.value, "string_value": getattr(s, "string_value", None)} for s in v2],
+        "v3": [{"subject": s.subject.id, "trace_id": s.subject.trace_id, "name": s.name, "source": str(s.source),
+                "data_type": s.data_type, "value": s.value} for s in v3.data],
+    }
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse"])
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "deepeval":
+    if a.tool == "langfuse":
+        langfuse_fixture(DATA / "langfuse-5.2.0")
+    elif a.tool == "deepeval":
         deepeval_fixture(DATA / "deepeval-4.3.1")
     else:
         promptfoo_fixture(DATA, a.promptfoo)

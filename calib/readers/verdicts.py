@@ -140,7 +140,10 @@ def _lookup(item: Item, key: str) -> tuple[bool, Any]:
     vals = [s.value for s in item.scores if s.name == key]
     if vals:
         distinct = list({repr(v): v for v in vals}.values())
-        return True, distinct[0] if len(distinct) == 1 else distinct
+        if len(distinct) == 1:
+            return True, distinct[0]
+        shown = ", ".join(short_text(repr(v))[:30] for v in distinct[:4])
+        return True, Unusable(f"{len(distinct)} different values on one item ({shown})")
     v = get_path(item.raw, key)
     return (False, None) if is_missing(v) else (True, v)
 
@@ -249,7 +252,8 @@ def finish(source: Source, options: LoadOptions, plat: Platform, items: list[Ite
             continue
         ok = outcome_of(ov) if has_o else None
         if ok is None:
-            why = (f"no outcome {choice.outcome!r}" if not has_o else
+            why = (f"no outcome {choice.outcome!r}" if not has_o else f"outcome {choice.outcome!r}: {ov.why}"
+                   if isinstance(ov, Unusable) else
                    f"outcome {choice.outcome!r} is {short_text(repr(ov))[:60]}, not right/wrong")
             issues.bad(it.pos, choice.outcome, "no outcome" if not has_o else "outcome not binary", why,
                        sample_id=it.id)
