@@ -683,6 +683,20 @@ def langfuse_hostile(size: int) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
 
 
+def langsmith_hostile(size: int) -> bytes:
+    """Valid runs' feedback, then: no run_id, a key that is a number, a feedback that is a
+    list, a score that is an object, and a ``size``-byte comment."""
+    fb = []
+    for i in range(GOOD):
+        fb += [{"run_id": f"r{i}", "key": "correctness", "score": 0.5 + 0.02 * i, "feedback_source": {"type": "model"}},
+               {"run_id": f"r{i}", "key": "human", "score": i % 2, "feedback_source": {"type": "app"}}]
+    fb += [{"key": "correctness", "score": 1}, {"run_id": "r90", "key": 5}, [1],
+           {"run_id": "r99", "key": "correctness", "score": {"a": 1}, "comment": "x" * size,
+            "feedback_source": {"type": "model"}},
+           {"run_id": "r99", "key": "human", "score": 1, "feedback_source": {"type": "app"}}]
+    return json.dumps({"feedback": fb}).encode()
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -690,6 +704,8 @@ ISSUE26: tuple[Case, ...] = (
     Case("promptfoo_hostile.json", promptfoo_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "componentresults is missing", "record 24", "not a json object", "sample t98"), GOOD),
     Case("promptfoo_deep.json", promptfoo_deep, 100_000, 450_000, 2, ("nested too deeply",)),
+    Case("langsmith_hostile.json", langsmith_hostile, 2_000_000, 4_000_000, 0,
+         ("record 41", "names no run", "record 42", "no key", "record 43", "sample r99"), GOOD),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )

@@ -298,12 +298,68 @@ def _langfuse_reading(out: Path) -> None:
     (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
 
 
+# ------------------------------------------------------------------ LangSmith
+def langsmith_fixture(out: Path) -> None:
+    """LangSmith runs and feedback as ``Client.list_runs()`` / ``Client.list_feedback()``
+    return them, built with the langsmith SDK's own ``schemas.Run`` / ``schemas.Feedback``
+    and dumped (LangSmith is a hosted service: it does not run here). 40 runs in two
+    experiments (q00-q19, q20-q39), each with ``correctness`` feedback from a ``model``
+    evaluator (the judge, 0-1; none on q07: the evaluator failed), ``human_correct`` from
+    the ``app`` (a person, score 1/0) on q00-q35, and ``user_thumb`` from the ``api`` on
+    every fifth run."""
+    import datetime as dt
+    import uuid
+
+    import langsmith
+    from langsmith import schemas
+
+    t0 = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.UTC)
+    ns = uuid.UUID("00000000-0000-0000-0000-000000000026")
+    runs, feedback = [], []
+    for k, d in enumerate(items()):
+        right = d["answer"] == d["gold"]
+        rid = uuid.uuid5(ns, f"run-{d['id']}")
+        session = uuid.uuid5(ns, "exp-a" if k < 20 else "exp-b")
+        runs.append(schemas.Run(id=rid, name="judge_mc", start_time=t0, end_time=t0, run_type="chain",
+                                inputs={"question": d["question"]}, outputs={"answer": d["answer"]},
+                                trace_id=rid, session_id=session, dotted_order=f"20261101T120000000000Z{rid}"))
+
+        def fb(key: str, score: object, src: str, comment: str | None = None, d: dict = d,
+               rid: uuid.UUID = rid) -> None:
+            feedback.append(schemas.Feedback(
+                id=uuid.uuid5(ns, f"fb-{d['id']}-{key}"), created_at=t0, modified_at=t0, run_id=rid, trace_id=rid,
+                key=key, score=score, value=None, comment=comment, feedback_source={"type": src}))
+
+        if d["id"] == "q07":
+            fb("correctness", None, "model", "evaluator failed: no score in the judge's reply")
+        else:
+            fb("correctness", d["judge"], "model")
+        if k < 36:
+            fb("human_correct", int(right), "app")
+        if k % 5 == 0:
+            fb("user_thumb", bool(right), "api")
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"runs": [json.loads(r.model_dump_json()) for r in runs],
+           "feedback": [json.loads(f.model_dump_json()) for f in feedback]}
+    (out / "runs_feedback.json").write_text(json.dumps(doc, indent=1) + "\n")
+    # the SDK's reading of the same file
+    back = [schemas.Feedback(**f) for f in json.loads((out / "runs_feedback.json").read_text())["feedback"]]
+    runs_back = {str(r.id): r for r in (schemas.Run(**r) for r in doc["runs"])}
+    reading = {"tool": "langsmith.schemas.Feedback / Run", "feedback": [
+        {"run_id": str(f.run_id), "key": f.key, "score": f.score, "source": (f.feedback_source.type
+         if f.feedback_source else None), "session_id": str(runs_back[str(f.run_id)].session_id)} for f in back]}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"langsmith {langsmith.__version__}: wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith"])
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "langfuse":
+    if a.tool == "langsmith":
+        langsmith_fixture(DATA / f"langsmith-{__import__('langsmith').__version__}")
+    elif a.tool == "langfuse":
         langfuse_fixture(DATA / "langfuse-5.2.0")
     elif a.tool == "deepeval":
         deepeval_fixture(DATA / "deepeval-4.3.1")
