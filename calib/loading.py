@@ -85,6 +85,8 @@ def _platform(head: bytes) -> str | None:
     if (b'"run_id"' in top and b'"feedback_source"' in top) or (
             (b'"runs"' in top[:100] or b'"feedback"' in top[:100]) and (b'"trace_id"' in top or b'"run_id"' in top)):
         return "langsmith"
+    if b'"annotator_kind"' in top and b'span_id"' in top:
+        return "phoenix"
     if b'"dataType"' in top and b'"source"' in top and any(k in top for k in (b'"traceId"', b'"subject"', b'"observationId"', b'"sessionId"')):
         return "langfuse"
     return None
@@ -260,6 +262,8 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.langfuse import read
     elif kind == "langsmith":
         from calib.readers.langsmith import read
+    elif kind == "phoenix":
+        from calib.readers.phoenix import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

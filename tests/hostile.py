@@ -697,6 +697,23 @@ def langsmith_hostile(size: int) -> bytes:
     return json.dumps({"feedback": fb}).encode()
 
 
+def phoenix_hostile(size: int) -> bytes:
+    """Valid span annotations as JSON Lines, then: no span, a kind of the wrong type, a record
+    that is a list, a judge score that is text, and a ``size``-byte explanation."""
+    recs = []
+    for i in range(GOOD):
+        recs += [{"span_id": f"s{i}", "annotation_name": "correctness", "annotator_kind": "LLM",
+                  "result.score": 0.5 + 0.02 * i, "result.label": None},
+                 {"span_id": f"s{i}", "annotation_name": "human", "annotator_kind": "HUMAN",
+                  "result.label": "correct" if i % 2 else "incorrect", "result.score": None}]
+    recs += [{"annotation_name": "correctness", "annotator_kind": "LLM", "result.score": 1},
+             {"span_id": "s90", "annotation_name": "correctness", "annotator_kind": ["LLM"]}, [1],
+             {"span_id": "s99", "annotation_name": "correctness", "annotator_kind": "LLM", "result.score": "high",
+              "result.explanation": "x" * size},
+             {"span_id": "s99", "annotation_name": "human", "annotator_kind": "HUMAN", "result.label": "correct"}]
+    return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -706,6 +723,8 @@ ISSUE26: tuple[Case, ...] = (
     Case("promptfoo_deep.json", promptfoo_deep, 100_000, 450_000, 2, ("nested too deeply",)),
     Case("langsmith_hostile.json", langsmith_hostile, 2_000_000, 4_000_000, 0,
          ("record 41", "names no run", "record 42", "no key", "record 43", "sample r99"), GOOD),
+    Case("phoenix_hostile.jsonl", phoenix_hostile, 900_000, 4_000_000, 0,
+         ("line 41", "names no span", "line 42", "no annotator_kind", "line 43", "sample s99"), GOOD),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )

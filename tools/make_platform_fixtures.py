@@ -352,12 +352,76 @@ def langsmith_fixture(out: Path) -> None:
     print(f"langsmith {langsmith.__version__}: wrote {out}")
 
 
+# ------------------------------------------------------------------ Arize Phoenix
+def phoenix_fixture(out: Path, base_url: str) -> None:
+    """Spans and span annotations from a local Phoenix server (``phoenix serve``, SQLite,
+    offline): 40 spans ``answer q00``..``answer q39`` sent through ``phoenix.otel``, two per
+    trace; span annotations logged with the Phoenix client: ``correctness`` by an ``LLM``
+    (the judge: score 0-1 and label; on q07 a label without a score), ``exact_match`` by
+    ``CODE`` (score 1/0) on every span, ``human_label`` by a ``HUMAN`` (label
+    correct/incorrect) on q00-q35. Then ``get_spans_dataframe`` and
+    ``get_span_annotations_dataframe``, as JSON Lines (``to_json(orient="records",
+    lines=True)``): the annotations alone, and joined to the spans' trace id and name."""
+    import time
+
+    import pandas as pd
+    import phoenix
+    from phoenix.client import Client
+    from phoenix.otel import register
+
+    project = f"calib-fixture-{int(time.time())}"  # a new project: the server may hold earlier runs
+    provider = register(project_name=project, endpoint=f"{base_url}/v1/traces", batch=False, set_global_tracer_provider=False)
+    tracer = provider.get_tracer("calib")
+    rows = items()
+    span_of: dict[str, str] = {}
+    for k in range(0, len(rows), 2):
+        with tracer.start_as_current_span(f"question pair {k // 2}"):
+            for d in rows[k:k + 2]:
+                with tracer.start_as_current_span(f"answer {d['id']}") as span:
+                    span.set_attribute("input.value", d["question"])
+                    span.set_attribute("output.value", d["answer"])
+                    span.set_attribute("metadata", json.dumps({"subject": d["subject"]}))
+                    span_of[d["id"]] = format(span.get_span_context().span_id, "016x")
+    provider.force_flush()
+    client = Client(base_url=base_url)
+    time.sleep(3)
+    for k, d in enumerate(rows):
+        right = d["answer"] == d["gold"]
+        sid = span_of[d["id"]]
+        client.spans.add_span_annotation(span_id=sid, annotation_name="correctness", annotator_kind="LLM",
+                                         label="correct" if d["judge"] >= 0.5 else "incorrect",
+                                         score=None if d["id"] == "q07" else d["judge"], explanation="stub judge",
+                                         sync=True)
+        client.spans.add_span_annotation(span_id=sid, annotation_name="exact_match", annotator_kind="CODE",
+                                         score=float(right), sync=True)
+        if k < 36:
+            client.spans.add_span_annotation(span_id=sid, annotation_name="human_label", annotator_kind="HUMAN",
+                                             label="correct" if right else "incorrect", sync=True)
+    spans = client.spans.get_spans_dataframe(project_identifier=project)
+    spans = spans[spans["name"].str.startswith("answer ")].reset_index(drop=True)
+    ann = client.spans.get_span_annotations_dataframe(spans_dataframe=spans, project_identifier=project)
+    out.mkdir(parents=True, exist_ok=True)
+    ann.reset_index().to_json(out / "span_annotations.jsonl", orient="records", lines=True)
+    joined = ann.reset_index().merge(spans[["context.span_id", "context.trace_id", "name"]],
+                                     left_on="span_id", right_on="context.span_id", how="left")
+    joined.to_json(out / "span_annotations_with_spans.jsonl", orient="records", lines=True)
+    reading = {"tool": "phoenix.client Client.spans.get_span_annotations_dataframe / get_spans_dataframe",
+               "annotations": json.loads(ann.reset_index().to_json(orient="records")),
+               "trace_of_span": dict(zip(spans["context.span_id"], spans["context.trace_id"], strict=True)),
+               "span_of_item": span_of}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1, default=str) + "\n")
+    print(f"arize-phoenix {phoenix.__version__}: wrote {out}; columns {list(pd.read_json(out / 'span_annotations.jsonl', lines=True).columns)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix"])
+    ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "langsmith":
+    if a.tool == "phoenix":
+        phoenix_fixture(DATA / f"phoenix-{__import__('phoenix').__version__}", a.phoenix_url)
+    elif a.tool == "langsmith":
         langsmith_fixture(DATA / f"langsmith-{__import__('langsmith').__version__}")
     elif a.tool == "langfuse":
         langfuse_fixture(DATA / "langfuse-5.2.0")

@@ -13,8 +13,8 @@
   :func:`calib.readers.lmeval.read_folder`), :mod:`.inspect` (Inspect AI logs).
 - The eval and tracing platforms' own files: :mod:`.verdicts` (their shared base: items
   with named judge, human and code scores, one rule for confidence and outcome) under
-  :mod:`.promptfoo`, :mod:`.deepeval`, :mod:`.langfuse` and
-  :mod:`.langsmith`.
+  :mod:`.promptfoo`, :mod:`.deepeval`, :mod:`.langfuse`,
+  :mod:`.langsmith` and :mod:`.phoenix`.
 
 Readers import ``base``, ``jsonl`` and ``source``, never :mod:`calib.loading`, which
 recognises the format, calls the reader and builds the dataset.
