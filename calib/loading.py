@@ -85,6 +85,8 @@ def _platform(head: bytes) -> str | None:
     if (b'"run_id"' in top and b'"feedback_source"' in top) or (
             (b'"runs"' in top[:100] or b'"feedback"' in top[:100]) and (b'"trace_id"' in top or b'"run_id"' in top)):
         return "langsmith"
+    if b'"resourceLogs"' in top[:200]:  # OTLP/JSON logs
+        return "otel"
     if b'"annotator_kind"' in top and b'span_id"' in top:
         return "phoenix"
     if b'"dataType"' in top and b'"source"' in top and any(k in top for k in (b'"traceId"', b'"subject"', b'"observationId"', b'"sessionId"')):
@@ -264,6 +266,8 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.langsmith import read
     elif kind == "phoenix":
         from calib.readers.phoenix import read
+    elif kind == "otel":
+        from calib.readers.otel import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

@@ -714,6 +714,30 @@ def phoenix_hostile(size: int) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
 
 
+def otel_event(i: int, name: str, value: object) -> dict:
+    key = "doubleValue" if isinstance(value, float) else "stringValue"
+    return {"spanId": f"{i:016x}", "traceId": f"{i:032x}", "eventName": "gen_ai.evaluation.result",
+            "attributes": [{"key": "gen_ai.evaluation.name", "value": {"stringValue": name}},
+                           {"key": "gen_ai.evaluation.score.value", "value": {key: value}}]}
+
+
+def otel_hostile(size: int) -> bytes:
+    """Valid evaluation events, then: no evaluation name, no span nor response id, a record
+    that is a number, attributes of the wrong type, and a ``size``-byte explanation."""
+    recs = []
+    for i in range(1, GOOD + 1):
+        recs += [otel_event(i, "judge", 0.5 + 0.02 * i), otel_event(i, "check", float(i % 2))]
+    noname = otel_event(90, "judge", 0.5)
+    noname["attributes"] = noname["attributes"][1:]
+    nospan = otel_event(91, "judge", 0.5)
+    nospan["spanId"] = ""
+    huge = otel_event(99, "judge", "high")
+    huge["attributes"].append({"key": "gen_ai.evaluation.explanation", "value": {"stringValue": "x" * size}})
+    recs += [noname, nospan, 7, {**otel_event(92, "judge", 0.5), "attributes": "x"}, huge,
+             otel_event(99, "check", 1.0)]
+    return json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": recs}]}]}).encode()
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -725,6 +749,9 @@ ISSUE26: tuple[Case, ...] = (
          ("record 41", "names no run", "record 42", "no key", "record 43", "sample r99"), GOOD),
     Case("phoenix_hostile.jsonl", phoenix_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no span", "line 42", "no annotator_kind", "line 43", "sample s99"), GOOD),
+    Case("otel_hostile.json", otel_hostile, 2_000_000, 4_000_000, 0,
+         ("record 41", "no gen_ai.evaluation.name", "record 42", "names no span", "record 43", "sample 0000000000000063"),
+         GOOD),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )

@@ -413,13 +413,78 @@ def phoenix_fixture(out: Path, base_url: str) -> None:
     print(f"arize-phoenix {phoenix.__version__}: wrote {out}; columns {list(pd.read_json(out / 'span_annotations.jsonl', lines=True).columns)}")
 
 
+# ------------------------------------------------------------------ OpenTelemetry GenAI
+def otel_fixture(out: Path) -> None:
+    """``gen_ai.evaluation.result`` log events emitted with opentelemetry-sdk, one trace per
+    item (a ``chat`` span, the evaluated operation, with ``gen_ai.response.id``), encoded
+    by opentelemetry-exporter-otlp-proto-common's ``encode_logs`` (what the OTLP exporter
+    sends) and written as OTLP/JSON (protobuf's JSON mapping, with trace and span ids in
+    hex and 64-bit integers as strings, as the OTLP/JSON spec and the collector's file
+    exporter write them). Per item: ``correctness`` (the judge: ``score.value`` 0-1 and
+    ``score.label``; on q07 only a label and ``error.type``) and ``exact_match``
+    (``score.value`` 1/0, label pass/fail)."""
+    import base64
+
+    import opentelemetry.sdk
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import set_span_in_context
+
+    resource = Resource.create({"service.name": "calib-fixture"})
+    exporter = InMemoryLogRecordExporter()
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    logger = logs.get_logger("calib.evaluator")
+    tracer = TracerProvider(resource=resource).get_tracer("calib")
+    for d in items():
+        right = d["answer"] == d["gold"]
+        with tracer.start_as_current_span("chat stub-model") as span:
+            span.set_attribute("gen_ai.response.id", f"resp-{d['id']}")
+            ctx = set_span_in_context(span)
+            judge = {"gen_ai.evaluation.name": "correctness", "gen_ai.response.id": f"resp-{d['id']}",
+                     "gen_ai.evaluation.score.label": "correct" if d["judge"] >= 0.5 else "incorrect",
+                     "gen_ai.evaluation.explanation": "stub judge"}
+            if d["id"] == "q07":
+                judge["error.type"] = "judge_unparseable"
+            else:
+                judge["gen_ai.evaluation.score.value"] = d["judge"]
+            logger.emit(event_name="gen_ai.evaluation.result", attributes=judge, context=ctx)
+            logger.emit(event_name="gen_ai.evaluation.result", context=ctx, attributes={
+                "gen_ai.evaluation.name": "exact_match", "gen_ai.response.id": f"resp-{d['id']}",
+                "gen_ai.evaluation.score.value": float(right),
+                "gen_ai.evaluation.score.label": "pass" if right else "fail"})
+    records = exporter.get_finished_logs()
+    doc = MessageToDict(encode_logs(records))
+    for rl in doc["resourceLogs"]:
+        for sl in rl["scopeLogs"]:
+            for rec in sl["logRecords"]:
+                for k in ("traceId", "spanId"):  # OTLP/JSON: hex, not protobuf JSON's base64
+                    if k in rec:
+                        rec[k] = base64.b64decode(rec[k]).hex()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "evaluation_events.json").write_text(json.dumps(doc, indent=1) + "\n")
+    reading = {"tool": "opentelemetry-sdk ReadableLogRecord (before encoding)", "events": [
+        {"span_id": format(r.log_record.span_id, "016x"), "trace_id": format(r.log_record.trace_id, "032x"),
+         "event_name": r.log_record.event_name, "attributes": dict(r.log_record.attributes or {})}
+        for r in records]}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"opentelemetry-sdk {opentelemetry.sdk.version.__version__ if hasattr(opentelemetry.sdk, 'version') else '?'}: wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel"])
     ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "phoenix":
+    if a.tool == "otel":
+        from importlib.metadata import version
+        otel_fixture(DATA / f"otel-sdk-{version('opentelemetry-sdk')}")
+    elif a.tool == "phoenix":
         phoenix_fixture(DATA / f"phoenix-{__import__('phoenix').__version__}", a.phoenix_url)
     elif a.tool == "langsmith":
         langsmith_fixture(DATA / f"langsmith-{__import__('langsmith').__version__}")

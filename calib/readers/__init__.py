@@ -14,7 +14,7 @@
 - The eval and tracing platforms' own files: :mod:`.verdicts` (their shared base: items
   with named judge, human and code scores, one rule for confidence and outcome) under
   :mod:`.promptfoo`, :mod:`.deepeval`, :mod:`.langfuse`,
-  :mod:`.langsmith` and :mod:`.phoenix`.
+  :mod:`.langsmith`, :mod:`.phoenix` and :mod:`.otel`.
 
 Readers import ``base``, ``jsonl`` and ``source``, never :mod:`calib.loading`, which
 recognises the format, calls the reader and builds the dataset.

@@ -148,12 +148,14 @@ def _lookup(item: Item, key: str) -> tuple[bool, Any]:
     return (False, None) if is_missing(v) else (True, v)
 
 
-def _pick(items: list[Item], kinds: tuple[str, ...]) -> tuple[str | None, str | None, Counter[str]]:
-    """The commonest score name of the first kind present: ``(name, kind, names of that kind)``."""
+def _pick(items: list[Item], kinds: tuple[str, ...], exclude: str | None = None,
+          ) -> tuple[str | None, str | None, Counter[str]]:
+    """The commonest score name (other than ``exclude``) of the first kind present:
+    ``(name, kind, names of that kind)``."""
     for kind in kinds:
         names: Counter[str] = Counter()
         for it in items:
-            names.update({s.name for s in it.scores if s.kind == kind})
+            names.update({s.name for s in it.scores if s.kind == kind and s.name != exclude})
         if names:
             return names.most_common(1)[0][0], kind, names
     return None, None, Counter()
@@ -180,7 +182,7 @@ def _choose(items: list[Item], options: LoadOptions, name: str, plat: Platform) 
     if options.outcome_key:
         outcome, kind = options.outcome_key, "given"
     else:
-        outcome, kind, _ = _pick(items, (HUMAN, CODE))
+        outcome, kind, _ = _pick(items, (HUMAN, CODE), exclude=conf)
     if outcome is None:
         raise CalibError(f"{name}: {plat.described}: the judge score {conf!r} has nothing to be checked against: "
                          "no human label and no reference check on any item. Add one (an annotation, a "
