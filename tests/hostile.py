@@ -738,6 +738,30 @@ def otel_hostile(size: int) -> bytes:
     return json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": recs}]}]}).encode()
 
 
+def openai_line(i: int) -> dict:
+    """One Batch output line: the answer letter's top log-probs over A-D, and the gold."""
+    top = [{"token": t, "logprob": lp} for t, lp in zip("ABCD", (-0.2 - 0.01 * i, -2.0, -3.0, -4.0), strict=True)]
+    body = {"choices": [{"logprobs": {"content": [{"token": "A", "logprob": top[0]["logprob"],
+                                                   "top_logprobs": top}]}}]}
+    return {"custom_id": f"c{i}", "response": {"status_code": 200, "body": body}, "error": None,
+            "gold": "AB"[i % 2]}
+
+
+def openai_hostile(size: int) -> bytes:
+    """Valid lines, then: no response, logprobs of the wrong type, a token that is a number,
+    a line that is a list, and a ``size``-byte message content."""
+    lines = [openai_line(i) for i in range(GOOD)]
+    wrong = openai_line(91)
+    wrong["response"]["body"]["choices"][0]["logprobs"] = "x"
+    number = openai_line(92)
+    number["response"]["body"]["choices"][0]["logprobs"]["content"] = [{"token": 7, "logprob": -1}]
+    huge = openai_line(99)
+    huge["response"]["body"]["choices"][0]["message"] = {"content": "x" * size}
+    huge["gold"] = None
+    lines += [{"custom_id": "c90", "error": None}, wrong, number, [1], huge]
+    return b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -751,6 +775,9 @@ ISSUE26: tuple[Case, ...] = (
          ("line 41", "names no span", "line 42", "no annotator_kind", "line 43", "sample s99"), GOOD),
     Case("otel_hostile.json", otel_hostile, 2_000_000, 4_000_000, 0,
          ("record 41", "no gen_ai.evaluation.name", "record 42", "names no span", "record 43", "sample 0000000000000063"),
+         GOOD),
+    Case("openai_hostile.jsonl", openai_hostile, 900_000, 4_000_000, 0,
+         ("line 21", "sample c90", "line 22", "logprobs", "line 23", "no answer letter", "line 24", "line 25", "no gold"),
          GOOD),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),

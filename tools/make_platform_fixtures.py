@@ -475,13 +475,97 @@ def otel_fixture(out: Path) -> None:
     print(f"opentelemetry-sdk {opentelemetry.sdk.version.__version__ if hasattr(opentelemetry.sdk, 'version') else '?'}: wrote {out}")
 
 
+# ------------------------------------------------------------------ OpenAI
+def openai_fixture(out: Path) -> None:
+    """OpenAI outputs built with the openai SDK's own models (the API does not run here):
+    ``batch_output.jsonl``, Batch API output lines whose ``response.body`` is a
+    ``ChatCompletion`` with ``logprobs`` (the answer letter's ``top_logprobs`` over A-D; half
+    the answers "B", half "Answer: B"), the gold letter joined by ``custom_id`` as ``gold``
+    (q07's request failed; q11 has no logprobs); and ``eval_output_items.json``, an Evals
+    API output-item list (``OutputItemListResponse``): a ``score_model`` grader (the judge,
+    0-1; missing on q07) and a ``string_check`` grader per item."""
+    import math
+    import random as rnd
+
+    import openai
+    from openai.types.chat import ChatCompletion
+    from openai.types.evals.runs.output_item_list_response import OutputItemListResponse
+
+    rng = rnd.Random(2026)
+    lines, evals = [], []
+    for k, d in enumerate(items()):
+        p_top = 0.3 + 0.69 * d["judge"]  # the chosen letter's probability
+        rest = [rng.random() + 0.05 for _ in range(3)]
+        others = [x for x in LETTERS if x != d["answer"]]
+        probs = {d["answer"]: p_top} | {o: (1 - p_top) * r / sum(rest) for o, r in zip(others, rest, strict=True)}
+        top = sorted(({"token": t, "logprob": math.log(p), "bytes": list(t.encode())} for t, p in probs.items()),
+                     key=lambda x: -x["logprob"])
+        letter = {"token": d["answer"], "logprob": math.log(p_top), "bytes": list(d["answer"].encode()),
+                  "top_logprobs": top}
+        words = [] if k % 2 else [{"token": t, "logprob": -0.01, "bytes": list(t.encode()),
+                                    "top_logprobs": [{"token": t, "logprob": -0.01, "bytes": list(t.encode())}]}
+                                   for t in ("Answer", ":", " ")]
+        content = words + [letter]
+        body = {"id": f"chatcmpl-{d['id']}", "object": "chat.completion", "created": 1796342400, "model": "gpt-stub",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": "".join(t["token"] for t in content)},
+                             "logprobs": None if d["id"] == "q11" else {"content": content, "refusal": None}}],
+                "usage": {"prompt_tokens": 50, "completion_tokens": len(content), "total_tokens": 50 + len(content)}}
+        body = json.loads(ChatCompletion.model_validate(body).model_dump_json(exclude_unset=True))
+        line = {"id": f"batch_req_{d['id']}", "custom_id": d["id"],
+                "response": None if d["id"] == "q07" else {"status_code": 200, "request_id": f"req_{d['id']}",
+                                                            "body": body},
+                "error": {"code": "server_error", "message": "The server had an error"} if d["id"] == "q07" else None,
+                "gold": d["gold"]}
+        lines.append(line)
+        results = [{"name": "exact-3f2a3b4c-0000-4000-8000-000000000001", "type": "string_check",
+                    "score": float(d["answer"] == d["gold"]), "passed": d["answer"] == d["gold"]}]
+        if d["id"] != "q07":
+            results.insert(0, {"name": "correctness-3f2a3b4c-0000-4000-8000-000000000002", "type": "score_model",
+                               "score": d["judge"], "passed": d["judge"] >= 0.5})
+        evals.append(OutputItemListResponse.model_validate({
+            "id": f"outputitem_{d['id']}", "object": "eval.run.output_item", "created_at": 1796342400,
+            "datasource_item": {"id": d["id"], "question": d["question"], "gold": d["gold"]},
+            "datasource_item_id": k, "eval_id": "eval_stub", "run_id": "evalrun_stub", "status": "pass",
+            "results": results,
+            "sample": {"error": {"code": "", "message": ""}, "finish_reason": "stop", "input": [],
+                       "max_completion_tokens": 16, "model": "gpt-stub", "output": [{"role": "assistant",
+                       "content": d["answer"]}], "seed": 0, "temperature": 0.0, "top_p": 1.0,
+                       "usage": {"cached_tokens": 0, "completion_tokens": 1, "prompt_tokens": 50, "total_tokens": 51}}}))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "batch_output.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    doc = {"object": "list", "data": [json.loads(e.model_dump_json()) for e in evals], "first_id": evals[0].id,
+           "last_id": evals[-1].id, "has_more": False}
+    (out / "eval_output_items.json").write_text(json.dumps(doc, indent=1) + "\n")
+    # the SDK's reading of both files
+    back = []
+    for x in (json.loads(t) for t in (out / "batch_output.jsonl").read_text().splitlines()):
+        if not x["response"]:
+            back.append({"custom_id": x["custom_id"], "top_logprobs": None})
+            continue
+        c = ChatCompletion.model_validate(x["response"]["body"])
+        lp = c.choices[0].logprobs
+        tok = next((t for t in lp.content if len(t.token.strip()) == 1 and t.token.strip() in LETTERS), None) if lp else None
+        back.append({"custom_id": x["custom_id"], "gold": x["gold"],
+                     "top_logprobs": None if tok is None else {t.token: t.logprob for t in tok.top_logprobs}})
+    ev = [OutputItemListResponse.model_validate(e) for e in json.loads((out / "eval_output_items.json").read_text())["data"]]
+    reading = {"tool": "openai.types ChatCompletion / OutputItemListResponse", "batch": back,
+               "eval_items": [{"id": e.datasource_item["id"], "results": [{"name": r.name, "type": r.type,
+                               "score": r.score, "passed": r.passed} for r in e.results]} for e in ev]}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"openai {openai.__version__}: wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai"])
     ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "otel":
+    if a.tool == "openai":
+        from importlib.metadata import version
+        openai_fixture(DATA / f"openai-{version('openai')}")
+    elif a.tool == "otel":
         from importlib.metadata import version
         otel_fixture(DATA / f"otel-sdk-{version('opentelemetry-sdk')}")
     elif a.tool == "phoenix":
