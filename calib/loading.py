@@ -85,6 +85,8 @@ def _platform(head: bytes) -> str | None:
     if (b'"run_id"' in top and b'"feedback_source"' in top) or (
             (b'"runs"' in top[:100] or b'"feedback"' in top[:100]) and (b'"trace_id"' in top or b'"run_id"' in top)):
         return "langsmith"
+    if b'"trace_id"' in top and (b'"trace_metadata"' in top or b'"assessment_name"' in head):
+        return "mlflow"
     if b'"eval.run.output_item"' in top or b'"custom_id"' in top and b'"response"' in top or (
             b'"chat.completion"' in top and b'"top_logprobs"' in head):
         return "openai"
@@ -273,6 +275,8 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.otel import read
     elif kind == "openai":
         from calib.readers.openai import read
+    elif kind == "mlflow":
+        from calib.readers.mlflow import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

@@ -762,6 +762,28 @@ def openai_hostile(size: int) -> bytes:
     return b"".join(json.dumps(x).encode() + b"\n" for x in lines)
 
 
+def mlflow_trace(i: int) -> dict:
+    """One search_traces() record: an LLM_JUDGE feedback and a HUMAN one."""
+    return {"trace_id": f"tr-{i}", "trace_metadata": {"mlflow.trace.session": f"s{i}"}, "assessments": [
+        {"assessment_name": "correctness", "source": {"source_type": "LLM_JUDGE"}, "feedback": {"value": 0.5 + 0.02 * i}},
+        {"assessment_name": "human", "source": {"source_type": "HUMAN"}, "feedback": {"value": bool(i % 2)}}]}
+
+
+def mlflow_hostile(size: int) -> bytes:
+    """Valid trace records as JSON Lines, then: no assessments, assessments of the wrong
+    type, an assessment without a name, a feedback value that is an object, and a
+    ``size``-byte rationale."""
+    recs = [mlflow_trace(i) for i in range(GOOD)]
+    obj = mlflow_trace(93)
+    obj["assessments"][0]["feedback"]["value"] = {"a": 1}
+    huge = mlflow_trace(99)
+    huge["assessments"][0]["rationale"] = "x" * size
+    huge["assessments"][0]["feedback"] = {"value": None, "error": {"error_code": "BOOM"}}
+    recs += [{"trace_id": "tr-90", "trace_metadata": {}}, {"trace_id": "tr-91", "assessments": {"a": 1}},
+             {"trace_id": "tr-92", "assessments": [{"feedback": {"value": 1}}]}, obj, huge]
+    return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -779,6 +801,8 @@ ISSUE26: tuple[Case, ...] = (
     Case("openai_hostile.jsonl", openai_hostile, 900_000, 4_000_000, 0,
          ("line 21", "sample c90", "line 22", "logprobs", "line 23", "no answer letter", "line 24", "line 25", "no gold"),
          GOOD),
+    Case("mlflow_hostile.jsonl", mlflow_hostile, 900_000, 4_000_000, 0,
+         ("line 21", "sample tr-90", "line 22", "not a list", "line 23", "with a name", "sample tr-93", "boom"), GOOD),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )

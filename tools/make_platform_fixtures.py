@@ -1,20 +1,35 @@
 """Regenerate the eval-platform fixtures in tests/data/ with the tools themselves (issue 26).
 
-Each fixture is written by the real tool, installed from its registry into a throwaway
-environment (never the project's), offline, with a local stand-in for the model:
+Each fixture is written by the real tool (or, for a hosted service that cannot run here,
+built and serialised with its own SDK's models, said in the fixture folder's README),
+installed from its registry into a throwaway environment, never the project's, offline,
+with a local stand-in for every model. The versions used:
 
     python3 -m venv /tmp/fixvenv
-    /tmp/fixvenv/bin/pip install deepeval==4.3.1
+    /tmp/fixvenv/bin/pip install deepeval==4.3.1 langfuse==5.2.0 opentelemetry-sdk==1.45.2 \
+        opentelemetry-exporter-otlp-proto-common==1.45.2 arize-phoenix==20.26.1
     /tmp/fixvenv/bin/python tools/make_platform_fixtures.py deepeval
+    /tmp/fixvenv/bin/python tools/make_platform_fixtures.py langfuse
+    /tmp/fixvenv/bin/python tools/make_platform_fixtures.py otel
+    PHOENIX_PORT=16006 PHOENIX_GRPC_PORT=16007 PHOENIX_WORKING_DIR=/tmp/phx /tmp/fixvenv/bin/phoenix serve &
+    /tmp/fixvenv/bin/python tools/make_platform_fixtures.py phoenix --phoenix-url http://127.0.0.1:16006
 
-    mkdir /tmp/pfnpm && cd /tmp/pfnpm && npm install promptfoo@<version>
+    python3 -m venv /tmp/fixvenv_ls && /tmp/fixvenv_ls/bin/pip install langsmith==0.15.1 openai==3.60.0
+    /tmp/fixvenv_ls/bin/python tools/make_platform_fixtures.py langsmith
+    /tmp/fixvenv_ls/bin/python tools/make_platform_fixtures.py openai
+
+    python3 -m venv /tmp/fixvenv_ml && /tmp/fixvenv_ml/bin/pip install mlflow-skinny==3.18.0 pandas
+    /tmp/fixvenv_ml/bin/python tools/make_platform_fixtures.py mlflow
+
+    mkdir /tmp/pfnpm && cd /tmp/pfnpm && npm init -y && npm install promptfoo@0.121.20   # Node 20
     python3 tools/make_platform_fixtures.py promptfoo --promptfoo /tmp/pfnpm/node_modules/.bin/promptfoo
 
-The items are the same everywhere: 40 multiple-choice questions with a gold letter; a
-stand-in "model" answers right on a fixed-seed 70% of them, and a stand-in judge states a
-0-1 score that is higher, on average, when the answer is right (seed 26). A few items are
-made unusable on purpose (no judge score, an errored metric), to be listed by id.
-The versions the fixtures were made with are in each fixture folder's README.
+The items are the same everywhere (:func:`items`): 40 multiple-choice questions with a
+gold letter; a stand-in "model" answers right on a fixed-seed share of them, and a
+stand-in judge states a 0-1 score that is higher, on average, when the answer is right
+(seed 26). A few items are made unusable on purpose (no judge score, an errored metric,
+a failed request), to be listed by id. Each fixture folder also holds
+``tool_reading.json``, the tool's own reading of the same file, where the tool has one.
 """
 
 from __future__ import annotations
@@ -556,13 +571,80 @@ def openai_fixture(out: Path) -> None:
     print(f"openai {openai.__version__}: wrote {out}")
 
 
+# ------------------------------------------------------------------ MLflow 3
+def mlflow_fixture(out: Path) -> None:
+    """MLflow 3 traces and assessments in a local store (the file store, offline), read back
+    with ``mlflow.search_traces()`` and written as records (``df.drop(columns="trace")
+    .to_json(orient="records", lines=True)``). 40 traces ``answer qNN``, two per session
+    (``mlflow.trace.session``); per trace: feedback ``correctness`` from an ``LLM_JUDGE``
+    (0-1; on q07 an error instead of a value), ``exact_match`` from ``CODE`` (bool),
+    ``human_correct`` from a ``HUMAN`` (bool) on q00-q35, an expectation
+    ``expected_answer`` (the gold letter); on q03 the judge's first feedback was
+    overridden (the old one is kept with ``valid: false``)."""
+    import os
+    import tempfile
+
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
+    import mlflow
+    from mlflow.entities import AssessmentError, AssessmentSource
+
+    store = Path(tempfile.mkdtemp())
+    mlflow.set_tracking_uri(f"file://{store}/mlruns")
+    mlflow.set_experiment("calib-fixture")
+    judge = AssessmentSource(source_type="LLM_JUDGE", source_id="stub-judge")
+    for k, d in enumerate(items()):
+        right = d["answer"] == d["gold"]
+        with mlflow.start_span(name=f"answer {d['id']}") as span:
+            span.set_inputs({"question": d["question"]})
+            span.set_outputs({"answer": d["answer"]})
+            mlflow.update_current_trace(metadata={"mlflow.trace.session": f"session-{k // 2:02d}"})
+        tid = span.trace_id
+        if d["id"] == "q07":
+            mlflow.log_feedback(trace_id=tid, name="correctness", source=judge,
+                                error=AssessmentError(error_code="JUDGE_FAILED", error_message="no score in reply"))
+        elif d["id"] == "q03":
+            first = mlflow.log_feedback(trace_id=tid, name="correctness", value=0.2, source=judge)
+            mlflow.override_feedback(trace_id=tid, assessment_id=first.assessment_id, value=d["judge"],
+                                     rationale="re-judged", source=judge)
+        else:
+            mlflow.log_feedback(trace_id=tid, name="correctness", value=d["judge"], rationale="stub judge",
+                                source=judge)
+        mlflow.log_feedback(trace_id=tid, name="exact_match", value=right,
+                            source=AssessmentSource(source_type="CODE", source_id="exact_match"))
+        if k < 36:
+            mlflow.log_feedback(trace_id=tid, name="human_correct", value=right,
+                                source=AssessmentSource(source_type="HUMAN", source_id="alice"))
+        mlflow.log_expectation(trace_id=tid, name="expected_answer", value=d["gold"],
+                               source=AssessmentSource(source_type="HUMAN", source_id="alice"))
+    df = mlflow.search_traces()
+    out.mkdir(parents=True, exist_ok=True)
+    df.drop(columns=["trace"]).to_json(out / "search_traces.jsonl", orient="records", lines=True)
+    text = (out / "search_traces.jsonl").read_text().replace(str(store).replace("/", "\\/"), "/home/user/evals")
+    (out / "search_traces.jsonl").write_text(text)
+    reading = {"tool": "mlflow.search_traces(return_type='list'): Trace.info.assessments", "traces": []}
+    for t in mlflow.search_traces(return_type="list"):
+        reading["traces"].append({
+            "trace_id": t.info.trace_id, "session": t.info.trace_metadata.get("mlflow.trace.session"),
+            "assessments": [{"name": a.name, "source_type": a.source.source_type, "valid": a.valid,
+                             "feedback": None if a.feedback is None else a.feedback.value,
+                             "error": None if a.feedback is None or a.feedback.error is None else a.feedback.error.error_code,
+                             "expectation": None if a.expectation is None else a.expectation.value}
+                            for a in t.info.assessments]})
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"mlflow {mlflow.__version__}: wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow"])
     ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "openai":
+    if a.tool == "mlflow":
+        from importlib.metadata import version
+        mlflow_fixture(DATA / f"mlflow-{version('mlflow-skinny')}")
+    elif a.tool == "openai":
         from importlib.metadata import version
         openai_fixture(DATA / f"openai-{version('openai')}")
     elif a.tool == "otel":
