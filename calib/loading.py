@@ -13,6 +13,7 @@ JSON) is read by :func:`calib.readers.counts.read_counts`.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,14 +81,14 @@ def _platform(head: bytes) -> str | None:
     top = head[:4096]
     if top.startswith(b'{"testRunData"') or b'"testCases"' in top and b'"metricsData"' in head:
         return "deepeval"
-    if b'"evalId"' in top[:300] or b'"gradingResult"' in head and b'"promptIdx"' in head:
+    if b'"evalId"' in top[:300] and b'"results"' in top or b'"gradingResult"' in head and b'"promptIdx"' in head:
         return "promptfoo"
     if (b'"run_id"' in top and b'"feedback_source"' in top) or (
-            (b'"runs"' in top[:100] or b'"feedback"' in top[:100]) and (b'"trace_id"' in top or b'"run_id"' in top)):
+            re.match(rb'[\[{]\s*"(runs|feedback)"\s*:\s*\[', top) and (b'"trace_id"' in top or b'"run_id"' in top)):
         return "langsmith"
     if b'"trace_id"' in top and (b'"trace_metadata"' in top or b'"assessment_name"' in head):
         return "mlflow"
-    if b'"eval.run.output_item"' in top or b'"custom_id"' in top and b'"response"' in top or (
+    if b'"eval.run.output_item"' in top or b'"custom_id"' in top and b'"status_code"' in top or (
             b'"chat.completion"' in top and b'"top_logprobs"' in head):
         return "openai"
     if b'"resourceLogs"' in top[:200]:  # OTLP/JSON logs

@@ -98,3 +98,12 @@ def test_no_usable_line_is_refused(tmp_path: Path) -> None:
     p.write_text('{"custom_id": "a", "response": {"status_code": 500}, "error": null}\n')
     with pytest.raises(CalibError, match="no usable line.*status 500"):
         load(p)
+
+
+@pytest.mark.parametrize("line", [
+    b'{"custom_id": "a", "response": "B", "confidence": 90, "correct": true}\n',
+    b'{"feedback": "ok", "run_id": "r1", "confidence": 90, "correct": true}\n',
+    b'{"evalId": "e1", "confidence": 90, "correct": true}\n',
+])
+def test_stated_files_with_platform_words_stay_stated(line: bytes) -> None:
+    assert sniff_format("judge.jsonl", line * 3) == "stated"
