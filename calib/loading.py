@@ -91,6 +91,8 @@ def _platform(head: bytes) -> str | None:
     if b'"eval.run.output_item"' in top or b'"custom_id"' in top and b'"status_code"' in top or (
             b'"chat.completion"' in top and b'"top_logprobs"' in head):
         return "openai"
+    if b'"instance_id"' in top and b'"train_trial_index"' in top and b'"stats"' in top:
+        return "helm"
     if b'"resourceLogs"' in top[:200]:  # OTLP/JSON logs
         return "otel"
     if b'"annotator_kind"' in top and b'span_id"' in top:
@@ -156,6 +158,8 @@ def load(
         from calib.readers.warehouse import load_glob
 
         return load_glob(str(path), name=name, options=options)
+    if data is None and (Path(path) / "per_instance_stats.json").is_file():  # a HELM run folder
+        name, path = name or Path(path).name, Path(path) / "per_instance_stats.json"
     if data is None and Path(path).is_dir():
         files = sorted(p for p in Path(path).iterdir() if p.is_file())
         return load_many([(str(p), p.read_bytes()) for p in files], name=name or Path(path).name, options=options)
@@ -278,6 +282,8 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.openai import read
     elif kind == "mlflow":
         from calib.readers.mlflow import read
+    elif kind == "helm":
+        from calib.readers.helm import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

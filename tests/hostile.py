@@ -784,6 +784,24 @@ def mlflow_hostile(size: int) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
 
 
+def helm_instance(i: int) -> dict:
+    def stat(name: str, mean: float) -> dict:
+        return {"name": {"name": name, "split": "test"}, "count": 1, "sum": mean, "mean": mean}
+    return {"instance_id": f"id{i}", "train_trial_index": 0,
+            "stats": [stat("max_prob", 0.5 + 0.02 * i), stat("exact_match", float(i % 2))]}
+
+
+def helm_hostile(size: int) -> bytes:
+    """Valid instances, then: no instance_id, stats of the wrong type, a stat without a
+    name, an entry that is a list, and a ``size``-byte stat name."""
+    docs = [helm_instance(i) for i in range(GOOD)]
+    huge = helm_instance(99)
+    huge["stats"][0]["name"]["name"] = "x" * size
+    docs += [{"train_trial_index": 0, "stats": []}, {"instance_id": "id90", "stats": "x"},
+             {"instance_id": "id91", "stats": [{"mean": 1}]}, [1], huge]
+    return json.dumps(docs).encode()
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -803,6 +821,9 @@ ISSUE26: tuple[Case, ...] = (
          GOOD),
     Case("mlflow_hostile.jsonl", mlflow_hostile, 900_000, 4_000_000, 0,
          ("line 21", "sample tr-90", "line 22", "not a list", "line 23", "with a name", "sample tr-93", "boom"), GOOD),
+    Case("per_instance_stats.json", helm_hostile, 2_000_000, 4_000_000, 0,
+         ("record 21", "no instance_id", "record 22", "not a list", "record 23", "no name.name", "sample id99"),
+         GOOD),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )

@@ -21,6 +21,11 @@ with a local stand-in for every model. The versions used:
     python3 -m venv /tmp/fixvenv_ml && /tmp/fixvenv_ml/bin/pip install mlflow-skinny==3.18.0 pandas
     /tmp/fixvenv_ml/bin/python tools/make_platform_fixtures.py mlflow
 
+    python3 -m venv /tmp/fixvenv_helm && /tmp/fixvenv_helm/bin/pip install --no-deps crfm-helm==0.5.16
+    /tmp/fixvenv_helm/bin/pip install dacite filelock numpy scipy pyhocon tqdm zstandard pyyaml colorlog \
+        sqlitedict mako cattrs nltk rouge_score datasets requests uncertainty-calibration retrying pydantic
+    /tmp/fixvenv_helm/bin/python tools/make_platform_fixtures.py helm
+
     mkdir /tmp/pfnpm && cd /tmp/pfnpm && npm init -y && npm install promptfoo@0.121.20   # Node 20
     python3 tools/make_platform_fixtures.py promptfoo --promptfoo /tmp/pfnpm/node_modules/.bin/promptfoo
 
@@ -635,13 +640,69 @@ def mlflow_fixture(out: Path) -> None:
     print(f"mlflow {mlflow.__version__}: wrote {out}")
 
 
+# ------------------------------------------------------------------ HELM
+def helm_fixture(out: Path) -> None:
+    """A HELM run folder's per-instance and aggregate stats, made with crfm-helm 0.5.16's own
+    code (installed without its model dependencies: no model runs here): ``PerInstanceStats``
+    of ``Stat(MetricName("max_prob"))`` (the softmax top probability HELM's multiple-choice
+    metric computes), ``exact_match``, ``predicted_index`` and ``logprob`` per instance, written as
+    ``helm-run`` writes them (``remove_per_instance_stats_nans``, ``asdict_without_nones``);
+    ``stats.json`` holds HELM's own ``compute_calibration_metrics`` (ECE) and means. The
+    instances ``id0``..``id39``; ``id1``..``id4`` have a second trial
+    (``train_trial_index`` 1); ``id7`` has no ``max_prob`` (a model without logprobs)."""
+    import math
+
+    import dacite
+    from helm.benchmark.metrics.basic_metrics import compute_calibration_metrics
+    from helm.benchmark.metrics.metric import PerInstanceStats
+    from helm.benchmark.metrics.metric_name import MetricName
+    from helm.benchmark.metrics.statistic import Stat, merge_stat
+    from helm.benchmark.runner import remove_per_instance_stats_nans
+    from helm.common.general import asdict_without_nones
+
+    rows = items()
+    per, by_instance = [], {}
+    for k, d in enumerate(rows):
+        for trial in ((0, 1) if 1 <= k <= 4 else (0,)):
+            right = (d["answer"] == d["gold"]) == (trial == 0)  # the second trial flips the outcome
+            stats = [Stat(MetricName("exact_match", split="test")).add(float(right)),
+                     Stat(MetricName("predicted_index", split="test")).add(float(LETTERS.index(d["answer"])))]
+            if d["id"] != "q07":  # q07: a model without logprobs, so no max_prob
+                p_top = 0.25 + 0.75 * d["judge"]
+                stats.insert(0, Stat(MetricName("max_prob", split="test")).add(p_top))
+                stats.append(Stat(MetricName("logprob", split="test")).add(math.log(min(p_top, 0.999))))
+            p = PerInstanceStats(instance_id=f"id{k}", perturbation=None, train_trial_index=trial, stats=stats)
+            per.append(p)
+            by_instance[(f"id{k}", trial)] = stats
+    per = remove_per_instance_stats_nans(per)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "per_instance_stats.json").write_text(json.dumps([asdict_without_nones(p) for p in per], indent=2))
+    merged: dict = {}
+    for stats in by_instance.values():
+        for st in stats:
+            merge_stat(merged, st)
+    agg = list(merged.values()) + compute_calibration_metrics(
+        {key: stats for key, stats in by_instance.items() if any(s.name.name == "max_prob" for s in stats)})
+    (out / "stats.json").write_text(json.dumps([asdict_without_nones(s) for s in agg], indent=2))
+    back = [dacite.from_dict(PerInstanceStats, x) for x in json.loads((out / "per_instance_stats.json").read_text())]
+    reading = {"tool": "dacite.from_dict(PerInstanceStats) as HELM's summarize reads it", "instances": [
+        {"instance_id": p.instance_id, "train_trial_index": p.train_trial_index,
+         "stats": {s.name.name: s.mean for s in p.stats}} for p in back],
+        "aggregate": {s.name.name: s.mean for s in agg}}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"crfm-helm: wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow", "helm"])
     ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "mlflow":
+    if a.tool == "helm":
+        from importlib.metadata import version
+        helm_fixture(DATA / f"helm-{version('crfm-helm')}")
+    elif a.tool == "mlflow":
         from importlib.metadata import version
         mlflow_fixture(DATA / f"mlflow-{version('mlflow-skinny')}")
     elif a.tool == "openai":
