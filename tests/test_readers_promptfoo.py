@@ -136,3 +136,15 @@ def test_a_judge_without_a_check_is_refused(tmp_path: Path) -> None:
 def test_not_results_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CalibError, match="not a promptfoo results file"):
         load(_write(tmp_path, {"evalId": "x", "results": {"version": 3, "results": "no"}}))
+
+
+def test_the_data_page_lines_name_the_tool_and_the_choice() -> None:
+    from calib.present.tables import load_lines, platform_line
+
+    ds = load(EXPORT)
+    lines = load_lines(ds.report, ds.table.scale)  # what the Data page prints under "Format: promptfoo"
+    text = "\n".join(lines)
+    assert "promptfoo eval eval-" in text and "promptfoo 0.121.20" in text
+    assert "the confidence is judge score 'llm-rubric'; the outcome 'human', a human label" in text
+    assert "fields: confidence <- llm-rubric, outcome <- human" in text
+    assert platform_line(ds.report).startswith("Format: promptfoo (promptfoo eval")
