@@ -38,6 +38,8 @@ def sniff_format(name: str, data: bytes) -> str:
     low = strip_gz(name).lower()
     if low.endswith(".eval") or data[:4] == b"PK\x03\x04":
         return "inspect"
+    if low.replace("\\", "/").rsplit("/", 1)[-1].startswith("details_") and low.endswith(".parquet"):
+        return "lighteval"  # lighteval's details_{task}_{date}.parquet
     if low.endswith(".csv") or low.endswith(".parquet"):
         return "counts"
     head = data[:65536].lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -284,6 +286,8 @@ def _reader(kind: str) -> Callable[[Source, LoadOptions], Read]:
         from calib.readers.mlflow import read
     elif kind == "helm":
         from calib.readers.helm import read
+    elif kind == "lighteval":
+        from calib.readers.lighteval import read
     else:  # pragma: no cover - guarded by FORMATS
         raise CalibError(f"no reader for {kind}")
     return read

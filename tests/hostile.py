@@ -802,6 +802,23 @@ def helm_hostile(size: int) -> bytes:
     return json.dumps(docs).encode()
 
 
+def lighteval_hostile(size: int) -> bytes:
+    """A lighteval details Parquet: valid samples, then: no logprobs, a gold outside the
+    choices, a NaN log-likelihood, and a ``size``-byte prompt (never decoded)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def row(i: int, lps: list[float], gold: int, query: str = "q") -> dict:
+        return {"doc": {"query": query, "gold_index": gold, "id": f"s{i}"},
+                "model_response": {"logprobs": lps}, "metric": {"acc": 1.0}}
+    rows = [row(i, [-0.1 - 0.01 * i, -2.0, -3.0], i % 2) for i in range(GOOD)]
+    rows += [row(90, [], 0), row(91, [-0.1, -2.0], 5), row(92, [float("nan"), -1.0], 0),
+             row(93, [-0.1, -2.0], 0, "x" * size)]
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), buf, compression="zstd")
+    return buf.getvalue()
+
+
 ISSUE26: tuple[Case, ...] = (
     Case("deepeval_hostile.json", deepeval_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "metricsData is missing", "record 22", "not a list", "sample text"), GOOD),
@@ -824,6 +841,9 @@ ISSUE26: tuple[Case, ...] = (
     Case("per_instance_stats.json", helm_hostile, 2_000_000, 4_000_000, 0,
          ("record 21", "no instance_id", "record 22", "not a list", "record 23", "no name.name", "sample id99"),
          GOOD),
+    Case("details_hostile_2026.parquet", lighteval_hostile, 2_000_000, 50_000_000, 0,
+         ("row 21", "no choice log-likelihoods", "row 22", "not among the 2 choices", "row 23", "not a number"),
+         GOOD + 1),
     Case("langfuse_hostile.jsonl", langfuse_hostile, 900_000, 4_000_000, 0,
          ("line 41", "names no trace", "line 42", "no name", "line 43", "sample t99"), GOOD),
 )

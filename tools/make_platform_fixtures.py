@@ -25,6 +25,9 @@ with a local stand-in for every model. The versions used:
     /tmp/fixvenv_helm/bin/pip install dacite filelock numpy scipy pyhocon tqdm zstandard pyyaml colorlog \
         sqlitedict mako cattrs nltk rouge_score datasets requests uncertainty-calibration retrying pydantic
     /tmp/fixvenv_helm/bin/python tools/make_platform_fixtures.py helm
+    /tmp/fixvenv_helm/bin/pip install --no-deps lighteval==0.13.0   # then its imports: pytablewriter,
+    #   torch, gitpython, sacrebleu, transformers, inspect_ai, aenum, latex2sympy2_extended==1.0.6
+    /tmp/fixvenv_helm/bin/python tools/make_platform_fixtures.py lighteval
 
     mkdir /tmp/pfnpm && cd /tmp/pfnpm && npm init -y && npm install promptfoo@0.121.20   # Node 20
     python3 tools/make_platform_fixtures.py promptfoo --promptfoo /tmp/pfnpm/node_modules/.bin/promptfoo
@@ -693,13 +696,60 @@ def helm_fixture(out: Path) -> None:
     print(f"crfm-helm: wrote {out}")
 
 
+# ------------------------------------------------------------------ lighteval
+def lighteval_fixture(out: Path) -> None:
+    """A lighteval details file made by lighteval 0.13.0's own code (``DetailsLogger.Detail``
+    of ``Doc`` and ``ModelResponse``, then exactly what ``EvaluationTracker.save`` does:
+    ``Dataset.from_list([asdict(d)])``, columns sorted, ``to_parquet``), for a
+    loglikelihood multiple-choice task: per sample the four choices' log-likelihoods in
+    ``model_response.logprobs``, ``doc.gold_index`` and lighteval's ``loglikelihood_acc``
+    as ``metric.acc``; q07's logprobs are empty (a failed sample). No model runs here:
+    the log-likelihoods come from :func:`items` (the answer's probability from the judge)."""
+    import math
+    from dataclasses import asdict
+
+    import lighteval
+    from datasets import Dataset
+    from lighteval.logging.info_loggers import DetailsLogger
+    from lighteval.models.model_output import ModelResponse
+    from lighteval.tasks.requests import Doc
+
+    details = []
+    for d in items():
+        gold = LETTERS.index(d["gold"])
+        p_top = 0.3 + 0.69 * d["judge"]
+        lps = [math.log((1 - p_top) / 3)] * 4
+        lps[LETTERS.index(d["answer"])] = math.log(p_top)
+        if d["id"] == "q07":
+            lps = []
+        doc = Doc(query=d["question"], choices=[f" {x}" for x in LETTERS], gold_index=gold,
+                  specific={"id": d["id"], "subject": d["subject"]})
+        resp = ModelResponse(logprobs=lps, argmax_logits_eq_gold=[lp == max(lps) for lp in lps] if lps else [])
+        acc = float(bool(lps) and max(range(4), key=lambda j: lps[j]) == gold)
+        details.append(DetailsLogger.Detail(doc=doc, model_response=resp, metric={"acc": acc}))
+    dataset = Dataset.from_list([asdict(x) for x in details])
+    dataset = dataset.select_columns(sorted(c for c in dataset.column_names if c != "id"))
+    out.mkdir(parents=True, exist_ok=True)
+    name = "details_custom_calib_mc_2026-12-04T00-00-00.000000.parquet"  # lighteval: details_{task}_{date}
+    dataset.to_parquet(str(out / name))
+    back = Dataset.from_parquet(str(out / name))  # lighteval's load_details_datasets reads it so
+    reading = {"tool": "datasets.Dataset.from_parquet, as lighteval's load_details_datasets",
+               "rows": [{"id": r["doc"]["specific"]["id"], "gold_index": r["doc"]["gold_index"],
+                         "logprobs": r["model_response"]["logprobs"], "acc": r["metric"]["acc"]} for r in back]}
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"lighteval {lighteval.__version__}: wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow", "helm"])
+    ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow", "helm", "lighteval"])
     ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
-    if a.tool == "helm":
+    if a.tool == "lighteval":
+        from importlib.metadata import version
+        lighteval_fixture(DATA / f"lighteval-{version('lighteval')}")
+    elif a.tool == "helm":
         from importlib.metadata import version
         helm_fixture(DATA / f"helm-{version('crfm-helm')}")
     elif a.tool == "mlflow":

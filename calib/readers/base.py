@@ -45,7 +45,7 @@ MAX_PARSE_BYTES = 512 * 2**20
 
 #: The formats of the eval and tracing platforms' own files (:mod:`calib.readers.verdicts`),
 #: each the load report's ``format`` of its reader.
-PLATFORMS = ("deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow", "helm")
+PLATFORMS = ("deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow", "helm", "lighteval")
 
 
 @dataclass(frozen=True)
