@@ -160,8 +160,8 @@ def load(
         from calib.readers.warehouse import load_glob
 
         return load_glob(str(path), name=name, options=options)
-    if data is None and (Path(path) / "per_instance_stats.json").is_file():  # a HELM run folder
-        name, path = name or Path(path).name, Path(path) / "per_instance_stats.json"
+    if (run := helm_run(path, data)) is not None:
+        name, path = name or Path(path).name, run
     if data is None and Path(path).is_dir():
         files = sorted(p for p in Path(path).iterdir() if p.is_file())
         return load_many([(str(p), p.read_bytes()) for p in files], name=name or Path(path).name, options=options)
@@ -191,6 +191,13 @@ def _read_rows(src: Source, kind: str, options: LoadOptions, records: bool) -> R
     return rows, report
 
 
+def helm_run(path: str | Path, data: bytes | None) -> Path | None:
+    """The ``per_instance_stats.json`` of a HELM run folder ``path`` (read by
+    :mod:`calib.readers.helm`), or ``None`` when ``path`` is no such folder."""
+    run = Path(path) / "per_instance_stats.json"
+    return run if data is None and run.is_file() else None
+
+
 def read_rows(path: str | Path, data: bytes | None = None, *, options: LoadOptions, fmt: str = "auto"
               ) -> tuple[Source, str, Read | None]:
     """One input's rows as its reader returns them, clustered (:func:`calib.clusters.infer`),
@@ -199,7 +206,7 @@ def read_rows(path: str | Path, data: bytes | None = None, *, options: LoadOptio
 
     Traffic (``options.traffic``) is read this way: its outcomes are placeholders, so it
     never becomes a :class:`~calib.dataset.Dataset` an audit could be run on."""
-    src = read_source(path, data, options)
+    src = read_source(helm_run(path, data) or path, data, options)
     kind = sniff_format(src.name, src.data) if fmt == "auto" else fmt
     if kind not in FORMATS:
         raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

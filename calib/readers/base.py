@@ -47,6 +47,9 @@ MAX_PARSE_BYTES = 512 * 2**20
 #: each the load report's ``format`` of its reader.
 PLATFORMS = ("deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai", "mlflow", "helm", "lighteval")
 
+#: The note of a reader given ``traffic=True`` (:attr:`LoadOptions.traffic`): no outcome was read.
+TRAFFIC_NOTE = "outcome: not read (traffic: outcomes come from the reviewers' labels)"
+
 
 @dataclass(frozen=True)
 class LoadOptions:

@@ -34,7 +34,7 @@ import numpy as np
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
 from calib.options import MAX_OPTIONS, TOP_LABEL_SCALE, option_letters, pad_rows, to_judgments
-from calib.readers.base import IssueCollector, LoadOptions, Read, Source
+from calib.readers.base import TRAFFIC_NOTE, IssueCollector, LoadOptions, Read, Source
 from calib.readers.jsonl import as_number
 from calib.rows import OptionScores
 
@@ -57,7 +57,7 @@ def read(source: Source, options: LoadOptions) -> Read:  # long: read under limi
                          f"{pf.metadata.num_rows:,}); refused")
     names = {f"{top.name}.{child.name}" for top in pf.schema_arrow if pa.types.is_struct(top.type)
              for child in top.type} | set(pf.schema_arrow.names)
-    if not {"doc.gold_index", "model_response.logprobs"} <= names:
+    if not {"model_response.logprobs"} | (set() if options.traffic else {"doc.gold_index"}) <= names:
         raise CalibError(f"{source.name}: not lighteval details (no doc.gold_index and model_response.logprobs)")
     issues = IssueCollector(source.name, options.strict)
     kept: list[tuple[int, str, np.ndarray, list[int], float | None]] = []
@@ -69,14 +69,14 @@ def read(source: Source, options: LoadOptions) -> Read:  # long: read under limi
                              f"{options.max_parse_bytes / 2**20:,.0f} MB decoded (at row {rows:,}); refused")
         for rec in batch.to_pylist():
             rows += 1
-            row = _row(rows, rec, issues)
+            row = _row(rows, rec, issues, traffic=options.traffic)
             if row is not None:
                 kept.append(row)
     if not kept:
         raise CalibError(f"{source.name}: no usable sample; first problem: "
                          + (issues.log.issues()[0].message() if issues.log.kept else "the file has no rows"))
     k = max(r[2].size for r in kept)
-    gold = np.array([r[3][0] for r in kept], dtype=np.int64)
+    gold = np.array([r[3][0] if r[3] else -1 for r in kept], dtype=np.int64)  # traffic: -1, no option
     logits = pad_rows([r[2] for r in kept], k)
     pred = np.argmax(logits, axis=1)
     correct = np.array([int(p) in r[3] for p, r in zip(pred, kept, strict=True)], dtype=bool)
@@ -85,7 +85,9 @@ def read(source: Source, options: LoadOptions) -> Read:  # long: read under limi
                        correct=correct)
     notes = [f"lighteval details: {rows:,} sample(s), {k} choices at most; prediction = the choice with the "
              "highest log-likelihood, confidence = its softmax probability over the choices (0-1)"]
-    accs = [(r[4] == 1.0, c) for r, c in zip(kept, correct, strict=True) if r[4] is not None]
+    if options.traffic:
+        notes.append(TRAFFIC_NOTE)
+    accs = [(r[4] == 1.0, c) for r, c in zip(kept, correct, strict=True) if r[4] is not None and r[3]]
     if accs:
         agree = sum(a == c for a, c in accs)
         notes.append(f"lighteval's metric.acc agrees with the argmax on {agree:,} of {len(accs):,} sample(s)")
@@ -93,7 +95,8 @@ def read(source: Source, options: LoadOptions) -> Read:  # long: read under limi
         source=source.name, format="lighteval", lines_read=rows, kept=len(kept), dropped=issues.dropped,
         dropped_by_reason=dict(issues.log.counts),
         issues=tuple(_record(i) for i in issues.log.issues()),
-        fields={"confidence": "model_response.logprobs", "outcome": "doc.gold_index", "id": "doc.id"},
+        fields={"confidence": "model_response.logprobs", "outcome": None if options.traffic else "doc.gold_index",
+                "id": "doc.id"},
         scale=TOP_LABEL_SCALE.to_dict(), notes=tuple(notes),
     )
     return out, report
@@ -105,8 +108,10 @@ def _record(issue: Any) -> Any:
     return dataclasses.replace(issue, unit="row")
 
 
-def _row(n: int, rec: dict[str, Any], issues: IssueCollector) -> tuple[int, str, np.ndarray, list[int], float | None] | None:
-    """``(row, id, log-likelihoods, gold indices, metric.acc)`` of one sample, or ``None`` (reported)."""
+def _row(n: int, rec: dict[str, Any], issues: IssueCollector, *, traffic: bool = False
+         ) -> tuple[int, str, np.ndarray, list[int], float | None] | None:
+    """``(row, id, log-likelihoods, gold indices, metric.acc)`` of one sample, or ``None``
+    (reported); ``traffic``: no gold read (an empty list)."""
     doc = rec.get("doc") or {}
     sid = doc.get("id") or (doc.get("specific") or {}).get("id") if isinstance(doc, dict) else None
     sid = str(sid)[:120] if isinstance(sid, str | int) and not isinstance(sid, bool) and str(sid) else f"row {n}"
@@ -124,6 +129,8 @@ def _row(n: int, rec: dict[str, Any], issues: IssueCollector) -> tuple[int, str,
         issues.bad(n, "model_response.logprobs", "bad logprobs", "a log-likelihood is missing or not a number",
                    sample_id=sid)
         return None
+    if traffic:
+        return n, sid, v, [], None
     g = doc.get("gold_index") if isinstance(doc, dict) else None
     golds = [g] if isinstance(g, int) else list(g) if isinstance(g, list) else []
     if not golds or not all(isinstance(x, int) and 0 <= x < v.size for x in golds):

@@ -40,7 +40,7 @@ import numpy as np
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
 from calib.options import TOP_LABEL_SCALE, pad_rows, to_judgments
-from calib.readers.base import IssueCollector, LoadOptions, Read, Source
+from calib.readers.base import TRAFFIC_NOTE, IssueCollector, LoadOptions, Read, Source
 from calib.readers.jsonl import JsonLines, get_or, is_missing, short_text
 from calib.readers.verdicts import CODE, JUDGE, Item, Platform, Score, finish, load_document
 from calib.rows import OptionScores
@@ -127,25 +127,27 @@ def _read_logprobs(source: Source, options: LoadOptions) -> Read:  # long: one p
     if not rows:
         raise CalibError(f"{source.name}: no usable line of OpenAI output with answer-letter logprobs; first "
                          "problem: " + (issues.log.issues()[0].message() if issues.log.kept else "the file is empty"))
-    letters = tuple(sorted({k for r in rows for k in r[2]} | {r[3] for r in rows}))
+    letters = tuple(sorted({k for r in rows for k in r[2]} | {r[3] for r in rows if r[3]}))
     outside = sum(any(k not in r[2] for k in letters) for r in rows)
     col = {k: j for j, k in enumerate(letters)}
     logits = pad_rows([np.array([r[2].get(k, -math.inf) for k in letters]) for r in rows], len(letters))
-    opts = OptionScores(logits=logits, gold=np.array([col[r[3]] for r in rows], dtype=np.int64), letters=letters)
+    # traffic: gold -1 names no option, so ``correct`` is a False placeholder nothing reads
+    opts = OptionScores(logits=logits, gold=np.array([col.get(r[3], -1) for r in rows], dtype=np.int64),
+                        letters=letters)
     out = to_judgments(opts, line=np.array([r[0] for r in rows]), item_id=np.array([r[1] for r in rows], dtype=str),
                        text=np.array([r[4] for r in rows], dtype=str))
     notes = [f"OpenAI chat outputs with logprobs: {len(rows):,} answered line(s); options {', '.join(letters)}",
              "the answer: the first token of choices[0].logprobs.content spelling an option letter; option "
              "scores: the letters' log-probabilities among that token's top_logprobs",
              "prediction = the letter with the highest probability; confidence = its softmax probability over "
-             "the letters (0-1)"]
+             "the letters (0-1)"] + ([TRAFFIC_NOTE] if options.traffic else [])
     if outside:
         notes.append(f"{outside:,} line(s) had a letter outside the top log-probs: read as no probability "
                      "(request more top_logprobs)")
     report = LoadReport(
         source=source.name, format="openai", lines_read=lines.lines_read, blank=lines.blank, kept=len(rows),
         dropped=issues.dropped, dropped_by_reason=dict(issues.log.counts), issues=issues.log.issues(),
-        fields={"confidence": "choices[0].logprobs.content[].top_logprobs", "outcome": options.outcome_key or "gold",
+        fields={"confidence": "choices[0].logprobs.content[].top_logprobs", "outcome": None if options.traffic else options.outcome_key or "gold",
                 "id": "custom_id"},
         scale=TOP_LABEL_SCALE.to_dict(), notes=tuple(notes),
     )
@@ -174,7 +176,7 @@ def _letter_row(no: int, obj: dict[str, Any], options: LoadOptions,
         issues.bad(no, "logprobs", "no logprobs", "choices[0].logprobs.content is missing (request logprobs: true)",
                    sample_id=cid)
         return None
-    gold = _gold(obj, options)
+    gold = "" if options.traffic else _gold(obj, options)  # traffic: no gold read ("" names no option)
     if gold is None:
         issues.bad(no, "gold", "no gold", "no gold letter on the line (join the answer key by custom_id: "
                    f"{', '.join(GOLD_KEYS)}, or --outcome-key)", sample_id=cid)

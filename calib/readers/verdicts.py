@@ -19,6 +19,10 @@ The rule
     most items (a reference check, said in a note: it is not a human label). A file
     with a judge score and nothing to check it against is refused with the fix. This is
     the "verdict-only" reading: a pass/fail judge's score audited against the outcomes.
+    Traffic (``options.traffic``: items a judge scored whose outcomes come from reviewers'
+    labels later, :mod:`calib.traffic.read`): the confidence by the same rule, no outcome
+    chosen or read (``correct`` is a ``False`` placeholder), so an item without a human
+    or code score is kept.
 Values
     A confidence is a number (a JSON number or numeric string); ``true``/``false`` (a
     verdict without a score) is not a confidence. An outcome is ``true``/``false``,
@@ -45,7 +49,7 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.loadreport import LoadReport
-from calib.readers.base import IssueCollector, LoadOptions, Read, Source
+from calib.readers.base import TRAFFIC_NOTE, IssueCollector, LoadOptions, Read, Source
 from calib.readers.jsonl import (
     BOM,
     as_number,
@@ -164,7 +168,7 @@ def _pick(items: list[Item], kinds: tuple[str, ...], exclude: str | None = None,
 @dataclass
 class _Choice:
     conf: str
-    outcome: str
+    outcome: str | None  # None: traffic, no outcome read
     notes: list[str]
 
 
@@ -179,6 +183,8 @@ def _choose(items: list[Item], options: LoadOptions, name: str, plat: Platform) 
     if len(judges) > 1:
         notes.append(f"judge scores: {', '.join(f'{k} ({v:,})' for k, v in judges.most_common())}; "
                      f"audited: {conf!r} (--confidence-key names another)")
+    if options.traffic:  # no outcome is read: an item's outcome comes from its reviewers' label
+        return _Choice(conf, None, [*notes, f"scores: the confidence is judge score {conf!r}", TRAFFIC_NOTE])
     if options.outcome_key:
         outcome, kind = options.outcome_key, "given"
     else:
@@ -243,7 +249,7 @@ def finish(source: Source, options: LoadOptions, plat: Platform, items: list[Ite
     no_outcome: list[str] = []
     for it in items:
         has_c, cv = _lookup(it, choice.conf)
-        has_o, ov = _lookup(it, choice.outcome)
+        has_o, ov = _lookup(it, choice.outcome) if choice.outcome is not None else (True, False)
         c = confidence_of(cv) if has_c else None
         if c is None or not math.isfinite(c):
             no_conf.append(it.id)

@@ -310,13 +310,14 @@ def from_rows(rows: Judgments, report: LoadReport, name: str) -> Traffic:
 def load_traffic(path: str | Path, data: bytes | None = None, *, options: LoadOptions | None = None,
                  fmt: str = "auto") -> Traffic:
     """Traffic from any input ``calib audit`` reads (JSONL of stated confidences, option
-    log-probs, lm-eval samples or an lm-eval output folder, an Inspect log), read by its reader with
+    log-probs, lm-eval samples or an lm-eval output folder, an Inspect log, an eval platform's
+    file or a HELM run folder), read by its reader with
     ``LoadOptions(traffic=True)``: rows without an outcome are kept. A CSV is read by
     :func:`read_traffic` (a CSV of items; a count table has no items to label)."""
-    from calib.loading import read_rows
+    from calib.loading import helm_run, read_rows
 
     opts = replace(options or LoadOptions(), traffic=True)
-    if data is None and Path(path).is_dir():  # an lm-eval output folder: one task per file
+    if data is None and Path(path).is_dir() and helm_run(path, data) is None:  # an lm-eval output folder
         from calib import clusters
         from calib.readers.lmeval import read_folder
 
