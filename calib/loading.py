@@ -38,6 +38,8 @@ def sniff_format(name: str, data: bytes) -> str:
     low = strip_gz(name).lower()
     if low.endswith(".eval") or data[:4] == b"PK\x03\x04":
         return "inspect"
+    if data[:16] == b"SQLite format 3\x00":  # the one SQLite file calib reads: MLflow's mlflow.db
+        return "mlflow"
     if low.replace("\\", "/").rsplit("/", 1)[-1].startswith("details_") and low.endswith(".parquet"):
         return "lighteval"  # lighteval's details_{task}_{date}.parquet
     if low.endswith(".csv") or low.endswith(".parquet"):

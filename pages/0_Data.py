@@ -39,7 +39,7 @@ from dashboard.page import start, warm_up
 from dashboard.state import bind, get_view
 from dashboard.threshold import threshold_panel
 
-UPLOAD_TYPES = ["jsonl", "ndjson", "json", "gz", "eval", "csv", "parquet"]
+UPLOAD_TYPES = ["jsonl", "ndjson", "json", "gz", "eval", "csv", "parquet", "db"]  # db: MLflow's mlflow.db
 
 
 def ingest_uploads(files: list[tuple[str, bytes]], *, folder: bool, folder_name: str = "") -> list[Entry]:

@@ -849,3 +849,75 @@ ISSUE26: tuple[Case, ...] = (
 )
 CASES = CASES + ISSUE26
 BY_NAME = {c.name: c for c in CASES}
+
+
+# ---------------------------------------------------- issue 26: MLflow's SQLite tracking store
+def mlflow_db(statements: list[tuple[str, tuple]]) -> bytes:
+    """A SQLite database made in memory by ``statements``, as the bytes of its file."""
+    import sqlite3
+
+    con = sqlite3.connect(":memory:")
+    for sql, params in statements:
+        con.execute(sql, params)
+    con.commit()
+    data = con.serialize()
+    con.close()
+    return data
+
+
+MLFLOW_TABLES = [
+    ("CREATE TABLE trace_info (request_id VARCHAR(50) PRIMARY KEY, experiment_id INTEGER, timestamp_ms BIGINT, "
+     "request_preview VARCHAR(1000), session_id VARCHAR(250))", ()),
+    ("CREATE TABLE assessments (assessment_id VARCHAR(50), trace_id VARCHAR(50), name VARCHAR(250), "
+     "assessment_type VARCHAR(20), value TEXT, error TEXT, created_timestamp BIGINT, source_type VARCHAR(50), "
+     "valid BOOLEAN)", ()),
+]
+
+
+def mlflow_db_rows(i: int, judge: object = None, name: object = "correctness") -> list[tuple[str, tuple]]:
+    """Trace ``tr-i`` with an LLM_JUDGE feedback (``judge``, else 0.5 + 0.02 i) and a HUMAN one."""
+    ins = "INSERT INTO assessments VALUES (?, ?, ?, 'feedback', ?, NULL, ?, ?, 1)"
+    return [("INSERT INTO trace_info VALUES (?, 1, ?, 'q', ?)", (f"tr-{i}", i, f"s{i}")),
+            (ins, (f"a{i}", f"tr-{i}", name, json.dumps(0.5 + 0.02 * i) if judge is None else judge, i, "LLM_JUDGE")),
+            (ins, (f"h{i}", f"tr-{i}", "human", json.dumps(bool(i % 2)), i, "HUMAN"))]
+
+
+def mlflow_db_hostile(size: int) -> bytes:
+    """An ``mlflow.db`` with valid traces, then: a judge value that is not JSON, one of the
+    wrong type (a blob), an assessment whose name is a blob, a ``size``-character text
+    value, and an assessment of a trace not in ``trace_info``."""
+    rows = [r for i in range(GOOD) for r in mlflow_db_rows(i)]
+    rows += mlflow_db_rows(90, "0.7 high") + mlflow_db_rows(91, b"\x00\xff") + mlflow_db_rows(92, name=b"\x01")
+    rows += mlflow_db_rows(93, json.dumps("x" * size))
+    rows += [("INSERT INTO assessments VALUES ('o', 'tr-none', 'correctness', 'feedback', '0.9', NULL, 0, "
+              "'LLM_JUDGE', 1)", ())]
+    return mlflow_db(MLFLOW_TABLES + rows)
+
+
+def mlflow_db_not_mlflow(size: int) -> bytes:
+    """A SQLite database of something else: no MLflow table."""
+    return mlflow_db([("CREATE TABLE notes (t TEXT)", ()), ("INSERT INTO notes VALUES (?)", ("x" * size,))])
+
+
+def mlflow_db_view(size: int) -> bytes:
+    """``assessments`` a view (a crafted file's query), not a table: never read."""
+    return mlflow_db([MLFLOW_TABLES[0], ("CREATE VIEW assessments AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                                         "SELECT x + 1 FROM c) SELECT x AS trace_id, 'n' AS name, 'feedback' AS "
+                                         "assessment_type, '1' AS value, 'CODE' AS source_type, 1 AS valid FROM c", ())])
+
+
+def mlflow_db_truncated(size: int) -> bytes:
+    """A real store cut after its first page: the schema names pages that are not there."""
+    return mlflow_db_hostile(10)[:4096] + b"\0" * size
+
+
+ISSUE26_STORE: tuple[Case, ...] = (
+    Case("mlflow_hostile.db", mlflow_db_hostile, 900_000, 4_000_000, 0,
+         ("record 21", "sample tr-90", "not json", "record 22", "blob", "record 23", "with a name", "record 24",
+          "not a number", "1 assessment(s) of traces not in trace_info"), GOOD),
+    Case("mlflow_not_mlflow.db", mlflow_db_not_mlflow, 10_000, 1_000_000, 2, ("not an mlflow 3 tracking store",)),
+    Case("mlflow_view.db", mlflow_db_view, 0, 0, 2, ("table assessments: no such table",)),
+    Case("mlflow_truncated.db", mlflow_db_truncated, 8_192, 1_000_000, 2, ("mlflow",)),
+)
+CASES = CASES + ISSUE26_STORE
+BY_NAME = {c.name: c for c in CASES}

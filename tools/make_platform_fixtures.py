@@ -18,8 +18,10 @@ with a local stand-in for every model. The versions used:
     /tmp/fixvenv_ls/bin/python tools/make_platform_fixtures.py langsmith
     /tmp/fixvenv_ls/bin/python tools/make_platform_fixtures.py openai
 
-    python3 -m venv /tmp/fixvenv_ml && /tmp/fixvenv_ml/bin/pip install mlflow-skinny==3.18.0 pandas
+    python3 -m venv /tmp/fixvenv_ml && /tmp/fixvenv_ml/bin/pip install mlflow-skinny==3.18.0 pandas \
+        sqlalchemy==2.1.9 alembic==1.20.1   # the last two: the SQLite tracking store
     /tmp/fixvenv_ml/bin/python tools/make_platform_fixtures.py mlflow
+    /tmp/fixvenv_ml/bin/python tools/make_platform_fixtures.py mlflow-db
 
     python3 -m venv /tmp/fixvenv_helm && /tmp/fixvenv_helm/bin/pip install --no-deps crfm-helm==0.5.16
     /tmp/fixvenv_helm/bin/pip install dacite filelock numpy scipy pyhocon tqdm zstandard pyyaml colorlog \
@@ -382,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tool", choices=["deepeval", "promptfoo", "langfuse", "langsmith", "phoenix", "otel", "openai",
-                                     "mlflow", "helm", "lighteval"])
+                                     "mlflow", "mlflow-db", "helm", "lighteval"])
     ap.add_argument("--phoenix-url", default="http://127.0.0.1:6006", help="a running `phoenix serve`")
     ap.add_argument("--promptfoo", default="promptfoo", help="the promptfoo command")
     a = ap.parse_args(argv)
@@ -395,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         "otel": lambda: more.otel_fixture(DATA / f"otel-sdk-{version('opentelemetry-sdk')}"),
         "openai": lambda: more.openai_fixture(DATA / f"openai-{version('openai')}"),
         "mlflow": lambda: more.mlflow_fixture(DATA / f"mlflow-{version('mlflow-skinny')}"),
+        "mlflow-db": lambda: more.mlflow_db_fixture(DATA / f"mlflow-{version('mlflow-skinny')}"),
         "helm": lambda: more.helm_fixture(DATA / f"helm-{version('crfm-helm')}"),
         "lighteval": lambda: more.lighteval_fixture(DATA / f"lighteval-{version('lighteval')}"),
     }

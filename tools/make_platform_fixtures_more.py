@@ -4,8 +4,10 @@ docstring gives the versions and commands."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 from make_platform_fixtures import LETTERS, items
 
@@ -215,25 +217,10 @@ def openai_fixture(out: Path) -> None:
 
 
 # ------------------------------------------------------------------ MLflow 3
-def mlflow_fixture(out: Path) -> None:
-    """MLflow 3 traces and assessments in a local store (the file store, offline), read back
-    with ``mlflow.search_traces()`` and written as records (``df.drop(columns="trace")
-    .to_json(orient="records", lines=True)``). 40 traces ``answer qNN``, two per session
-    (``mlflow.trace.session``); per trace: feedback ``correctness`` from an ``LLM_JUDGE``
-    (0-1; on q07 an error instead of a value), ``exact_match`` from ``CODE`` (bool),
-    ``human_correct`` from a ``HUMAN`` (bool) on q00-q35, an expectation
-    ``expected_answer`` (the gold letter); on q03 the judge's first feedback was
-    overridden (the old one is kept with ``valid: false``)."""
-    import os
-    import tempfile
-
-    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
-    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
-    import mlflow
+def _mlflow_log(mlflow: Any) -> None:
+    """The fixture's traces and assessments logged to ``mlflow``'s current tracking store."""
     from mlflow.entities import AssessmentError, AssessmentSource
 
-    store = Path(tempfile.mkdtemp())
-    mlflow.set_tracking_uri(f"file://{store}/mlruns")
     mlflow.set_experiment("calib-fixture")
     judge = AssessmentSource(source_type="LLM_JUDGE", source_id="stub-judge")
     for k, d in enumerate(items()):
@@ -260,12 +247,42 @@ def mlflow_fixture(out: Path) -> None:
                                 source=AssessmentSource(source_type="HUMAN", source_id="alice"))
         mlflow.log_expectation(trace_id=tid, name="expected_answer", value=d["gold"],
                                source=AssessmentSource(source_type="HUMAN", source_id="alice"))
+
+
+def mlflow_fixture(out: Path) -> None:
+    """MLflow 3 traces and assessments in a local store (the file store, offline), read back
+    with ``mlflow.search_traces()`` and written as records (``df.drop(columns="trace")
+    .to_json(orient="records", lines=True)``). 40 traces ``answer qNN``, two per session
+    (``mlflow.trace.session``); per trace: feedback ``correctness`` from an ``LLM_JUDGE``
+    (0-1; on q07 an error instead of a value), ``exact_match`` from ``CODE`` (bool),
+    ``human_correct`` from a ``HUMAN`` (bool) on q00-q35, an expectation
+    ``expected_answer`` (the gold letter); on q03 the judge's first feedback was
+    overridden (the old one is kept with ``valid: false``)."""
+    import os
+    import tempfile
+
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
+    import mlflow
+
+    store = Path(tempfile.mkdtemp())
+    mlflow.set_tracking_uri(f"file://{store}/mlruns")
+    _mlflow_log(mlflow)
     df = mlflow.search_traces()
     out.mkdir(parents=True, exist_ok=True)
     df.drop(columns=["trace"]).to_json(out / "search_traces.jsonl", orient="records", lines=True)
     text = (out / "search_traces.jsonl").read_text().replace(str(store).replace("/", "\\/"), "/home/user/evals")
     (out / "search_traces.jsonl").write_text(text)
-    reading = {"tool": "mlflow.search_traces(return_type='list'): Trace.info.assessments", "traces": []}
+    reading = _mlflow_reading(mlflow)
+    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"mlflow {mlflow.__version__}: wrote {out}")
+
+
+def _mlflow_reading(mlflow: Any) -> dict[str, Any]:
+    """MLflow's own reading of its current store: ``search_traces(return_type="list")``'s
+    assessments per trace."""
+    reading: dict[str, Any] = {"tool": "mlflow.search_traces(return_type='list'): Trace.info.assessments",
+                               "traces": []}
     for t in mlflow.search_traces(return_type="list"):
         reading["traces"].append({
             "trace_id": t.info.trace_id, "session": t.info.trace_metadata.get("mlflow.trace.session"),
@@ -274,8 +291,33 @@ def mlflow_fixture(out: Path) -> None:
                              "error": None if a.feedback is None or a.feedback.error is None else a.feedback.error.error_code,
                              "expectation": None if a.expectation is None else a.expectation.value}
                             for a in t.info.assessments]})
-    (out / "tool_reading.json").write_text(json.dumps(reading, indent=1) + "\n")
-    print(f"mlflow {mlflow.__version__}: wrote {out}")
+    return reading
+
+
+def mlflow_db_fixture(out: Path) -> None:
+    """The same traces and assessments as :func:`mlflow_fixture` in MLflow's SQLite tracking
+    store (``--backend-store-uri sqlite:///mlflow.db``, MLflow 3's default store), the
+    database file itself copied to ``out / "mlflow.db"`` (vacuumed), with MLflow's own
+    reading of it (``tool_reading_db.json``)."""
+    import os
+    import sqlite3
+    import tempfile
+
+    os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
+    import mlflow
+
+    store = Path(tempfile.mkdtemp())
+    mlflow.set_tracking_uri(f"sqlite:///{store}/mlflow.db")
+    _mlflow_log(mlflow)
+    reading = _mlflow_reading(mlflow)
+    reading["mlflow"] = mlflow.__version__
+    out.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(store / "mlflow.db") as con:  # compacted: the file MLflow wrote, free pages dropped
+        con.execute("VACUUM INTO ?", (str(store / "vacuumed.db"),))
+    # gzip-compressed (1.2 MB of mostly empty tables, 64 kB): calib reads .gz as the file it holds
+    (out / "mlflow.db.gz").write_bytes(gzip.compress((store / "vacuumed.db").read_bytes(), 9, mtime=0))
+    (out / "tool_reading_db.json").write_text(json.dumps(reading, indent=1) + "\n")
+    print(f"mlflow {mlflow.__version__}: wrote {out / 'mlflow.db.gz'}")
 
 
 # ------------------------------------------------------------------ HELM

@@ -14,7 +14,7 @@
 - The eval and tracing platforms' own files: :mod:`.verdicts` (their shared base: items
   with named judge, human and code scores, one rule for confidence and outcome) under
   :mod:`.promptfoo`, :mod:`.deepeval`, :mod:`.langfuse`,
-  :mod:`.langsmith`, :mod:`.phoenix`, :mod:`.otel`, :mod:`.mlflow`, :mod:`.helm`, :mod:`.lighteval` and
+  :mod:`.langsmith`, :mod:`.phoenix`, :mod:`.otel`, :mod:`.mlflow` (its SQLite store by :mod:`.mlflow_store`), :mod:`.helm`, :mod:`.lighteval` and
   :mod:`.openai` (its Batch logprobs through :mod:`calib.options`).
 
 Readers import ``base``, ``jsonl`` and ``source``, never :mod:`calib.loading`, which

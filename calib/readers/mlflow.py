@@ -1,4 +1,6 @@
-"""Reader for MLflow 3 assessments: a ``mlflow.search_traces()`` export.
+"""Reader for MLflow 3 assessments: a ``mlflow.search_traces()`` export, or the local
+SQLite tracking store itself (``mlflow.db``, read by :mod:`.mlflow_store` into the same
+trace records).
 
 Layout (read from a local store written by mlflow 3.18.0, read back with its
 ``search_traces()``): the DataFrame as records (``df.drop(columns="trace").to_json(
@@ -29,6 +31,7 @@ from collections import Counter
 from typing import Any
 
 from calib.errors import CalibError
+from calib.readers import mlflow_store
 from calib.readers.base import IssueCollector, LoadOptions, Read, Source
 from calib.readers.jsonl import JsonLines, get_or, short_text
 from calib.readers.verdicts import (
@@ -51,11 +54,16 @@ SESSION = "mlflow.trace.session"
 
 
 def read(source: Source, options: LoadOptions) -> Read:
-    """Read a ``search_traces()`` export into judgments."""
+    """Read a ``search_traces()`` export, or an ``mlflow.db`` tracking store, into judgments."""
     issues = IssueCollector(source.name, options.strict)
     text = source.data.strip(b"\xef\xbb\xbf \t\r\n")
-    if text[:1] == b"{" and b"\n" in text:
-        records: list[tuple[int, Any]] = list(JsonLines(source, options, issues))
+    what = "MLflow traces"
+    records: list[tuple[int, Any]]
+    if mlflow_store.is_store(source.data):
+        records, what = mlflow_store.records(source, options)
+        plat = PLATFORM
+    elif text[:1] == b"{" and b"\n" in text:
+        records = list(JsonLines(source, options, issues))
         plat = Platform(PLATFORM.fmt, PLATFORM.described, cluster_how=PLATFORM.cluster_how, unit="line")
     else:
         doc = load_document(source, options, PLATFORM.described)
@@ -70,7 +78,7 @@ def read(source: Source, options: LoadOptions) -> Read:
     for it in items:
         if it.cluster is not None and counts[it.cluster] < 2:
             it.cluster = None
-    notes = [f"MLflow traces: {len(records):,} trace(s), {tally['read']:,} assessment(s) read"
+    notes = [f"{what}: {len(records):,} trace(s), {tally['read']:,} assessment(s) read"
              + (f"; {tally['invalid']:,} overridden (valid: false) skipped" if tally["invalid"] else "")
              + (f"; {tally['expectation']:,} expectation(s) that are not right/wrong (an expected answer) "
                 "not read as outcomes" if tally["expectation"] else "")]

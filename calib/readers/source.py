@@ -143,7 +143,7 @@ _PIECE = 1 << 20
 #: The first bytes of every gzip member.
 GZIP_MAGIC = b"\x1f\x8b"
 #: The first four bytes of the binary inputs (zip, Parquet), whose bytes are not text.
-BINARY_MAGIC = (b"PK\x03\x04", b"PAR1")
+BINARY_MAGIC = (b"PK\x03\x04", b"PAR1", b"SQLi")
 
 
 def _count_member(data: bytes, start: int, name: str, limit: int, total: int, lines: int,
