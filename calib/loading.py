@@ -13,6 +13,7 @@ JSON) is read by :func:`calib.readers.counts.read_counts`.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -162,7 +163,7 @@ def load(
         from calib.readers.warehouse import load_glob
 
         return load_glob(str(path), name=name, options=options)
-    if (run := helm_run(path, data)) is not None:
+    if (run := folder_file(path, data)) is not None:
         name, path = name or Path(path).name, run
     if data is None and Path(path).is_dir():
         files = sorted(p for p in Path(path).iterdir() if p.is_file())
@@ -193,11 +194,31 @@ def _read_rows(src: Source, kind: str, options: LoadOptions, records: bool) -> R
     return rows, report
 
 
-def helm_run(path: str | Path, data: bytes | None) -> Path | None:
-    """The ``per_instance_stats.json`` of a HELM run folder ``path`` (read by
-    :mod:`calib.readers.helm`), or ``None`` when ``path`` is no such folder."""
-    run = Path(path) / "per_instance_stats.json"
-    return run if data is None and run.is_file() else None
+#: Subfolders of a folder looked at for an MLflow file store's experiments (``<id>/traces``).
+STORE_PEEK = 200
+
+
+def folder_file(path: str | Path, data: bytes | None) -> Path | None:
+    """The one file read of a tool's folder: a HELM run folder's ``per_instance_stats.json``
+    (:mod:`calib.readers.helm`), the ``mlflow.db`` of a folder MLflow tracked into
+    (:mod:`calib.readers.mlflow_store`); ``None`` when ``path`` is no such folder.
+
+    An MLflow file store (``mlruns/``: ``<experiment>/traces/<trace>/trace_info.yaml``,
+    which MLflow 3 writes only with ``MLFLOW_ALLOW_FILE_STORE=true``) is refused with
+    MLflow's own conversion to ``mlflow.db``."""
+    if data is None and Path(path).is_dir():
+        folder = Path(path)
+        for name in ("per_instance_stats.json", "mlflow.db"):
+            if (folder / name).is_file():
+                return folder / name
+        for root in (folder, folder / "mlruns"):
+            subs = list(itertools.islice(root.iterdir(), STORE_PEEK)) if root.is_dir() else []
+            if any((p / "traces").is_dir() for p in subs if p.is_dir()):
+                raise CalibError(
+                    f"{folder.name}: an MLflow file store (mlruns/); calib reads MLflow's SQLite store: convert "
+                    f"it with MLflow's own `mlflow migrate-filestore --source {root} "
+                    "--target sqlite:///mlflow.db` and give mlflow.db (or a search_traces() export)")
+    return None
 
 
 def read_rows(path: str | Path, data: bytes | None = None, *, options: LoadOptions, fmt: str = "auto"
@@ -208,7 +229,7 @@ def read_rows(path: str | Path, data: bytes | None = None, *, options: LoadOptio
 
     Traffic (``options.traffic``) is read this way: its outcomes are placeholders, so it
     never becomes a :class:`~calib.dataset.Dataset` an audit could be run on."""
-    src = read_source(helm_run(path, data) or path, data, options)
+    src = read_source(folder_file(path, data) or path, data, options)
     kind = sniff_format(src.name, src.data) if fmt == "auto" else fmt
     if kind not in FORMATS:
         raise CalibError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -152,3 +152,17 @@ def test_traffic_reads_the_judge_without_outcomes(db: Path) -> None:
     judge = {t["trace_id"]: a["feedback"] for t in TOOL["traces"] for a in t["assessments"]
              if a["name"] == "correctness" and a["valid"] is not False and a["feedback"] is not None}
     assert dict(zip(tr.keys, tr.stated.tolist(), strict=True)) == judge
+
+
+def test_a_folder_holding_mlflow_db_and_an_mlruns_file_store(db: Path, tmp_path: Path) -> None:
+    """The folder MLflow tracked into (``mlflow.db`` in it) is read as its store; an
+    ``mlruns/`` file store (MLflow 3.18 writes ``<experiment>/traces/<trace>/trace_info.yaml``
+    only with ``MLFLOW_ALLOW_FILE_STORE=true``) is refused with MLflow's own conversion."""
+    assert reading(load(db.parent)) == expected()
+    assert len(load_traffic(str(db.parent))) == 39  # the judge's items; q07's judge failed
+    other = tmp_path / "project"
+    (other / "mlruns" / "1" / "traces" / "tr-1").mkdir(parents=True)
+    (other / "mlruns" / "1" / "traces" / "tr-1" / "trace_info.yaml").write_text("trace_id: tr-1\n")
+    for folder in (other, other / "mlruns"):
+        with pytest.raises(CalibError, match=r"an MLflow file store .*`mlflow migrate-filestore --source "):
+            load(folder)

@@ -311,13 +311,13 @@ def load_traffic(path: str | Path, data: bytes | None = None, *, options: LoadOp
                  fmt: str = "auto") -> Traffic:
     """Traffic from any input ``calib audit`` reads (JSONL of stated confidences, option
     log-probs, lm-eval samples or an lm-eval output folder, an Inspect log, an eval platform's
-    file or a HELM run folder), read by its reader with
+    file, a HELM run folder, a folder holding MLflow's ``mlflow.db``), read by its reader with
     ``LoadOptions(traffic=True)``: rows without an outcome are kept. A CSV is read by
     :func:`read_traffic` (a CSV of items; a count table has no items to label)."""
-    from calib.loading import helm_run, read_rows
+    from calib.loading import folder_file, read_rows
 
     opts = replace(options or LoadOptions(), traffic=True)
-    if data is None and Path(path).is_dir() and helm_run(path, data) is None:  # an lm-eval output folder
+    if data is None and Path(path).is_dir() and folder_file(path, data) is None:  # an lm-eval output folder
         from calib import clusters
         from calib.readers.lmeval import read_folder
 
