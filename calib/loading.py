@@ -212,7 +212,10 @@ def folder_file(path: str | Path, data: bytes | None) -> Path | None:
             if (folder / name).is_file():
                 return folder / name
         for root in (folder, folder / "mlruns"):
-            subs = list(itertools.islice(root.iterdir(), STORE_PEEK)) if root.is_dir() else []
+            try:
+                subs = list(itertools.islice(root.iterdir(), STORE_PEEK)) if root.is_dir() else []
+            except OSError:  # unreadable: the folder's own reading says so
+                subs = []
             if any((p / "traces").is_dir() for p in subs if p.is_dir()):
                 raise CalibError(
                     f"{folder.name}: an MLflow file store (mlruns/); calib reads MLflow's SQLite store: convert "
