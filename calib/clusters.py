@@ -115,14 +115,10 @@ class Clusters:
 
     def to_dict(self) -> dict[str, object]:
         """``count``, ``how``, ``effective_n`` and ``design_effect`` (of the accuracy,
-        :func:`outcome_design_effect`; ``None`` with one class only)."""
+        :func:`outcome_design_effect`; ``None`` with one class only; the effective n
+        ``None`` too when the design effect is 0, :func:`effective_n`)."""
         deff = outcome_design_effect(self)
-        return {
-            "count": self.count,
-            "how": self.how,
-            "effective_n": None if deff is None else float(self.sizes.sum() / deff),
-            "design_effect": deff,
-        }
+        return {"count": self.count, "how": self.how, "effective_n": _n_over(self, deff), "design_effect": deff}
 
 
 def _nonempty(n: sparse.csr_matrix, k: sparse.csr_matrix, how: str) -> Clusters:
@@ -321,9 +317,15 @@ def outcome_design_effect(clusters: Clusters) -> float | None:
 
 def effective_n(clusters: Clusters) -> float | None:
     """``N / deff`` of :func:`outcome_design_effect`: as many independent answers
-    would estimate the accuracy as precisely."""
-    d = outcome_design_effect(clusters)
-    return None if d is None else float(clusters.sizes.sum()) / d
+    would estimate the accuracy as precisely. ``None`` when the design effect is
+    undefined, or 0: every cluster's accuracy equals the overall one exactly (e.g. each
+    cluster half right), so the clustered variance estimate is 0 and ``N / 0`` says
+    nothing about precision."""
+    return _n_over(clusters, outcome_design_effect(clusters))
+
+
+def _n_over(clusters: Clusters, deff: float | None) -> float | None:
+    return None if deff is None or deff <= 0 else float(clusters.sizes.sum()) / deff
 
 
 def cell_design_effects(clusters: Clusters, prob: np.ndarray | None = None) -> np.ndarray:

@@ -640,3 +640,22 @@ def test_fixed_seed_miniature_mann_whitney_keeps_its_level_with_clusters() -> No
             reject[clustered] += p < 0.05
     assert reject[False] / datasets > 0.2
     assert reject[True] / datasets < 0.09
+
+
+def test_clusters_each_exactly_at_the_accuracy_give_no_effective_n(tmp_path: Path) -> None:
+    """Every cluster half right, half wrong: the between-cluster sum of squares is 0, so
+    the design effect is 0 and N / deff has no value (it once divided by zero and the
+    audit ended with an internal error)."""
+    rows = [{"id": f"{g}-{i}", "session": f"s{g}", "confidence": 70 + (g % 3) * 10, "correct": i == 0}
+            for g in range(40) for i in range(2)]
+    path = tmp_path / "halves.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-W", "error", "-m", "calib", "audit", str(path), "--cluster-key",
+                          "session", "--json", "--reps", "200"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    c = json.loads(out.stdout)["clusters"]
+    assert c["design_effect"] == 0.0 and c["effective_n"] is None
+    ds = load(path, options=LoadOptions(cluster_key="session"))
+    assert C.effective_n(ds.table.clusters) is None
