@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from calib.settings import BINS, LEVEL, NORMALISATIONS, REPS, SCHEME_CHOICES, VA
 if TYPE_CHECKING:
     from calib.dataset import Dataset
     from calib.readers.base import LoadOptions
+    from calib.runs.settings import Settings
 
 
 def add_load_options(p: argparse.ArgumentParser) -> None:
@@ -210,3 +212,30 @@ def check_decision_flags(args: argparse.Namespace) -> None:
             raise CalibError(f"{flag} {v:g}: {what} must be a non-negative number")
     if getattr(args, "cost_right", None) is not None and args.cost_review is None and args.cost_miss is None:
         raise CalibError("--cost-right needs --cost-review or --cost-miss (the cost curve's other costs)")
+
+
+def run_settings(args: argparse.Namespace) -> Settings:
+    """The one :class:`~calib.runs.settings.Settings` of a command's flags; a flag the
+    command does not have keeps the engine's default."""
+    from calib.runs.settings import Settings
+
+    base = Settings()
+    given = {f: getattr(args, a) for f, a in _SETTINGS_FLAGS if getattr(args, a, None) is not None}
+    if getattr(args, "by", None) is not None or getattr(args, "by_group", False):
+        given["by_group"] = True
+    if getattr(args, "scheme", None) is not None and args.scheme not in SCHEME_CHOICES:
+        given.pop("scheme")
+    out = replace(base, **given)
+    if hasattr(args, "seed"):  # a traffic plan's draw: no --seed is fresh randomness
+        out = replace(out, seed=args.seed)
+    return out
+
+
+#: (Settings field, flag attribute) read by :func:`run_settings`.
+_SETTINGS_FLAGS: tuple[tuple[str, str], ...] = (
+    ("level", "level"), ("reps", "reps"), ("scheme", "scheme"), ("bins", "bins"), ("below", "below"),
+    ("method", "method"), ("scoring", "scoring"), ("folds", "folds"), ("hist_scheme", "hist_scheme"),
+    ("hist_bins", "bins"), ("target", "target_error"), ("confidence", "confidence"),
+    ("cost_review", "cost_review"), ("cost_miss", "cost_miss"), ("cost_right", "cost_right"),
+    ("capacity", "capacity"), ("procedure", "procedure"), ("simultaneous", "simultaneous"),
+)

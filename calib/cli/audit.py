@@ -18,16 +18,18 @@ from calib.cli.args import (
     load_dataset,
     load_options,
     number,
+    run_settings,
     warn_load,
 )
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, columns, emit_json, load_lines
 from calib.errors import CalibError
 
 if TYPE_CHECKING:
-    from calib.audit import Audit
     from calib.dataset import Dataset
-    from calib.decision import Decision, JudgeComparison
-    from calib.labels import Label
+    from calib.runs.audit import Audit
+    from calib.runs.decide import Decision, JudgeComparison
+    from calib.runs.labels import Label
+    from calib.runs.settings import Settings
     from calib.table import CountTable
 
 
@@ -59,8 +61,8 @@ def add_audit(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """``calib audit FILE``: print the audit, text or JSON; optionally write the diagram."""
-    from calib.audit import audit
     from calib.loading import load
+    from calib.runs.audit import audit
 
     plot_fmt = plot_format(args.plot) if args.plot else None  # an unusable path is refused before any work
     check_decision_flags(args)
@@ -73,16 +75,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if ds.table.total == 0:
         raise CalibError(f"{args.file}: nothing to audit: {ds.report.summary()}")
     human: dict[str, Any] | None = None
+    s = run_settings(args)
     if labels is not None:
-        ds, human = with_labels(ds, labels, args)
-    result = audit(
-        ds.table, scheme=args.scheme, bins=args.bins, reps=args.reps, seed=args.seed, level=args.level,
-        below=args.below, name=ds.name, load_report=ds.report,
-    )
+        ds, human = with_labels(ds, labels, args, s)
+    result = audit(ds, s)
     if args.plot:
         assert plot_fmt is not None
         write_plot(result, ds, args.plot, plot_fmt)
-    dec = _audit_decision(ds, args)
+    dec = _audit_decision(ds, args, s)
     if args.json:
         # emit_json writes what calib.present.text_report.to_json does; the text report's module
         # (and pandas, which its tables need) is not imported for --json
@@ -112,16 +112,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _audit_decision(ds: Dataset, args: argparse.Namespace) -> Decision | None:
+def _audit_decision(ds: Dataset, args: argparse.Namespace, s: Settings) -> Decision | None:
     """The threshold decision of ``calib audit --target-error`` (the dataset, clusters
     and all), else ``None``."""
     if args.target_error is None:
         return None
-    from calib.decision import decide
+    from calib.runs.decide import decide
 
-    return decide(ds, target=args.target_error, confidence=args.confidence, cost_review=args.cost_review,
-                  cost_miss=args.cost_miss, cost_right=args.cost_right, reps=args.reps, seed=args.seed,
-                  level=args.level)
+    return decide(ds, s)
 
 
 # ----------------------------------------------------------------- --labels
@@ -132,8 +130,8 @@ SHOW_BAD_LABELS = 5
 def read_labels_file(path: str) -> tuple[tuple[Label, ...], tuple[str, ...]]:
     """The labels of ``--labels PATH`` and one message per bad line; a file with no
     usable label is refused, with its first messages."""
-    from calib.labels import read_labels
     from calib.limits import Limits
+    from calib.runs.labels import read_labels
 
     try:
         data = Path(path).read_bytes()
@@ -149,17 +147,13 @@ def read_labels_file(path: str) -> tuple[tuple[Label, ...], tuple[str, ...]]:
 
 
 def with_labels(
-    ds: Dataset, read: tuple[tuple[Label, ...], tuple[str, ...]], args: argparse.Namespace
+    ds: Dataset, read: tuple[tuple[Label, ...], tuple[str, ...]], args: argparse.Namespace, s: Settings
 ) -> tuple[Dataset, dict[str, Any]]:
     """The dataset with the reviewers' labels as outcomes, and the ``labels`` block of
-    the output: how many labelled and changed (:func:`calib.labels.with_human_outcomes`),
-    agreement with the file's outcomes, the audit sample's estimate of the error among the
-    accepted at the threshold."""
-    from dataclasses import replace
-
-    from calib.labels import accepted_error, agreement, with_human_outcomes
-    from calib.routing import default_thresholds
-    from calib.table import from_judgments
+    the output: how many labelled and changed, agreement with the file's outcomes, the
+    audit sample's estimate of the error among the accepted at the threshold
+    (:func:`calib.runs.labels.with_labels`)."""
+    from calib.runs.labels import with_labels as run
 
     labels, bad = read
     if ds.rows is None:
@@ -177,20 +171,15 @@ def with_labels(
     if len(bad) > SHOW_BAD_LABELS:
         print(f"calib: warning: ... {len(bad) - SHOW_BAD_LABELS:,} more bad lines in {args.labels} "
               "(--json labels.messages)", file=sys.stderr)
-    if args.labels_threshold is not None:
-        t, source = float(args.labels_threshold), "--labels-threshold"
-    else:
-        t, source = float(default_thresholds(ds.table.scale)[0]), "default review threshold"
-    rows, outcomes = with_human_outcomes(ds.rows, labels, dataset=args.labels_dataset)
-    agree = agreement(ds.rows, labels, reps=args.reps, seed=args.seed, level=args.level,
-                      dataset=args.labels_dataset)
-    est = accepted_error(ds.rows, labels, t, level=args.level, dataset=args.labels_dataset)
+    source = "--labels-threshold" if args.labels_threshold is not None else "default review threshold"
+    run_ = run(ds, labels, s, threshold=args.labels_threshold, dataset=args.labels_dataset)
     block = {
         "file": args.labels, "dataset": args.labels_dataset, "read": len(labels), "bad_lines": len(bad),
-        "messages": list(bad), "threshold": t, "threshold_source": source, "outcomes": outcomes.to_dict(),
-        "agreement": agree.to_dict(), "accepted_error": est.to_dict(),
+        "messages": list(bad), "threshold": run_.threshold, "threshold_source": source,
+        "outcomes": run_.outcomes.to_dict(), "agreement": run_.agreement.to_dict(),
+        "accepted_error": run_.accepted_error.to_dict(),
     }
-    return replace(ds, table=from_judgments(rows), rows=rows), block
+    return run_.dataset, block
 
 
 def labels_lines(block: dict[str, Any]) -> list[str]:
@@ -325,7 +314,6 @@ def _judges(datasets: list[Dataset]) -> dict[str, Dataset]:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``calib compare FILE...``: the blog post's table; with ``--target-error`` each
     judge's recommended threshold beside it, and the paired comparison."""
-    from calib.compare import compare
     from calib.present.tables import comparison_table, markdown_table, with_decision_columns
 
     at = args.at / 100 if args.at > 1 else args.at
@@ -334,10 +322,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_decision_flags(args)
     names = _names(args)
     datasets = [load_dataset(f, args, name=names[i] if names else None) for i, f in enumerate(args.files)]
+    from calib.runs.audit import compare
+    from calib.runs.decide import compare_judges
+
     judges = _judges(datasets)
-    cmp = compare({n: ds.table for n, ds in judges.items()}, at=at, scheme=args.scheme, bins=args.bins,
-                  reps=args.reps, seed=args.seed, level=args.level)
-    jc = _compare_judges(list(judges.values()), args) if args.target_error is not None else None
+    s = run_settings(args)
+    cmp = compare({n: ds.table for n, ds in judges.items()}, s, at=at)
+    jc = compare_judges(list(judges.values()), s) if args.target_error is not None else None
     if args.json:
         extra = {} if jc is None else {**jc.to_dict(), "target_error": args.target_error,
                                        "confidence": args.confidence}
@@ -361,14 +352,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         lines += _decision_notes(jc, args)
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
-
-
-def _compare_judges(judges: list[Dataset], args: argparse.Namespace) -> JudgeComparison:
-    from calib.decision import compare_judges
-
-    return compare_judges(judges, target=args.target_error, confidence=args.confidence,
-                          cost_review=args.cost_review, cost_miss=args.cost_miss, cost_right=args.cost_right,
-                          reps=args.reps, seed=args.seed, level=args.level)
 
 
 def _decision_notes(jc: JudgeComparison, args: argparse.Namespace) -> list[str]:

@@ -9,7 +9,14 @@ import math
 import sys
 from pathlib import Path
 
-from calib.cli.args import add_interval_options, add_json_option, add_load_options, load_dataset, number
+from calib.cli.args import (
+    add_interval_options,
+    add_json_option,
+    add_load_options,
+    load_dataset,
+    number,
+    run_settings,
+)
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, emit_json
 from calib.errors import CalibError
 from calib.settings import DEFAULT_CONFIDENCE
@@ -70,8 +77,10 @@ def _names(args: argparse.Namespace) -> list[str]:
 
 def cmd_cascade(args: argparse.Namespace) -> int:
     """``calib cascade RUN_A RUN_B ... --prices ... --person-price C --target-error A``."""
-    from calib.decision.cascade import MAX_JUDGES, cascade
     from calib.present.two_stage import cascade_lines
+    from calib.runs.decide import cascade, max_judges
+
+    MAX_JUDGES = max_judges()
 
     if not 1 <= len(args.files) <= MAX_JUDGES:
         raise CalibError(f"cascade: give 1 to {MAX_JUDGES} runs, one per judge (got {len(args.files)})")
@@ -89,8 +98,7 @@ def cmd_cascade(args: argparse.Namespace) -> int:
         if ds.rows is None:
             raise CalibError(f"cascade: {f} is a count table: a cascade needs each item's judgment")
         runs.append(ds.rows)
-    c = cascade(runs, names, prices, args.person_price, target_error=args.target_error, confidence=args.confidence,
-                max_stages=args.max_stages, reps=args.reps, seed=args.seed, level=args.level)
+    c = cascade(runs, names, prices, args.person_price, run_settings(args), max_stages=args.max_stages)
     code = EXIT_THRESHOLD if args.fail_if_none and c.best is None else EXIT_OK
     if args.json:
         emit_json({"schema": "calib.cascade/1", "files": list(args.files), **c.to_dict(), "exit_code": code})

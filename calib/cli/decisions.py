@@ -13,8 +13,8 @@ from calib.errors import CalibError
 
 if TYPE_CHECKING:
     from calib.dataset import Dataset
-    from calib.decision import Decision
-    from calib.maps import CalibrationMap
+    from calib.runs.decide import Decision
+    from calib.runs.maps import CalibrationMap
 
 #: ``--decisions-format`` choices (:data:`calib.writeback.FORMATS`, kept here so ``--help`` imports nothing).
 FORMATS = ("jsonl", "csv", "langfuse", "phoenix", "mlflow", "otel")
@@ -80,15 +80,15 @@ def check_decisions_flags(args: argparse.Namespace) -> None:
 def write_decisions(ds: Dataset, dec: Decision, cmap: CalibrationMap | None, args: argparse.Namespace,
                     routed_at: str) -> dict[str, object]:
     """Write ``--decisions``; what ``calib route --json`` says of it."""
-    from calib.writeback import certificate_of, decisions, write_bytes
+    from calib.runs.decide import written_decisions
 
     if ds.rows is None:
         raise CalibError(f"--decisions: {args.file} is a count table: it has no items to write decisions for")
-    cert = certificate_of(dec.recommendation, float(args.threshold), routed_at)
-    d = decisions(ds.rows, float(args.threshold), cert, calibration=cmap, name=ds.name)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    data, d, cert = written_decisions(ds.rows, dec, float(args.threshold), routed_at, args.decisions_format,
+                                      now=now, calibration=cmap, name=ds.name)
     try:
-        Path(args.decisions).write_bytes(write_bytes(d, args.decisions_format, now=now))
+        Path(args.decisions).write_bytes(data)
     except OSError as exc:
         raise CalibError(f"--decisions {args.decisions}: cannot write ({exc.strerror or exc})") from None
     return {"path": args.decisions, "format": args.decisions_format, "rows": int(d.accepted.size), **d.counts,

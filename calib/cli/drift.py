@@ -20,6 +20,7 @@ from calib.cli.args import (
     load_dataset,
     number,
     positive_int,
+    run_settings,
 )
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, emit_json
 from calib.errors import CalibError
@@ -143,14 +144,13 @@ def cmd_drift(args: argparse.Namespace) -> int:
     paths = _run_paths(args)
     if args.series:
         return _series(paths, args)
-    from calib.drift import drift
     from calib.present.drift import drift_lines
+    from calib.runs.drift import drift
 
     anchors = _anchor_ids(args.anchors) if args.anchors else None
     old, new = _load(paths, args)
-    d = drift(old, new, reps=args.reps, seed=args.seed, level=args.level, threshold=args.threshold,
-              target=args.target_error, confidence=args.confidence, pairing=args.pairing, scheme=args.scheme,
-              bins=args.bins, answers=_answers(paths, (old, new), args.answer_key), anchors=anchors)
+    d = drift(old, new, run_settings(args), threshold=args.threshold, pairing=args.pairing,
+              answers=_answers(paths, (old, new), args.answer_key), anchors=anchors)
     code, why = exit_code(d.drift, d.certified, args.fail_on_drift, args.fail_on_uncertified)
     if args.json:
         emit_json({**d.to_dict(), "files": paths, "exit_code": code, "exit_reason": why,
@@ -164,7 +164,7 @@ def _answers(paths: list[str], runs: tuple[Dataset, Dataset], key: str | None) -
     """Each run's answer per row (``--answer-key``), or ``None``."""
     if key is None:
         return None
-    from calib.drift.answers import answers_of
+    from calib.runs.drift import answers_of
 
     if not key.strip():
         raise CalibError("--answer-key: give the name of the answer field, e.g. --answer-key prediction")
@@ -208,12 +208,11 @@ def exit_code(changed: bool, certified: bool | None, fail_on_drift: bool,
 
 
 def _series(paths: list[str], args: argparse.Namespace) -> int:
-    from calib.drift import order_runs, series
     from calib.present.drift import series_lines
+    from calib.runs.drift import order_runs, series
 
     ordered = order_runs(paths, args.order)
-    s = series(_load(ordered, args), threshold=args.threshold, target=args.target_error,
-               confidence=args.confidence, reference=args.reference)
+    s = series(_load(ordered, args), run_settings(args), threshold=args.threshold, reference=args.reference)
     code, why = exit_code(s.alarm is not None, None, args.fail_on_drift, args.fail_on_uncertified)
     if args.json:
         emit_json({**s.to_dict(), "files": ordered, "order": args.order, "exit_code": code, "exit_reason": why})

@@ -19,6 +19,7 @@ from calib.cli.args import (
     load_dataset,
     number,
     positive_int,
+    run_settings,
 )
 from calib.cli.output import EXIT_OK, columns, emit_json, load_lines
 from calib.errors import CalibError
@@ -28,7 +29,7 @@ from calib.settings import HIST_SCHEMES, METHODS, SCORINGS
 
 if TYPE_CHECKING:
     from calib.dataset import Dataset
-    from calib.maps import CalibrationMap, FitResult
+    from calib.runs.maps import CalibrationMap, FitResult
 
 #: Field ``calib apply`` adds to every row by default.
 APPLY_FIELD = "calibrated"
@@ -73,19 +74,14 @@ def _check_scoring(args: argparse.Namespace) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     """``calib fit FILE --method M``: the map, its before/after figures, optionally saved."""
-    from calib.maps import fit, write_map
-    from calib.scale import CORRECTION
+    from calib.runs.maps import fit, write_map
 
     _check_scoring(args)
     if args.out:
         check_writable(args.out, "--out")
     ds = load_dataset(args.file, args)
     ev = load_dataset(args.eval_file, args) if args.eval_file else None
-    result = fit(
-        ds, args.method, scoring=args.scoring, eval_data=ev, folds=args.folds, seed=args.seed, reps=args.reps,
-        level=args.level, correction=CORRECTION if args.correction is None else args.correction,
-        bins=args.bins, hist_scheme=args.hist_scheme, ece_scheme=args.scheme, ece_bins=args.bins,
-    )
+    result = fit(ds, run_settings(args), eval_data=ev, correction=args.correction)
     if args.out:
         try:
             write_map(result.map, args.out)
@@ -190,7 +186,7 @@ def add_apply(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 def cmd_apply(args: argparse.Namespace) -> int:
     """``calib apply MAP.json FILE --out OUT.jsonl``."""
-    from calib.maps import read_map
+    from calib.runs.maps import read_map
 
     if not args.field.strip():
         raise CalibError("--field: the field name must not be empty")
@@ -264,7 +260,7 @@ def apply_records(
     stated, correct, field}`` per row; ``"cells"``: for a count table, one object
     per cell.
     """
-    from calib.maps import cell_prob
+    from calib.runs.maps import cell_prob
 
     what = ds.report.source or path
     if ds.rows is None:  # a count table

@@ -155,7 +155,7 @@ def _secret(args: argparse.Namespace) -> str | None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from calib.labels.records import labels_to_csv, labels_to_jsonl
+    from calib.runs.labels import labels_to_csv, labels_to_jsonl
 
     fmt = args.format or ("csv" if (args.output or "").lower().endswith(".csv") else "jsonl")
     if args.output:
@@ -180,8 +180,8 @@ def run_import(args: argparse.Namespace) -> int:
     """Exit 0 when every label was added, 1 when some lines or labels were left out
     (listed on stderr), 2 when nothing could be imported (a refusal or an unreadable file)."""
     from calib.hosting.labels import share_plans
-    from calib.labels.records import read_labels
     from calib.limits import Limits
+    from calib.runs.labels import read_labels
 
     token = token_of(args.token)
     secret = _secret(args)
@@ -225,14 +225,14 @@ MAX_REPS = 100_000
 
 def run_agreement(args: argparse.Namespace) -> int:
     """Print the reviewers' agreement; bad lines are named on stderr and left out."""
+    from calib.cli.args import run_settings
     from calib.cli.output import emit_json
-    from calib.labels.label_error import error_of
-    from calib.labels.reviewers import as_labels, reviewer_agreement
+    from calib.runs.labels import read_reviewer_labels, reviewers
 
     if not 0 <= args.reps <= MAX_REPS:
         raise CalibError(f"--reps: between 0 and {MAX_REPS:,}, got {args.reps:,}")
     path = Path(args.file)
-    labels, bad = as_labels(path)
+    labels, bad = read_reviewer_labels(path)
     for msg in bad[:SHOW_BAD]:
         print(f"calib: warning: {msg}", file=sys.stderr)
     if len(bad) > SHOW_BAD:
@@ -242,13 +242,12 @@ def run_agreement(args: argparse.Namespace) -> int:
     if args.dataset is None and len(names) > 1:
         shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
         raise CalibError(f"{path}: the labels are of {len(names)} datasets ({shown}): say which with --dataset")
-    result = reviewer_agreement(labels, reps=args.reps, seed=args.seed, level=args.level, dataset=args.dataset)
-    pa = result.percent_agreement
-    error = error_of(pa.estimate, pa.ci, result.double_coded, args.level)
+    run = reviewers(labels, run_settings(args), messages=bad, dataset=args.dataset)
     if args.json:
-        emit_json({**result.to_dict(), "reviewer_error": error.to_dict(), "file": str(path), "messages": list(bad)})
+        emit_json({**run.agreement.to_dict(), "reviewer_error": run.error.to_dict(), "file": str(path),
+                   "messages": list(bad)})
     else:
         print(f"Reviewers' agreement in {path}")
-        for line in [*result.sentences(), error.sentence()]:
+        for line in [*run.agreement.sentences(), run.error.sentence()]:
             print(line)
     return EXIT_OK

@@ -17,6 +17,7 @@ from calib.cli.args import (
     check_writable,
     load_dataset,
     number,
+    run_settings,
 )
 from calib.cli.decisions import (
     add_decisions_options,
@@ -34,9 +35,10 @@ from calib.settings import DEFAULT_TARGET, FIXED_SEQUENCE, PROCEDURES, ROUTE_BOU
 
 if TYPE_CHECKING:
     from calib.dataset import Dataset
-    from calib.decision import Decision
-    from calib.maps import CalibrationMap
-    from calib.routing import Basis, Routing, Sweep, ThresholdChoice
+    from calib.runs.decide import Decision
+    from calib.runs.maps import CalibrationMap
+    from calib.runs.route import Basis, Routing, Sweep, ThresholdChoice
+    from calib.runs.settings import Settings
 
 
 def add_route(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -145,7 +147,7 @@ def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
             raise CalibError(f"--by {args.by!r} and --group-key {args.group_key!r} name different fields: give one")
         args.group_key = args.by  # the loaders read groups from --group-key
     if args.capacity is not None:
-        from calib.decision import parse_capacity
+        from calib.runs.decide import parse_capacity
 
         try:
             args.capacity_items, args.capacity_share = parse_capacity(args.capacity)
@@ -169,7 +171,7 @@ def _check_flags(args: argparse.Namespace, with_map: bool) -> None:
 def _check_map(cmap: CalibrationMap, ds: Dataset, args: argparse.Namespace) -> None:
     """Refuse a map whose calibrated probability cannot be thresholded (the engine decides:
     :func:`calib.routing.threshold_refusal`) or whose scale is not the file's."""
-    from calib.routing import threshold_refusal
+    from calib.runs.route import threshold_refusal
 
     if threshold_refusal(cmap) is not None:
         raise CalibError(f"{args.map}: a softmax temperature map rescales option scores; route on the "
@@ -179,22 +181,22 @@ def _check_map(cmap: CalibrationMap, ds: Dataset, args: argparse.Namespace) -> N
 
 def _write_queue(ds: Dataset, args: argparse.Namespace, cmap: CalibrationMap | None) -> int:
     """Write the review queue (the rows below the threshold) as CSV; the number of rows."""
-    from calib.routing import queue_to_csv, review_queue
+    from calib.runs.route import queue_csv
 
     assert ds.rows is not None
-    q = review_queue(ds.rows, args.threshold, calibration=cmap)
+    data, n = queue_csv(ds.rows, args.threshold, calibration=cmap)
     try:
-        Path(args.queue).write_bytes(queue_to_csv(q))
+        Path(args.queue).write_bytes(data)
     except OSError as exc:
         raise CalibError(f"--queue {args.queue}: cannot write ({exc.strerror or exc})") from None
-    return len(q)
+    return n
 
 
 def cmd_route(args: argparse.Namespace) -> int:
     """``calib route FILE [--threshold T] [--target-error A] ...``: the recommendation
     first, then what the threshold routed at does."""
-    from calib.maps import read_map
-    from calib.routing import basis, lowest_threshold, route, sweep
+    from calib.runs.maps import read_map
+    from calib.runs.route import basis, route
 
     cmap = read_map(args.map) if args.map else None
     _check_flags(args, cmap is not None)
@@ -204,25 +206,23 @@ def cmd_route(args: argparse.Namespace) -> int:
         raise CalibError(f"--queue: {args.file} is a count table: it has no items to list for review")
     if cmap is not None:
         _check_map(cmap, ds, args)
-    dec = _decide(ds, cmap, args)
+    s = run_settings(args)
+    dec = _decide(ds, cmap, args, s)
     lead = dec.point_estimate if args.point_estimate else dec.recommendation
-    b = basis(ds.table, calibration=cmap, reps=args.reps, seed=args.seed)
+    b = basis(ds.table, s, calibration=cmap)
     routed_at = "threshold" if args.threshold is not None else (
         "point_estimate" if args.point_estimate else "recommendation")
     if args.threshold is None:  # route at the recommendation; nothing qualifies: review everything
         args.threshold = lead.threshold if lead.threshold is not None else _above_every_score(b)
     warnings = [] if cmap is not None or routed_at != "threshold" else _threshold_warnings(ds, args)
-    r = route(b, args.threshold, args.upper, cost_review=args.cost_review, cost_miss=args.cost_miss,
-              level=args.level)
-    sw = sweep(b, cost_review=args.cost_review, cost_miss=args.cost_miss, level=args.level)
-    choice = (lowest_threshold(b, args.target_error, bound=args.bound, level=args.level)
-              if args.target_error is not None else None)
+    run = route(b, s, args.threshold, args.upper, bound=args.bound)
+    r, sw, choice = run.routing, run.sweep, run.choice
     queued = _write_queue(ds, args, cmap) if args.queue else None
     written = write_decisions(ds, dec, cmap, args, routed_at) if args.decisions else None
     code = EXIT_THRESHOLD if args.fail_if_none and not lead.holds else EXIT_OK
     if args.report:
         _write_report(dec, ds, b, r, args, sw)
-    extra = _two_stage(ds, args)
+    extra = _two_stage(ds, args, s)
     if args.json:
         emit_json({**{k: v.to_dict() for k, v in extra.items()},
             "schema": "calib.route/1", "name": ds.name, "scale": ds.table.scale.to_dict(),
@@ -244,24 +244,19 @@ def cmd_route(args: argparse.Namespace) -> int:
     return code
 
 
-def _two_stage(ds: Dataset, args: argparse.Namespace) -> dict:
-    """The two-threshold certificate and the route stability, when asked (engine:
-    :mod:`calib.decision.two_thresholds`, :mod:`calib.decision.stability`)."""
+def _two_stage(ds: Dataset, args: argparse.Namespace, s: Settings) -> dict:
+    """The two-threshold certificate and the route stability, when asked
+    (:func:`calib.runs.decide.two_thresholds`, :func:`calib.runs.decide.stability`)."""
+    from calib.runs.decide import stability, two_thresholds
+
     out = {}
     if args.two_thresholds:
-        from calib.decision.two_thresholds import two_thresholds
-
-        out["two_thresholds"] = two_thresholds(
-            ds, target_error=DEFAULT_TARGET if args.target_error is None else args.target_error,
-            max_review_share=args.max_review_share, confidence=args.confidence, procedure=args.two_procedure)
+        out["two_thresholds"] = two_thresholds(ds, s, max_review_share=args.max_review_share,
+                                               procedure=args.two_procedure)
     if args.stability:
-        from calib.decision.stability import stability
-
         if ds.rows is None:
             raise CalibError(f"--stability: {args.file} is a count table: it has no items to follow")
-        out["stability"] = stability(ds.rows, args.threshold, target=DEFAULT_TARGET if args.target_error is None
-                                     else args.target_error, confidence=args.confidence, level=args.level,
-                                     seed=args.seed)
+        out["stability"] = stability(ds.rows, s, args.threshold)
     return out
 
 
@@ -276,27 +271,21 @@ def _two_stage_lines(extra: dict) -> list[str]:
     return out
 
 
-def _decide(ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace) -> Decision:
+def _decide(ds: Dataset, cmap: CalibrationMap | None, args: argparse.Namespace, s: Settings) -> Decision:
     """The threshold decision on the dataset (its clusters included), a clear message
     naming the flag when the data cannot give what was asked."""
-    from calib.decision import decide
     from calib.readers.stated import MISSING_GROUP
+    from calib.runs.decide import decide
 
-    by_group = args.by is not None or args.by_group
     groups = ds.table.groups
-    if by_group and (len(groups) < 2 and (not groups[0] or groups[0] == MISSING_GROUP)):
+    if s.by_group and (len(groups) < 2 and (not groups[0] or groups[0] == MISSING_GROUP)):
         flag = f"--by {args.by}" if args.by is not None else "--by-group"
         key = args.by or args.group_key
         what = f"no line has the field {key!r}" if key else "no group field (give --by FIELD or --group-key)"
         raise CalibError(f"{flag}: {args.file}: {what}; per-group thresholds need a group field such as "
                          "subject, task or source")
     try:
-        return decide(ds, target=DEFAULT_TARGET if args.target_error is None else args.target_error,
-                      confidence=args.confidence, cost_review=args.cost_review, cost_miss=args.cost_miss,
-                      cost_right=args.cost_right, capacity=args.capacity_items, capacity_share=args.capacity_share,
-                      by_group=by_group, simultaneous=args.simultaneous, calibration=cmap, reps=args.reps,
-                      procedure=args.procedure,
-                      seed=args.seed, level=args.level)
+        return decide(ds, s, calibration=cmap)
     except CalibError as exc:
         if "capacity" in str(exc):
             raise CalibError(f"--capacity {args.capacity}: {exc}") from None
@@ -351,7 +340,7 @@ def _lead_lines(dec: Decision, ds: Dataset, args: argparse.Namespace) -> list[st
 def _threshold_warnings(ds: Dataset, args: argparse.Namespace) -> list[str]:
     """Thresholds on the stated scale checked against it (:func:`calib.scale.threshold_check`):
     one outside the scale is refused (exit 2), one beyond every stated value warned about."""
-    from calib.scale import threshold_check
+    from calib.scale import threshold_check  # a foundation: the stated scale's own check
 
     t = ds.table
     values = ds.rows.stated if ds.rows is not None else t.value[t.n > 0]

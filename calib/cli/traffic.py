@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from calib.cli.args import add_json_option, check_writable, number
+from calib.cli.args import add_json_option, check_writable, number, run_settings
 from calib.cli.output import EXIT_OK, EXIT_THRESHOLD, emit_json
 from calib.errors import CalibError
 from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
 
 if TYPE_CHECKING:
-    from calib.traffic.read import Labelled, Traffic
+    from calib.runs.traffic import Labelled, Traffic
 
 
 def _common(p: argparse.ArgumentParser, labels_required: bool, with_queue: bool = True) -> None:
@@ -91,7 +91,7 @@ def _read(path: str, what: str, cap: int) -> bytes:
 def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
     from calib.limits import Limits
     from calib.readers.base import LoadOptions
-    from calib.traffic.read import load_labels, load_traffic
+    from calib.runs.traffic import load_labels, load_traffic
 
     opts = Limits.from_env().load_options(LoadOptions(
         confidence_key=args.confidence_key, id_key=args.id_key, cluster_key=args.cluster_key,
@@ -115,7 +115,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Traffic, Labelled | None]:
 
 def _plan_columns(message: str) -> bool:
     """Is ``message`` only the label reader noting a filled-in plan file's own columns?"""
-    from calib.traffic.plan import PLAN_FIELDS
+    from calib.runs.traffic import PLAN_FIELDS
 
     head, _, cols = message.partition("columns not read: ")
     return bool(cols) and {c.strip(" '") for c in cols.split(",")} <= {*PLAN_FIELDS, "id"}
@@ -130,14 +130,14 @@ def _say_labels(lab: Labelled) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from calib.traffic.plan import plan, plan_to_csv, plan_to_jsonl
+    from calib.runs.traffic import plan, plan_to_csv, plan_to_jsonl
 
     if args.out:
         check_writable(args.out, "--out")
         if not args.out.lower().endswith((".jsonl", ".csv")):
             raise CalibError(f"--out {args.out}: name a .jsonl or .csv file")
     tr, lab = _inputs(args)
-    p = plan(tr, lab, args.budget, target_error=args.target_error, seed=args.seed, queue_below=args.queue_below)
+    p = plan(tr, lab, args.budget, run_settings(args), queue_below=args.queue_below)
     if args.out:
         Path(args.out).write_bytes(plan_to_csv(p) if args.out.lower().endswith(".csv") else plan_to_jsonl(p))
     if args.json:
@@ -153,11 +153,11 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    from calib.traffic.estimate import estimate
+    from calib.runs.traffic import estimate
 
     _, lab = _inputs(args)
     assert lab is not None  # --labels is required
-    out = estimate(lab, args.threshold, queue_below=args.queue_below)
+    out = estimate(lab, run_settings(args), threshold=args.threshold, queue_below=args.queue_below)
     if args.json:
         emit_json(out)
         return EXIT_OK
@@ -175,11 +175,11 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def run_certify(args: argparse.Namespace) -> int:
-    from calib.traffic.certify import certify
+    from calib.runs.traffic import certify
 
     _, lab = _inputs(args)
     assert lab is not None
-    cert = certify(lab, args.target_error, args.confidence, queue_below=args.queue_below)
+    cert = certify(lab, run_settings(args), queue_below=args.queue_below)
     if args.json:
         emit_json(cert.to_dict() | {"label_report": lab.summary()})
     elif cert.certified:
@@ -197,12 +197,11 @@ def run_certify(args: argparse.Namespace) -> int:
 
 
 def run_budget(args: argparse.Namespace) -> int:
-    from calib.traffic.budget import budget
+    from calib.runs.traffic import budget
 
-    sizes = {k: v for k, v in (("trials", args.trials), ("max_labels", args.max_labels)) if v is not None}
     tr, lab = _inputs(args)
-    out = budget(lab if lab is not None else tr, args.target_error, args.confidence, planned=args.planned,
-                 seed=args.seed, **sizes)
+    out = budget(lab if lab is not None else tr, run_settings(args), planned=args.planned, trials=args.trials,
+                 max_labels=args.max_labels)
     if args.json:
         emit_json(out)
         return EXIT_OK
