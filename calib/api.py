@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any
 from calib.errors import CalibError
 
 if TYPE_CHECKING:
-    from calib.audit import Audit
-    from calib.compare import Comparison
     from calib.dataset import Dataset
-    from calib.decision.decide import Decision
-    from calib.maps.fitting import FitResult
-    from calib.traffic.read import Traffic
+    from calib.runs.audit import Audit, Comparison
+    from calib.runs.decide import Decision
+    from calib.runs.maps import FitResult
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import Traffic
 
 #: Field arguments and the :class:`~calib.readers.base.LoadOptions` attribute (or
 #: ``extra`` key) each sets; the order is the order of columns built from bare arrays.
@@ -123,8 +123,8 @@ def load_traffic(data: Any = None, *, confidence: Any = None, group: Any = None,
     """Traffic (items a judge scored, no outcomes) from a path, bytes, a DataFrame, an Arrow
     table, a mapping of columns or bare arrays (``confidence=[...]``, ``id=[...]``), read as
     ``calib plan`` reads a file (:func:`calib.traffic.read.load_traffic`)."""
-    from calib.traffic.read import Traffic
-    from calib.traffic.read import load_traffic as load_file
+    from calib.runs.traffic import Traffic
+    from calib.runs.traffic import load_traffic as load_file
 
     fields = Fields(confidence, None, group, cluster, id)
     try:
@@ -352,26 +352,28 @@ def audit(data: Any = None, *, scheme: str = "auto", bins: int | None = None, re
           seed: int = 0, level: float = 0.95, below: float | None = None, **load_args: Any) -> tuple[Audit, Dataset]:
     """Load and audit: ``(the engine's Audit, the dataset)``; the load arguments are
     :func:`load`'s. Unknown keyword arguments are refused by name."""
-    from calib.audit import audit as run
+    from calib.runs.audit import audit as run
+    from calib.runs.settings import Settings
     from calib.settings import BINS, REPS
 
     ds = _dataset(data, _known(load_args, "audit"))
     if ds.table.total == 0:
         raise CalibError(f"nothing to audit: {ds.report.summary()}")
-    a = run(ds.table, scheme=scheme, bins=BINS if bins is None else bins, reps=REPS if reps is None else reps,
-            seed=seed, level=level, below=below, name=ds.name, load_report=ds.report)
-    return a, ds
+    s = Settings(scheme=scheme, bins=BINS if bins is None else bins, reps=REPS if reps is None else reps,
+                 seed=seed, level=level, below=below)
+    return run(ds, s), ds
 
 
 def fit(data: Any = None, method: str = "platt", *, eval_data: Any = None, **kwargs: Any) -> FitResult:
     """Load and fit a recalibration map (:func:`calib.maps.fit`; ``eval_data`` loaded
     with the same field arguments)."""
-    from calib.maps import fit as run
+    from calib.runs.maps import fit as run
 
     load_args, rest = _split_load(kwargs)
     ds = _dataset(data, load_args)
     ev = None if eval_data is None else _dataset(eval_data, load_args)
-    return run(ds, method, eval_data=ev, **rest)
+    extra = {k: rest.pop(k) for k in ("correction", "logits") if k in rest}
+    return run(ds, _settings("fit", rest, _FIT_NAMES, method=method), eval_data=ev, **extra)
 
 
 def route(data: Any = None, *, target: float | None = None, confidence_level: float | None = None,
@@ -383,7 +385,7 @@ def route(data: Any = None, *, target: float | None = None, confidence_level: fl
     "when ``group=`` is given". Other keywords go to ``decide`` (``cost_review``,
     ``cost_miss``, ``cost_right``, ``fit``, ``reps``, ``seed``, ``level``, ``simultaneous``).
     """
-    from calib import decision
+    from calib.runs.decide import decide as run
 
     load_args, rest = _split_load(kwargs)
     ds = _dataset(data, load_args)
@@ -392,10 +394,10 @@ def route(data: Any = None, *, target: float | None = None, confidence_level: fl
     if confidence_level is not None:
         rest["confidence"] = confidence_level
     if capacity is not None:
-        items, share = decision.parse_capacity(str(capacity))
-        rest.update(capacity=items, capacity_share=share)
+        rest["capacity"] = str(capacity)
     rest["by_group"] = (load_args.get("group") is not None) if by_group is None else by_group
-    return decision.decide(ds, **rest)
+    extra = {k: rest.pop(k) for k in ("calibration", "fit") if k in rest}
+    return run(ds, _settings("decide", rest, _DECIDE_NAMES), **extra)
 
 
 #: :func:`route` under the engine's name.
@@ -406,9 +408,10 @@ def compare(data: Sequence[Any] | Mapping[str, Any], **kwargs: Any) -> Compariso
     """Several models side by side (:func:`calib.compare.compare`): a list of inputs
     (named ``data``, ``data (2)``...) or a mapping name -> input, each loaded with the
     same field arguments."""
-    from calib.compare import compare as run
+    from calib.runs.audit import compare as run
 
     load_args, rest = _split_load(kwargs)
+    at = rest.pop("at", 0.9)
     if isinstance(data, str | Path) or not isinstance(data, Sequence | Mapping):
         raise CalibError("data: compare wants several inputs, a list or a mapping name -> input")
     items = list(data.items()) if isinstance(data, Mapping) else [(None, d) for d in data]
@@ -419,7 +422,28 @@ def compare(data: Sequence[Any] | Mapping[str, Any], **kwargs: Any) -> Compariso
         while name in models:
             name, k = f"{ds.name} ({k})", k + 1
         models[name] = ds.table
-    return run(models, **rest)
+    return run(models, _settings("compare", rest, _COMPARE_NAMES), at=at)
+
+
+#: The engine functions' keyword arguments a notebook call may pass, and the
+#: :class:`~calib.runs.settings.Settings` field each one sets.
+_STATS = {"reps": "reps", "seed": "seed", "level": "level"}
+_FIT_NAMES = {**_STATS, "scoring": "scoring", "folds": "folds", "bins": "hist_bins", "hist_scheme": "hist_scheme",
+              "ece_scheme": "scheme", "ece_bins": "bins"}
+_DECIDE_NAMES = {**_STATS, **{k: k for k in ("target", "confidence", "cost_review", "cost_miss", "cost_right",
+                                             "capacity", "by_group", "simultaneous", "procedure")}}
+_COMPARE_NAMES = {**_STATS, "scheme": "scheme", "bins": "bins"}
+
+
+def _settings(fn: str, given: dict[str, Any], names: Mapping[str, str], **fixed: Any) -> Settings:
+    """One :class:`~calib.runs.settings.Settings` from the keyword arguments of ``fn`` (named
+    as the engine's function names them); an unknown one is refused by name, as Python would."""
+    from calib.runs.settings import Settings
+
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise TypeError(f"{fn}() got an unexpected keyword argument {unknown[0]!r}")
+    return Settings(**fixed, **{names[k]: v for k, v in given.items()})
 
 
 def _known(load_args: dict[str, Any], fn: str) -> dict[str, Any]:

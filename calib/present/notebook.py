@@ -41,7 +41,7 @@ from calib.present.decision import CERTIFIED_LABEL
 from calib.present.format import esc
 from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types for annotations only (the structure check allows them here)
     from calib.audit import Audit, Verdict
     from calib.compare import Comparison
     from calib.dataset import Dataset
@@ -178,7 +178,7 @@ def audit_html(a: Audit, svg: str | None = None) -> str:
 
 
 def _headline() -> tuple[tuple[str, str], ...]:
-    from calib.audit import HEADLINE
+    from calib.runs.audit import HEADLINE
 
     return HEADLINE
 
@@ -380,33 +380,36 @@ def plan(traffic: Any, labels: Any = None, *, budget: int, target_error: float |
     reads, outcomes not needed, a DataFrame or a :class:`~calib.traffic.read.Traffic`
     (:func:`calib.api.load_traffic`)."""
     from calib.api import load_traffic
-    from calib.traffic.plan import plan as plan_
-    from calib.traffic.read import as_labelled
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import as_labelled
+    from calib.runs.traffic import plan as plan_
 
     tr = load_traffic(traffic)
     lab = None if labels is None else as_labelled(tr, labels)
-    return plan_(tr, lab, budget, target_error=target_error, seed=seed).to_dict()
+    return plan_(tr, lab, budget, Settings(target=target_error, seed=seed)).to_dict()
 
 
 def estimate(traffic: Any, labels: Any, *, threshold: float | None = None) -> dict[str, Any]:
     """``calib estimate --json`` as a dict (:mod:`calib.traffic.estimate`)."""
     from calib.api import load_traffic
-    from calib.traffic.estimate import estimate as estimate_
-    from calib.traffic.read import as_labelled
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import as_labelled
+    from calib.runs.traffic import estimate as estimate_
 
     tr = load_traffic(traffic)
-    return estimate_(as_labelled(tr, labels), threshold)
+    return estimate_(as_labelled(tr, labels), Settings(), threshold=threshold)
 
 
 def certify(traffic: Any, labels: Any, *, target_error: float = DEFAULT_TARGET,
             confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
     """``calib certify --json`` as a dict (:mod:`calib.traffic.certify`)."""
     from calib.api import load_traffic
-    from calib.traffic.certify import certify as certify_
-    from calib.traffic.read import as_labelled
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import as_labelled
+    from calib.runs.traffic import certify as certify_
 
     tr = load_traffic(traffic)
-    return certify_(as_labelled(tr, labels), target_error, confidence).to_dict()
+    return certify_(as_labelled(tr, labels), Settings(target=target_error, confidence=confidence)).to_dict()
 
 
 def budget(traffic: Any, labels: Any = None, *, target_error: float = DEFAULT_TARGET,
@@ -416,13 +419,14 @@ def budget(traffic: Any, labels: Any = None, *, target_error: float = DEFAULT_TA
     labels the plan needs to certify (simulated, median and 10-90% range, beside uniform
     sampling) and the drift and kappa ``planned`` labels can detect."""
     from calib.api import load_traffic
-    from calib.traffic.budget import budget as budget_
-    from calib.traffic.read import as_labelled
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import as_labelled
+    from calib.runs.traffic import budget as budget_
 
     tr = load_traffic(traffic)
-    sizes = {k: v for k, v in (("trials", trials), ("max_labels", max_labels)) if v is not None}
-    return budget_(tr if labels is None else as_labelled(tr, labels), target_error, confidence, planned=planned,
-                   seed=seed, **sizes)
+    s = Settings(target=target_error, confidence=confidence, seed=seed)
+    return budget_(tr if labels is None else as_labelled(tr, labels), s, planned=planned, trials=trials,
+                   max_labels=max_labels)
 
 
 # ------------------------------------------------------------------ reviewers' labels (calib.agreement)
@@ -433,11 +437,9 @@ def agreement(labels: Any, *, clusters: Any = None, reps: int = 2000, seed: int 
     records), ``clusters`` an optional item -> cluster mapping for the bootstrap
     (:func:`calib.labels.reviewers.reviewer_agreement`); bad lines of a file are in
     ``messages``."""
-    from calib.labels.label_error import error_of
-    from calib.labels.reviewers import as_labels, reviewer_agreement
+    from calib.runs.labels import read_reviewer_labels, reviewers
+    from calib.runs.settings import Settings
 
-    labs, messages = as_labels(labels)
-    out = reviewer_agreement(labs, clusters=clusters, reps=reps, seed=seed, level=level, dataset=dataset)
-    pa = out.percent_agreement
-    error = error_of(pa.estimate, pa.ci, out.double_coded, level)
-    return {**out.to_dict(), "reviewer_error": error.to_dict(), "messages": list(messages)}
+    labs, messages = read_reviewer_labels(labels)
+    s = Settings(reps=reps, seed=seed, level=level)
+    return reviewers(labs, s, messages=messages, clusters=clusters, dataset=dataset).to_dict()

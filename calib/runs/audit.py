@@ -7,13 +7,13 @@ from dataclasses import replace
 
 from calib import audit as _audit
 from calib import compare as _compare
-from calib.audit import Audit
+from calib.audit import HEADLINE, Audit
 from calib.compare import Comparison
 from calib.dataset import Dataset
 from calib.runs.settings import Settings
 from calib.table import CountTable
 
-__all__ = ["Audit", "Comparison", "audit", "compare", "compare_groups", "model_row", "renamed"]
+__all__ = ["HEADLINE", "Audit", "Comparison", "audit", "compare", "compare_groups", "model_row", "renamed"]
 
 
 def audit(ds: Dataset, s: Settings, *, table: CountTable | None = None) -> Audit:

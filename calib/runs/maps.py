@@ -22,7 +22,7 @@ __all__ = ["METHODS", "CalibrationMap", "FitResult", "best_method", "cell_prob",
 
 
 def fit(ds: Dataset, s: Settings, *, method: str | None = None, scoring: str | None = None,
-        eval_data: Dataset | None = None, correction: float | None = None) -> FitResult:
+        eval_data: Dataset | None = None, correction: float | None = None, logits: bool | None = None) -> FitResult:
     """The map of the settings' method (or ``method``) fitted on ``ds`` and scored as the
     settings (or ``scoring``) say (:func:`calib.maps.fit`), its before/after figures at the
     settings' binning and bootstrap. Raises :class:`~calib.errors.CalibError` for data the
@@ -30,4 +30,4 @@ def fit(ds: Dataset, s: Settings, *, method: str | None = None, scoring: str | N
     return _maps.fit(ds, s.method if method is None else method, scoring=s.scoring if scoring is None else scoring,
                      eval_data=eval_data, folds=s.folds, seed=s.seed, reps=s.reps, level=s.level,
                      correction=CORRECTION if correction is None else correction, bins=s.hist_bins,
-                     hist_scheme=s.hist_scheme, ece_scheme=s.ece_scheme, ece_bins=s.bins)
+                     hist_scheme=s.hist_scheme, ece_scheme=s.ece_scheme, ece_bins=s.bins, logits=logits)

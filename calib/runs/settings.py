@@ -85,8 +85,9 @@ class Settings:
 
     @property
     def ece_scheme(self) -> str:
-        """The binning of every ECE: the diagram's CORP curve reads its ECE on ``auto``."""
-        return self.scheme if self.scheme in defaults.SCHEME_CHOICES else "auto"
+        """The binning of every ECE: the diagram's CORP curve (a diagram, no binning) reads
+        its ECE on ``auto``; any other scheme is the engine's to accept or refuse."""
+        return "auto" if self.scheme == "corp" else self.scheme
 
     @property
     def stats(self) -> dict[str, object]:
