@@ -10,6 +10,11 @@
 5. The rooms import only what they may (:data:`FORBIDDEN`): the engine never imports the
    faces (presentation, hosting, CLI, dashboard), presentation never imports hosting or the
    CLI, nothing in ``calib/`` imports the dashboard.
+6. A face (:data:`FACE_ROOMS`: the CLI, the notebook API, the dashboard, its pages and
+   ``app.py``) calls ``calib.runs`` and ``calib.present``, never the engine below them
+   (:data:`ENGINE_ROOMS`); an import under ``if TYPE_CHECKING:`` (a type for an annotation)
+   never runs and is allowed. A face not yet moved onto ``calib.runs`` is listed in
+   :data:`NOT_YET` with the number of engine imports it has left, which must stay exact.
 
 Usage: ``python tools/check_architecture.py [ROOT]``; prints one line per breach and exits
 1 when there is any, else prints a summary and exits 0.
@@ -38,6 +43,35 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
     ("calib.present", "calib.cli", "presentation does not depend on the CLI"),
     ("calib.hosting", "calib.cli", "hosting does not depend on the CLI"),
 )
+
+#: The faces of issue 23: they read calib.runs (and calib.present), nothing below them.
+FACE_ROOMS: tuple[str, ...] = ("calib.cli", "calib.api", "calib.present.notebook", "dashboard", "pages", "app")
+#: The engine below calib.runs. Foundations (errors, settings, numbers, scale, verbal, rows...)
+#: and input (loading, readers, dataset, table, limits, options, clusters, sql) stay open to
+#: the faces: they load what the user gives and name its parts.
+ENGINE_ROOMS: tuple[str, ...] = (
+    "calib.metrics", "calib.bootstrap", "calib.curves", "calib.maps", "calib.routing", "calib.thresholds",
+    "calib.audit", "calib.verdict", "calib.compare", "calib.decision", "calib.drift", "calib.labels",
+    "calib.traffic", "calib.writeback", "calib.isotonic", "calib.logistic",
+)
+#: Faces not yet moved onto calib.runs (issue 23) -> the engine imports each has left. The
+#: count must be exact: a face that loses one lowers it here, one at zero leaves the list.
+NOT_YET: dict[str, int] = {
+    "dashboard.decision_view": 2,
+    "dashboard.drift_view": 4,
+    "dashboard.entries": 1,
+    "dashboard.report": 2,
+    "dashboard.results": 11,
+    "dashboard.review": 13,
+    "dashboard.routing_detail": 1,
+    "dashboard.summary": 1,
+    "dashboard.threshold": 7,
+    "dashboard.traffic_routing": 1,
+    "dashboard.traffic_view": 6,
+    "dashboard.two_stage_view": 3,
+    "pages.0_Data": 1,
+    "pages.1_Overview": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -173,7 +207,28 @@ def check_imports(mods: list[Module], root: Path) -> tuple[list[str], dict[str, 
             engine = _matches(mod.name, "calib") and not any(_matches(mod.name, f) for f in FACES)
             if engine and any(_matches(target, f) for f in FACES):
                 errors.append(f"{rel}:{line}: the engine module {mod.name} imports the face {target}")
-    return errors, graph
+    return errors + check_faces(mods, root, known), graph
+
+
+def check_faces(mods: list[Module], root: Path, known: set[str]) -> list[str]:
+    """Rule 6: a face imports no engine module (outside ``if TYPE_CHECKING:``), except the
+    ones :data:`NOT_YET` lists, whose count of such imports must be exact."""
+    errors = []
+    for mod in mods:
+        if not any(_matches(mod.name, f) for f in FACE_ROOMS):
+            continue
+        rel = mod.path.relative_to(root)
+        below = [(t, line) for name, line in imported_names(mod, known)
+                 if (t := _closest_known(name, known)) is not None and any(_matches(t, e) for e in ENGINE_ROOMS)]
+        if mod.name in NOT_YET:
+            if len(below) != NOT_YET[mod.name]:
+                errors.append(f"{rel}: NOT_YET says {NOT_YET[mod.name]} engine imports, it has {len(below)}: "
+                              "set the count (remove the entry at 0)")
+            continue
+        for t, line in below:
+            errors.append(f"{rel}:{line}: the face {mod.name} imports the engine module {t}: call calib.runs "
+                          "(or calib.present) instead")
+    return errors
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
