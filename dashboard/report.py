@@ -76,8 +76,9 @@ def _model(ctx: Context, d: Dataset, a: Audit) -> ModelResults:
 
 def _judge_sections(ctx: Context, d: Dataset, color: str) -> list[Any]:
     """Recalibration (when a map is chosen), the threshold decision, routing."""
-    from calib import routing
     from calib.present import report_blocks as rb
+    from calib.runs.route import sweep
+    from calib.runs.settings import Settings
 
     v = ctx.view
     sections = []
@@ -96,7 +97,7 @@ def _judge_sections(ctx: Context, d: Dataset, color: str) -> list[Any]:
     except CalibError as exc:
         sections.append(rb.warning_section("Routing", str(exc)))
     else:
-        sections.append(rb.routing_section(r, routing.sweep(b, level=r.level), threshold=fmt_threshold(r.lower, axis),
+        sections.append(rb.routing_section(r, sweep(b, Settings(level=r.level)), threshold=fmt_threshold(r.lower, axis),
                                            unit=axis.unit, note=note, name=d.name, color=color,
                                            settings=decision_settings_text(v)))
     return sections
@@ -108,9 +109,10 @@ def _decision_section(ctx: Context, d: Dataset, color: str) -> tuple[str, tuple[
     thresholds and (several models, in the focused judge's section) the judges at the
     same target; then the
     review threshold in force with its own bound (:func:`calib.present.html_report.decision_section`)."""
-    from calib import routing
     from calib.present import html_report as hr
     from calib.present.decision_figures import cost_curve_figure, risk_coverage_figure
+    from calib.runs.route import sweep
+    from calib.runs.settings import Settings
 
     v = ctx.view
     try:
@@ -122,7 +124,7 @@ def _decision_section(ctx: Context, d: Dataset, color: str) -> tuple[str, tuple[
         return "Threshold decision", (hr.Paragraph(str(exc), kind="warning"),)
     cost_fig = (cost_curve_figure(dec.costs, name=d.name, color=color, recommended=dec.recommendation.threshold)
                 if dec.costs.cheapest is not None else None)
-    risk_fig = risk_coverage_figure(d.name, color, routing.sweep(b, level=r.level), aurc=dec.aurc,
+    risk_fig = risk_coverage_figure(d.name, color, sweep(b, Settings(level=r.level)), aurc=dec.aurc,
                                     recommendation=dec.recommendation, coverage=r.coverage, risk=r.risk,
                                     unit=axis.unit)
     heading, blocks = hr.decision_section(dec, scale=d.table.scale, cost_figure=cost_fig, risk_figure=risk_fig,

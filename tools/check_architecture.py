@@ -60,7 +60,6 @@ NOT_YET: dict[str, int] = {
     "dashboard.decision_view": 2,
     "dashboard.drift_view": 4,
     "dashboard.entries": 1,
-    "dashboard.report": 2,
     "dashboard.results": 11,
     "dashboard.review": 13,
     "dashboard.routing_detail": 1,

@@ -13,7 +13,7 @@ from calib.runs.settings import Settings
 from calib.table import CountTable
 
 __all__ = ["Basis", "RouteRun", "Routing", "Sweep", "ThresholdChoice", "basis", "default_thresholds",
-           "queue_csv", "route", "route_at", "threshold_refusal"]
+           "queue_csv", "route", "route_at", "sweep", "threshold_refusal"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +43,7 @@ def route(b: Basis, s: Settings, lower: float, upper: float | None = None, *, bo
     """Everything ``calib route`` prints of a threshold: the figures at ``lower`` and
     ``upper``, the sweep, and with :attr:`Settings.target` the lowest threshold whose
     error among the accepted meets it (judged by ``bound``)."""
-    sw = _routing.sweep(b, cost_review=s.cost_review, cost_miss=s.cost_miss, level=s.level)
+    sw = sweep(b, s)
     choice = (_routing.lowest_threshold(b, s.target, bound=bound, level=s.level)
               if s.target is not None else None)
     return RouteRun(b, route_at(b, s, lower, upper), sw, choice)
@@ -54,3 +54,9 @@ def queue_csv(rows: Judgments, lower: float, *, calibration: CalibrationMap | No
     CSV, and its number of rows."""
     q = _routing.review_queue(rows, lower, calibration=calibration)
     return _routing.queue_to_csv(q), len(q)
+
+
+def sweep(b: Basis, s: Settings) -> Sweep:
+    """The risk-coverage curve of every threshold (:func:`calib.routing.sweep`) at the
+    settings' costs and level."""
+    return _routing.sweep(b, cost_review=s.cost_review, cost_miss=s.cost_miss, level=s.level)
