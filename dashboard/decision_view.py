@@ -26,7 +26,7 @@ from calib.present import explain
 from calib.present import format as fmt
 from dashboard.context import Context
 from dashboard.layout import metric, show_error
-from dashboard.results import cost_inputs, decision_for, routing_basis
+from dashboard.results import decision_for, routing_basis, settings_of
 from dashboard.state import change_view, get_view
 
 if TYPE_CHECKING:
@@ -166,13 +166,10 @@ def at_threshold(ctx: Context, ds: Dataset, v: views.View, threshold: float) -> 
     """:class:`AtThreshold` of ``threshold`` (the accepting one: ``hi`` when set) on the
     view's basis: its own bound and its expected cost per item with its interval
     (:func:`calib.decision.costs.cost_at`, the cost curve's definition)."""
-    from calib.decision.costs import cost_at
-    from calib.decision.risk import bound_at
+    from calib.runs.decide import at_threshold as run
 
     b, cmap, _ = routing_basis(ctx, ds, v)
-    acc, err, upper = bound_at(ds.table, threshold, v.confidence, calibration=cmap)
-    c_r, c_m, c_ok = cost_inputs(v)
-    cost, ci = cost_at(b, threshold, cost_review=c_r, cost_miss=c_m, cost_right=c_ok, level=v.level)
+    acc, err, upper, cost, ci = run(b, ds.table, threshold, settings_of(v), calibration=cmap)
     return AtThreshold(float(threshold), b.total, acc, err, upper, v.confidence, cost, ci)
 
 

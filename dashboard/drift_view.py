@@ -7,6 +7,7 @@ escaped figure labels, never markdown or HTML.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -17,18 +18,20 @@ from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain
 from calib.present import format as fmt
+from calib.runs.settings import Settings
 from dashboard.chart import show_figure
 from dashboard.entries import cache_key
 from dashboard.layout import metric, show_error
+from dashboard.results import settings_of
 from dashboard.runtime import heavy
 
 if TYPE_CHECKING:
-    from calib.drift import Drift, Series
+    from calib.runs.drift import Drift, Series
 
 
 def threshold_of(ds: Dataset, v: views.View) -> float:
     """The review threshold the check uses: the sidebar's (on the stated value), else the default."""
-    from calib.routing import default_thresholds
+    from calib.runs.axis import default_thresholds
 
     if v.on == "stated" and v.lo is not None:
         return float(v.lo)
@@ -36,25 +39,22 @@ def threshold_of(ds: Dataset, v: views.View) -> float:
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two runs…")
-def _drift_cached(k_old: str, k_new: str, pairing: str, reps: int, seed: int, level: float, threshold: float,
-                  target: float, confidence: float, anchors: tuple[str, ...] | None, _old: Dataset,
-                  _new: Dataset) -> Drift:
-    from calib.drift import drift
+def _drift_cached(k_old: str, k_new: str, pairing: str, threshold: float, s: Settings,
+                  anchors: tuple[str, ...] | None, _old: Dataset, _new: Dataset) -> Drift:
+    from calib.runs.drift import drift
 
     with heavy("comparing two runs"):
-        return drift(_old, _new, reps=reps, seed=seed, level=level, threshold=threshold, target=target,
-                     confidence=confidence, pairing=pairing, anchors=None if anchors is None else list(anchors))
+        return drift(_old, _new, s, threshold=threshold, pairing=pairing,
+                     anchors=None if anchors is None else list(anchors))
 
 
 def drift_for(old: Dataset, new: Dataset, v: views.View, pairing: str,
               anchors: tuple[str, ...] | None = None) -> Drift:
     """:func:`calib.drift.drift` with the view's settings (cached by content); ``anchors``:
     the ids of a fixed anchor set (``calib drift --anchors``), else the items that kept their answer."""
-    from calib.settings import DEFAULT_TARGET
-
-    target = DEFAULT_TARGET if v.target is None else v.target
-    return _drift_cached(cache_key(old), cache_key(new), pairing, v.reps, v.seed, v.level,
-                         threshold_of(new, v), target, v.confidence, anchors, old, new)
+    s = settings_of(v).only("reps", "seed", "level", "target", "confidence")
+    s = replace(s, target=s.target_error)  # the page checks the threshold at the default target too
+    return _drift_cached(cache_key(old), cache_key(new), pairing, threshold_of(new, v), s, anchors, old, new)
 
 
 #: Most characters of anchor ids typed or pasted on the Drift page (checked before they are split).
@@ -79,16 +79,16 @@ def anchor_ids() -> tuple[str, ...] | None:
 
 @st.cache_data(max_entries=16, show_spinner="Charting the runs…")
 def _series_cached(keys: tuple[str, ...], threshold: float, reference: int, _runs: tuple[Dataset, ...]) -> Series:
-    from calib.drift import series
+    from calib.runs.drift import series
 
     with heavy("charting runs"):
-        return series(list(_runs), threshold=threshold, reference=reference)
+        return series(list(_runs), Settings(), threshold=threshold, reference=reference)
 
 
 def series_for(runs: tuple[Dataset, ...], v: views.View, reference: int) -> tuple[Series, str]:
     """:func:`calib.drift.series` over the runs in time order (:func:`calib.drift.date_order`:
     by the dates in their names, else as loaded), cached by content, and how they were ordered."""
-    from calib.drift import date_order
+    from calib.runs.drift import date_order
 
     pos, how = date_order([d.name for d in runs])
     ordered = tuple(runs[i] for i in pos)

@@ -184,7 +184,7 @@ def _traffic_cached(digest: str, filename: str, options_key: tuple[object, ...],
     (:func:`calib.traffic.read.load_traffic`: JSONL, CSV, option log-probs, lm-eval, Inspect)."""
     from dataclasses import replace as with_
 
-    from calib.traffic.read import load_traffic
+    from calib.runs.traffic import load_traffic
 
     options = _options if _confidence_key is None else with_(_options, confidence_key=_confidence_key)
     with heavy(f"loading {filename}"):

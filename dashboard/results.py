@@ -1,11 +1,14 @@
 """The engine's results for the pages, cached by content and settings.
 
-Each ``*_for`` function calls the same engine function the CLI calls (``calib audit``,
-``calib compare``, ``calib recalibrate``...), with the view's settings, inside a
-heavy-work slot (:func:`dashboard.runtime.heavy`), and caches the result by the
-dataset's content key (:func:`dashboard.entries.cache_key`), never by the dataset
-object: renaming a model does not recompute anything. The engine modules are imported
-on first use: the Data page's first paint does not wait for them.
+Each ``*_for`` function calls the same :mod:`calib.runs` function the CLI calls
+(``calib audit``, ``calib compare``, ``calib fit``...) with one
+:class:`~calib.runs.settings.Settings` made from the view (:func:`settings_of`), inside
+a heavy-work slot (:func:`dashboard.runtime.heavy`), and caches the result by
+``(data key, settings)``: the dataset's content key (:func:`dashboard.entries.cache_key`),
+never the dataset object (renaming a model recomputes nothing), and only the settings the
+result reads (:meth:`~calib.runs.settings.Settings.only`: a threshold move does not miss
+the audit's cache). The engine is imported on first use: the Data page's first paint
+does not wait for it.
 """
 
 from __future__ import annotations
@@ -18,54 +21,63 @@ import streamlit as st
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
+from calib.runs.settings import Settings
 from dashboard.context import Context
 from dashboard.entries import cache_key
 from dashboard.runtime import heavy
 
 if TYPE_CHECKING:  # the engine's types, without importing it on the cold start's path
-    from calib.audit import Audit
-    from calib.compare import Comparison
     from calib.curves import BinnedPoints, IsotonicCurve, ValuePoints
-    from calib.decision import Decision, JudgeComparison
-    from calib.loadreport import LoadReport
-    from calib.maps import CalibrationMap, FitResult
-    from calib.routing import Basis
+    from calib.runs.audit import Audit, Comparison
+    from calib.runs.decide import Decision, JudgeComparison
+    from calib.runs.maps import CalibrationMap, FitResult
+    from calib.runs.route import Basis
     from calib.table import CountTable
 
     Curve = ValuePoints | BinnedPoints | IsotonicCurve
 
+#: What a fitted map reads of the settings.
+MAP_FIELDS: tuple[str, ...] = ("method", "scoring", "folds", "seed", "reps", "level", "scheme", "bins")
+#: What the threshold decision reads of the settings (its map's fields apart).
+DECISION_FIELDS: tuple[str, ...] = ("target", "confidence", "cost_review", "cost_miss", "cost_right", "capacity",
+                                    "by_group", "reps", "seed", "level")
+
+
+def settings_of(v: views.View) -> Settings:
+    """The view's settings as one value: its binning, bootstrap, map and scoring, thresholds,
+    target, confidence, costs (all ``None`` while neither a review nor a miss has a cost: the
+    view's 0 and 0 mean "no costs given") and capacity."""
+    c_r, c_m, c_ok = cost_inputs(v)
+    return Settings(level=v.level, reps=v.reps, seed=v.seed, scheme=v.scheme, bins=v.bins, method=v.method,
+                    scoring=v.scoring, folds=v.folds, on=v.on, lo=v.lo, hi=v.hi, target=v.target,
+                    confidence=v.confidence, cost_review=c_r, cost_miss=c_m, cost_right=c_ok, capacity=v.capacity)
+
 
 def ece_scheme(v: views.View) -> str:
     """The binning scheme of every ECE figure (the CORP view reads its ECE per value / auto)."""
-    return v.scheme if v.scheme in ("auto", "values", "width", "mass") else "auto"
+    return settings_of(v).ece_scheme
 
 
 @st.cache_data(max_entries=64, show_spinner="Computing the reliability curve…")
-def _curve_cached(key: str, kind: str, bins: int, level: float, reps: int, seed: int,
-                  _table: CountTable) -> Curve:
-    from calib import curves
+def _curve_cached(key: str, s: Settings, _table: CountTable) -> Curve:
+    from calib.runs.audit import curve
 
     with heavy("the reliability curve's bootstrap"):
-        return curves.reliability(_table, kind, bins=bins, level=level, reps=reps, seed=seed)
+        return curve(_table, s)
 
 
 def curve_for(ds: Dataset, v: views.View, table: CountTable | None = None, *, key_extra: str = "") -> Curve:
     """The reliability curve of the view's scheme for a dataset (cached by content)."""
-    from calib import metrics
-
     t = ds.table if table is None else table
-    kind = v.scheme if v.scheme != "auto" else metrics.resolve_scheme(t, "auto")
-    return _curve_cached(cache_key(ds) + key_extra, kind, v.bins, v.level, v.reps, v.seed, t)
+    return _curve_cached(cache_key(ds) + key_extra, settings_of(v).only("scheme", "bins", "level", "reps", "seed"), t)
 
 
 @st.cache_data(max_entries=64, show_spinner="Fitting and scoring the map…")
-def _fit_cached(key: str, eval_key: str, method: str, scoring: str, folds: int, seed: int, reps: int,
-                level: float, scheme: str, bins: int, _data: Dataset, _eval: Dataset | None) -> FitResult:
-    from calib import maps
+def _fit_cached(key: str, eval_key: str, s: Settings, _data: Dataset, _eval: Dataset | None) -> FitResult:
+    from calib.runs.maps import fit
 
     with heavy("fitting the map"):
-        return maps.fit(_data, method, scoring=scoring, eval_data=_eval, folds=folds, seed=seed, reps=reps,
-                        level=level, ece_scheme=scheme, ece_bins=bins)
+        return fit(_data, s, eval_data=_eval)
 
 
 def fit_for(ctx: Context, ds: Dataset, *, method: str | None = None, scoring: str | None = None) -> FitResult | None:
@@ -82,15 +94,15 @@ def fit_for(ctx: Context, ds: Dataset, *, method: str | None = None, scoring: st
         ev = ctx.by_name(v.eval_model)
         if ev is None or ev.name == ds.name:
             return None
-    return _fit_cached(cache_key(ds), "" if ev is None else cache_key(ev), method, scoring, v.folds, v.seed,
-                       v.reps, v.level, ece_scheme(v), v.bins, ds, ev)
+    s = replace(settings_of(v), method=method, scoring=scoring, scheme=ece_scheme(v)).only(*MAP_FIELDS)
+    return _fit_cached(cache_key(ds), "" if ev is None else cache_key(ev), s, ds, ev)
 
 
 def best_fit_for(ctx: Context, ds: Dataset) -> tuple[str | None, dict[str, FitResult]]:
     """Every map fitted and scored on held-out data (:func:`calib.maps.held_out_scoring`
     of the view's scoring), and the engine's choice among them
     (:func:`calib.maps.best_method`); a method the data cannot use is left out."""
-    from calib import maps
+    from calib.runs import maps
 
     scoring = maps.held_out_scoring(ctx.view.scoring)
     fits: dict[str, FitResult] = {}
@@ -105,17 +117,15 @@ def best_fit_for(ctx: Context, ds: Dataset) -> tuple[str | None, dict[str, FitRe
 
 
 @st.cache_data(max_entries=64, show_spinner="Auditing (bootstrap intervals)…")
-def _audit_cached(key: str, scheme: str, bins: int, reps: int, seed: int, level: float, _table: CountTable,
-                  _report: LoadReport) -> Audit:
-    from calib import audit
+def _audit_cached(key: str, s: Settings, _data: Dataset, _table: CountTable) -> Audit:
+    from calib.runs.audit import audit
 
     with heavy("the audit's bootstrap"):
-        return audit.audit(_table, scheme=scheme, bins=bins, reps=reps, seed=seed, level=level,
-                           load_report=_report)
+        return audit(_data, s, table=_table)
 
 
 def audit_for(ds: Dataset, v: views.View, *, groups: bool = False) -> Audit:
-    """The engine's audit (:func:`calib.audit.audit`) of a dataset with the view's
+    """The audit (:func:`calib.runs.audit.audit`) of a dataset with the view's
     binning and bootstrap, exactly as ``calib audit`` computes it (cached by content
     and settings; renaming the model does not recompute it). Raises
     :class:`CalibError` when there is nothing to audit.
@@ -126,59 +136,62 @@ def audit_for(ds: Dataset, v: views.View, *, groups: bool = False) -> Audit:
     from :func:`group_comparison`). The per-group audits are for the JSON download:
     57 MMLU subjects at 2,000 resamples each cost 17 s, the pooled audit under 1 s.
     """
+    from calib.runs.audit import AUDIT_FIELDS
+
     table = ds.table if groups or len(ds.table.groups) < 2 else ds.table.pooled_over_groups()
     key = cache_key(ds) + ("" if table is ds.table else ":pooled")
-    a = _audit_cached(key, ece_scheme(v), v.bins, v.reps, v.seed, v.level, table, ds.report)
+    a = _audit_cached(key, settings_of(v).only(*AUDIT_FIELDS), ds, table)
     return replace(a, name=ds.name)
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the models…")
-def _compare_cached(keys: tuple[str, ...], scheme: str, bins: int, reps: int, seed: int, level: float,
-                    _datasets: tuple[Dataset, ...]) -> Comparison:
-    from calib import compare
+def _compare_cached(keys: tuple[str, ...], s: Settings, _datasets: tuple[Dataset, ...]) -> Comparison:
+    from calib.runs.audit import compare
 
     with heavy("comparing the models"):
-        return compare.compare(list(_datasets), scheme=scheme, bins=bins, reps=reps, seed=seed, level=level)
+        return compare(list(_datasets), s)
 
 
 def comparison_for(ctx: Context, v: views.View) -> Comparison:
     """The comparison table of every loaded model (cached by content and settings)."""
+    from calib.runs.audit import AUDIT_FIELDS
+
     keys = tuple(f"{d.name}|{cache_key(d)}" for d in ctx.datasets)
-    return _compare_cached(keys, ece_scheme(v), v.bins, v.reps, v.seed, v.level, ctx.datasets)
+    return _compare_cached(keys, settings_of(v).only(*AUDIT_FIELDS), ctx.datasets)
 
 
 @st.cache_data(max_entries=16, show_spinner="Comparing the groups…")
-def _groups_cached(key: str, scheme: str, bins: int, reps: int, seed: int, level: float,
-                   _table: CountTable) -> Comparison:
-    from calib import compare
+def _groups_cached(key: str, s: Settings, _table: CountTable) -> Comparison:
+    from calib.runs.audit import compare_groups
 
     with heavy("comparing the groups"):
-        return compare.compare({g: _table.select(i) for i, g in enumerate(_table.groups)}, scheme=scheme,
-                               bins=bins, reps=reps, seed=seed, level=level)
+        return compare_groups(_table, s)
 
 
 def group_comparison(ds: Dataset, v: views.View) -> Comparison | None:
     """The comparison table of a dataset's groups (subjects, tasks), or ``None`` with one group."""
+    from calib.runs.audit import AUDIT_FIELDS
+
     if len(ds.table.groups) < 2:
         return None
-    return _groups_cached(cache_key(ds), ece_scheme(v), v.bins, v.reps, v.seed, v.level, ds.table)
+    return _groups_cached(cache_key(ds), settings_of(v).only(*AUDIT_FIELDS), ds.table)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Preparing the routing resamples…")
-def _basis_cached(key: str, mkey: tuple[object, ...], reps: int, seed: int, _table: CountTable,
+def _basis_cached(key: str, mkey: tuple[object, ...], s: Settings, _table: CountTable,
                   _cmap: CalibrationMap | None) -> Basis:
     """The routing basis (cells sorted by score, bootstrap drawn once), shared read-only:
     ``cache_resource`` hands out the same object, so a threshold move costs a lookup,
     not an unpickling of the resamples."""
-    from calib import routing
+    from calib.runs.route import basis
 
     with heavy("the routing resamples"):
-        return routing.basis(_table, calibration=_cmap, reps=reps, seed=seed)
+        return basis(_table, s, calibration=_cmap)
 
 
 def map_key(v: views.View) -> tuple[object, ...]:
     """What a fitted map depends on in the view (a cache key of the figures drawn after it)."""
-    return (v.method, v.scoring, v.folds, v.eval_model, v.seed, v.reps, v.level, ece_scheme(v), v.bins)
+    return (settings_of(v).only(*MAP_FIELDS), v.eval_model)
 
 
 def routing_basis(ctx: Context, ds: Dataset, v: views.View) -> tuple[Basis, CalibrationMap | None, str | None]:
@@ -188,7 +201,7 @@ def routing_basis(ctx: Context, ds: Dataset, v: views.View) -> tuple[Basis, Cali
     (:func:`calib.routing.threshold_refusal`); without one (method "none", a map that
     cannot be fitted or thresholded) the note says why and the stated value is used.
     """
-    from calib import routing
+    from calib.runs.route import threshold_refusal
 
     cmap, note = None, None
     if v.on == "calibrated":
@@ -198,12 +211,12 @@ def routing_basis(ctx: Context, ds: Dataset, v: views.View) -> tuple[Basis, Cali
             fit, note = None, f"no map ({exc}); thresholds are on the stated value"
         if fit is None and note is None:
             note = "choose a map in the Recalibration panel to threshold on the calibrated probability"
-        elif fit is not None and (refusal := routing.threshold_refusal(fit.map)) is not None:
+        elif fit is not None and (refusal := threshold_refusal(fit.map)) is not None:
             fit, note = None, f"{refusal}: thresholds are on the stated value"
         if fit is not None:
             cmap = fit.map
     key = map_key(v) if cmap is not None else ()
-    return _basis_cached(cache_key(ds), key, v.reps, v.seed, ds.table, cmap), cmap, note
+    return _basis_cached(cache_key(ds), key, settings_of(v).only("reps", "seed"), ds.table, cmap), cmap, note
 
 
 # ----------------------------------------------------------------- the threshold decision (issue 11)
@@ -216,21 +229,15 @@ def cost_inputs(v: views.View) -> tuple[float | None, float | None, float | None
 
 
 @st.cache_data(max_entries=32, show_spinner="Certifying the review threshold…")
-def _decision_cached(key: str, mkey: tuple[object, ...], fit: str | None, target: float, confidence: float,
-                     costs: tuple[float | None, float | None, float | None], capacity: str, by_group: bool,
-                     reps: int, seed: int, level: float, _data: Dataset,
-                     _cmap: CalibrationMap | None) -> Decision:
-    from calib import decision
+def _decision_cached(key: str, mkey: tuple[object, ...], fit: str | None, s: Settings, _data: Dataset) -> Decision:
+    from calib.runs.decide import decide
 
-    items, share = decision.parse_capacity(capacity) if capacity else (None, None)
     with heavy("the threshold decision"):
-        return decision.decide(_data, target=target, confidence=confidence, cost_review=costs[0],
-                               cost_miss=costs[1], cost_right=costs[2], capacity=items, capacity_share=share,
-                               by_group=by_group, calibration=_cmap, fit=fit, reps=reps, seed=seed, level=level)
+        return decide(_data, s, fit=fit)
 
 
 def decision_for(ctx: Context, ds: Dataset, v: views.View) -> Decision:
-    """The engine's threshold decision (:func:`calib.decision.decide`, what ``calib route
+    """The threshold decision (:func:`calib.runs.decide.decide`, what ``calib route
     --json`` prints) for ``ds`` at the view's target, confidence, costs and capacity,
     cached by content and settings: a threshold move does not recompute it.
 
@@ -242,26 +249,20 @@ def decision_for(ctx: Context, ds: Dataset, v: views.View) -> Decision:
     """
     b, cmap, _note = routing_basis(ctx, ds, v)
     fit = v.method if cmap is not None and v.method != "none" else None
-    by_group = len(ds.table.groups) >= 2
-    return _decision_cached(cache_key(ds), map_key(v) if fit else (), fit, views.target_error(v), v.confidence,
-                            cost_inputs(v), v.capacity, by_group, v.reps, v.seed, v.level, ds, None)
+    s = replace(settings_of(v), by_group=len(ds.table.groups) >= 2).only(*DECISION_FIELDS)
+    return _decision_cached(cache_key(ds), map_key(v) if fit else (), fit, s, ds)
 
 
 @st.cache_data(max_entries=16, show_spinner="Comparing the judges at the target…")
-def _judges_cached(keys: tuple[str, ...], target: float, confidence: float,
-                   costs: tuple[float | None, float | None, float | None], reps: int, seed: int, level: float,
-                   _datasets: tuple[Dataset, ...]) -> JudgeComparison:
-    from calib import decision
+def _judges_cached(keys: tuple[str, ...], s: Settings, _datasets: tuple[Dataset, ...]) -> JudgeComparison:
+    from calib.runs.decide import compare_judges
 
     with heavy("comparing the judges"):
-        return decision.compare_judges(list(_datasets), target=target, confidence=confidence,
-                                       cost_review=costs[0], cost_miss=costs[1], cost_right=costs[2], reps=reps,
-                                       seed=seed, level=level)
+        return compare_judges(list(_datasets), s)
 
 
 def judges_for(ctx: Context, v: views.View) -> JudgeComparison:
-    """Every loaded judge at the view's target (:func:`calib.decision.compare_judges`,
+    """Every loaded judge at the view's target (:func:`calib.runs.decide.compare_judges`,
     what ``calib compare --target-error`` prints), paired on shared item ids."""
     keys = tuple(f"{d.name}|{cache_key(d)}" for d in ctx.datasets)
-    return _judges_cached(keys, views.target_error(v), v.confidence, cost_inputs(v), v.reps, v.seed, v.level,
-                          tuple(ctx.datasets))
+    return _judges_cached(keys, settings_of(v).only(*DECISION_FIELDS), tuple(ctx.datasets))

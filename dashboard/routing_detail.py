@@ -151,11 +151,12 @@ def _decision_key(d: Decision | None, v: views.View) -> tuple[object, ...]:
 
 def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color: str,
                    fig_key: tuple[object, ...], d: Decision | None, v: views.View) -> None:
-    from calib import routing
     from calib.present.decision_figures import risk_coverage_figure
+    from calib.runs.route import sweep
+    from calib.runs.settings import Settings
 
     def build() -> go.Figure:
-        sw = routing.sweep(b, level=r.level)
+        sw = sweep(b, Settings(level=r.level))
         if d is None:
             return figures.risk_coverage(ds.name, color, sw, unit=axis.unit)
         return risk_coverage_figure(ds.name, color, sw, aurc=d.aurc, recommendation=d.recommendation,

@@ -33,9 +33,9 @@ def better_forecast(a: Audit) -> str | None:
     """Which forecast the audit's paired Brier test favours at its level: "the constant"
     (the model's own hit rate for every answer), "the stated confidence", or neither;
     ``None`` when the test is undefined. The same decision as the audit's verdict."""
-    from calib import metrics
+    from calib.runs.audit import brier_winner
 
-    winner = metrics.brier_winner(a.tests["brier_vs_constant"], 1 - a.level)
+    winner = brier_winner(a)
     return None if winner is None else FORECAST_WORDS[winner]
 
 

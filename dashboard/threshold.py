@@ -36,20 +36,20 @@ from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.hosting import view as views
 from calib.present import explain
+from calib.runs.axis import band_upper, default_thresholds, is_continuous, positions, snap_position
 from calib.scale import Scale
-from calib.thresholds import band_upper, is_continuous, positions, snap_position
 from dashboard.context import Context
 from dashboard.keys import FRAGMENT_TIMING_KEY
 from dashboard.layout import THRESHOLD_ON_LABELS, md_escape, metric, show_error
-from dashboard.results import routing_basis
+from dashboard.results import routing_basis, settings_of
 from dashboard.runtime import rerun_if_link_gone
 from dashboard.state import change_view, get_view, set_view, sync_url
 
 if TYPE_CHECKING:
 
-    from calib.maps import CalibrationMap
-    from calib.routing import Basis, Routing
     from calib.rows import Judgments
+    from calib.runs.maps import CalibrationMap
+    from calib.runs.route import Basis, Routing
 
     Detail = Callable[[Context, Dataset, Routing, "ThresholdAxis", Basis, CalibrationMap | None,
                        Callable[[], object]], None]
@@ -104,10 +104,8 @@ def threshold_axis(ds: Dataset, on: str, extra: Sequence[float] = ()) -> Thresho
     """
     import math
 
-    from calib import routing
-
     s = ds.table.scale
-    low, high = routing.default_thresholds(s, on)
+    low, high = default_thresholds(s, on)
     if on == "calibrated":
         return ThresholdAxis("calibrated", 0.0, 1.0, 0.01, low, high, " (probability)")
     span = s.hi - s.lo
@@ -136,24 +134,22 @@ def route_now(ctx: Context, ds: Dataset, v: views.View, axis: ThresholdAxis | No
               ) -> tuple[Routing, ThresholdAxis, Basis, CalibrationMap | None, str | None]:
     """Routing of ``ds`` at the view's thresholds: ``(routing, axis, basis, map, note)``;
     ``axis``, when the caller has it for the basis's scale, is not computed again."""
-    from calib import routing
+    from calib.runs.route import route_at
 
     b, cmap, note = routing_basis(ctx, ds, v)
     if axis is None or axis.on != b.on:
         axis = threshold_axis(ds, b.on, _current(v))
     lo, hi = current_thresholds(replace(v, on=b.on), axis)
-    cost_r = v.cost_review if v.cost_review or v.cost_miss else None
-    cost_m = v.cost_miss if v.cost_review or v.cost_miss else None
-    r = routing.route(b, lo, hi, cost_review=cost_r, cost_miss=cost_m, level=v.level)
+    r = route_at(b, settings_of(v), lo, hi)  # the view's costs, "none" while both are 0
     return r, axis, b, cmap, note
 
 
 def review_queue_csv(rows: Judgments, lower: float, cmap: CalibrationMap | None = None) -> bytes:
     """The review queue (items below ``lower``) as CSV bytes for download, with
     spreadsheet formulas neutralised (:func:`calib.routing.queue_to_csv`)."""
-    from calib import routing
+    from calib.runs.route import queue_csv
 
-    return routing.queue_to_csv(routing.review_queue(rows, lower, calibration=cmap))
+    return queue_csv(rows, lower, calibration=cmap)[0]
 
 
 # ----------------------------------------------------------------- widgets

@@ -60,7 +60,8 @@ def traffic_section(ctx: Context, r: Routing | None = None) -> None:
     """Each traffic input's estimate beside the labelled file's figure (``r``), and its alarm."""
     from calib.present import format as fmt
     from calib.present import traffic as words
-    from calib.traffic.estimate import estimate
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import estimate
 
     items = traffic_entries()
     if not items:
@@ -75,7 +76,7 @@ def traffic_section(ctx: Context, r: Routing | None = None) -> None:
             history, state = got
             lab = joined(e.traffic, history)
             t = _threshold(ctx, r, e.traffic.top)
-            err = estimate(lab, threshold=t, level=ctx.view.level)["error_accepted"]
+            err = estimate(lab, Settings(level=ctx.view.level), threshold=t)["error_accepted"]
             cert = certificate_of(lab, state.view) if lab.rows.size else None
         except CalibError as exc:
             show_error(exc)

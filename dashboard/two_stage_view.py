@@ -14,14 +14,15 @@ from calib.present import format as fmt
 from dashboard.chart import show_figure
 from dashboard.context import Context
 from dashboard.layout import show_error
+from dashboard.results import settings_of
 
 
 def show_two_thresholds(ds: Dataset, v: views.View) -> None:
     """The lower and upper thresholds certified together, with the p-value map."""
     import pandas as pd
 
-    from calib.decision.two_thresholds import two_thresholds
     from calib.present.two_stage import pvalue_map, two_threshold_lines
+    from calib.runs.decide import two_thresholds
 
     with st.expander("Two thresholds certified together (a second judge in the middle band)"):
         share = st.number_input("Most items sent to a person (share)", min_value=0.01, max_value=0.99, value=0.3,
@@ -29,8 +30,7 @@ def show_two_thresholds(ds: Dataset, v: views.View) -> None:
         if not st.button("Certify two thresholds", key="two_go"):
             return
         try:
-            t = two_thresholds(ds, target_error=views.target_error(v), max_review_share=float(share),
-                               confidence=v.confidence)
+            t = two_thresholds(ds, settings_of(v), max_review_share=float(share))
         except CalibError as exc:
             show_error(exc)
             return
@@ -53,11 +53,11 @@ def show_cascade(ctx: Context, v: views.View) -> None:
         return
     import pandas as pd
 
-    from calib.decision.cascade import MAX_JUDGES, cascade
     from calib.present.two_stage import cascade_lines
+    from calib.runs.decide import cascade, max_judges
 
     with st.expander("Cheapest certified chain of judges (judge A, then B on doubt, then a person)"):
-        judges = [ds for ds in ctx.datasets if ds.rows is not None][:MAX_JUDGES]
+        judges = [ds for ds in ctx.datasets if ds.rows is not None][:max_judges()]
         prices = st.text_input("Price of one call to each judge, in load order (comma-separated)",
                                value=",".join(["1"] * len(judges)), key="cascade_prices")
         person = st.number_input("Price of one person's review", min_value=0.0, value=10.0, key="cascade_person")
@@ -69,9 +69,7 @@ def show_cascade(ctx: Context, v: views.View) -> None:
             show_error(CalibError("prices: numbers separated by commas, one per judge"))
             return
         try:
-            c = cascade([ds.rows for ds in judges], [ds.name for ds in judges], p, float(person),
-                        target_error=views.target_error(v), confidence=v.confidence, reps=v.reps, seed=v.seed,
-                        level=v.level)
+            c = cascade([ds.rows for ds in judges], [ds.name for ds in judges], p, float(person), settings_of(v))
         except CalibError as exc:
             show_error(exc)
             return

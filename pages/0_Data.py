@@ -193,7 +193,7 @@ def mode_choice(entry: Entry, idx: int, read_only: bool) -> None:
 
 def traffic_report(entry: Entry) -> None:
     """The load report of a file read as traffic: kept, dropped (each line's reason), strata."""
-    from calib.traffic.plan import strata
+    from calib.runs.traffic import strata
 
     tr = entry.traffic
     m1, m2, m3, m4 = st.columns(4)

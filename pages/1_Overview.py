@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from calib import compare
 from calib.errors import CalibError
 from calib.present import explain, figures, questions, tables
+from calib.runs.audit import model_row
 from dashboard.chart import show_figure
 from dashboard.decision_view import overview_decision
 from dashboard.layout import link, md_escape, metric, page_question, show_error
 from dashboard.page import start
-from dashboard.results import audit_for, comparison_for, decision_for, group_comparison
+from dashboard.results import audit_for, comparison_for, decision_for, group_comparison, settings_of
 from dashboard.summary import better_forecast
 
 ctx = start("overview")
@@ -76,5 +76,5 @@ if len(ctx.datasets) > 1:
                    f"{explain.help_text('ece')} Brier vs constant: {explain.help_text('brier_base_rate')}")
         show_figure(figures.brier_vs_constant(cmp.rows, ctx.colors), key="fig_brier")
 else:
-    row = compare.model_row(focus.name, focus.table, reps=v.reps, seed=v.seed, level=v.level)  # bars' intervals
+    row = model_row(focus.name, focus.table, settings_of(v))  # bars' intervals
     show_figure(figures.brier_vs_constant([row], ctx.colors), key="fig_brier")

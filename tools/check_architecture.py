@@ -57,19 +57,9 @@ ENGINE_ROOMS: tuple[str, ...] = (
 #: Faces not yet moved onto calib.runs (issue 23) -> the engine imports each has left. The
 #: count must be exact: a face that loses one lowers it here, one at zero leaves the list.
 NOT_YET: dict[str, int] = {
-    "dashboard.decision_view": 2,
-    "dashboard.drift_view": 4,
-    "dashboard.entries": 1,
-    "dashboard.results": 11,
+    # the Review page's modules, owned by another change in flight (issue 23's closing note)
     "dashboard.review": 13,
-    "dashboard.routing_detail": 1,
-    "dashboard.summary": 1,
-    "dashboard.threshold": 7,
-    "dashboard.traffic_routing": 1,
     "dashboard.traffic_view": 6,
-    "dashboard.two_stage_view": 3,
-    "pages.0_Data": 1,
-    "pages.1_Overview": 1,
 }
 
 

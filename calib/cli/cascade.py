@@ -80,10 +80,10 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     from calib.present.two_stage import cascade_lines
     from calib.runs.decide import cascade, max_judges
 
-    MAX_JUDGES = max_judges()
+    most = max_judges()
 
-    if not 1 <= len(args.files) <= MAX_JUDGES:
-        raise CalibError(f"cascade: give 1 to {MAX_JUDGES} runs, one per judge (got {len(args.files)})")
+    if not 1 <= len(args.files) <= most:
+        raise CalibError(f"cascade: give 1 to {most} runs, one per judge (got {len(args.files)})")
     prices = _prices(args.prices, len(args.files))
     if not math.isfinite(args.person_price) or args.person_price < 0:
         raise CalibError("--person-price: a finite number >= 0")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from calib import audit as _audit
 from calib import compare as _compare
@@ -13,7 +14,13 @@ from calib.dataset import Dataset
 from calib.runs.settings import Settings
 from calib.table import CountTable
 
-__all__ = ["HEADLINE", "Audit", "Comparison", "audit", "compare", "compare_groups", "model_row", "renamed"]
+if TYPE_CHECKING:
+    from calib.curves import BinnedPoints, IsotonicCurve, ValuePoints
+
+#: The settings an audit, a comparison and a reliability curve read.
+AUDIT_FIELDS: tuple[str, ...] = ("scheme", "bins", "reps", "seed", "level", "below")
+
+__all__ = ["AUDIT_FIELDS", "HEADLINE", "Audit", "brier_winner", "curve", "Comparison", "audit", "compare", "compare_groups", "model_row", "renamed"]
 
 
 def audit(ds: Dataset, s: Settings, *, table: CountTable | None = None) -> Audit:
@@ -45,3 +52,20 @@ def renamed(a: Audit, name: str) -> Audit:
 def model_row(name: str, table: CountTable, s: Settings) -> _compare.ModelRow:
     """One model's row of the comparison (its figures with their intervals)."""
     return _compare.model_row(name, table, reps=s.reps, seed=s.seed, level=s.level)
+
+
+def curve(table: CountTable, s: Settings) -> ValuePoints | BinnedPoints | IsotonicCurve:
+    """The reliability curve of the settings' scheme (:func:`calib.curves.reliability`;
+    ``auto`` resolved by :func:`calib.metrics.resolve_scheme`) with its bootstrap band."""
+    from calib import curves, metrics
+
+    kind = s.scheme if s.scheme != "auto" else metrics.resolve_scheme(table, "auto")
+    return curves.reliability(table, kind, bins=s.bins, level=s.level, reps=s.reps, seed=s.seed)
+
+
+def brier_winner(a: Audit) -> str | None:
+    """Which forecast has the lower Brier score at the audit's level (the stated confidence or
+    the constant base rate; :func:`calib.metrics.brier_winner`), ``None`` when undecided."""
+    from calib import metrics
+
+    return metrics.brier_winner(a.tests["brier_vs_constant"], 1 - a.level)

@@ -13,11 +13,14 @@ from calib.decision import Decision, JudgeComparison, parse_capacity
 from calib.maps import CalibrationMap
 from calib.rows import Judgments
 from calib.runs.settings import Settings
+from calib.settings import FIXED_SEQUENCE
 
 if TYPE_CHECKING:
     from calib.decision.cascade import Cascade
     from calib.decision.stability import Stability
     from calib.decision.two_thresholds import TwoThresholds
+    from calib.routing import Basis
+    from calib.table import CountTable
     from calib.writeback import Certificate, Decisions
 
 __all__ = ["Decision", "JudgeComparison", "compare_judges", "decide", "parse_capacity", "written_decisions"]
@@ -47,7 +50,8 @@ def compare_judges(datasets: Sequence[Dataset], s: Settings) -> JudgeComparison:
                                     **s.stats)  # type: ignore[arg-type]
 
 
-def two_thresholds(data: Dataset, s: Settings, *, max_review_share: float, procedure: str) -> TwoThresholds:
+def two_thresholds(data: Dataset, s: Settings, *, max_review_share: float,
+                   procedure: str = FIXED_SEQUENCE) -> TwoThresholds:
     """The two thresholds certified together (:mod:`calib.decision.two_thresholds`)."""
     from calib.decision.two_thresholds import two_thresholds as run
 
@@ -63,12 +67,13 @@ def stability(rows: Judgments, s: Settings, threshold: float | None) -> Stabilit
 
 
 def cascade(runs: Sequence[Judgments], names: Sequence[str], prices: Sequence[float], person_price: float,
-            s: Settings, *, max_stages: int) -> Cascade:
+            s: Settings, *, max_stages: int | None = None) -> Cascade:
     """The cheapest certified chain of judges (:mod:`calib.decision.cascade`)."""
+    from calib.decision.cascade import MAX_STAGES
     from calib.decision.cascade import cascade as run
 
     return run(runs, names, prices, person_price, target_error=s.target_error, confidence=s.confidence,
-               max_stages=max_stages, **s.stats)  # type: ignore[arg-type]
+               max_stages=MAX_STAGES if max_stages is None else max_stages, **s.stats)  # type: ignore[arg-type]
 
 
 def max_judges() -> int:
@@ -87,3 +92,19 @@ def written_decisions(rows: Judgments, dec: Decision, threshold: float, routed_a
     cert = _writeback.certificate_of(dec.recommendation, threshold, routed_at)
     d = _writeback.decisions(rows, threshold, cert, calibration=calibration, name=name)
     return _writeback.write_bytes(d, fmt, now=now), d, cert
+
+
+def at_threshold(b: Basis, table: CountTable, threshold: float, s: Settings, *,
+                 calibration: CalibrationMap | None = None) -> tuple[int, int, float | None, float | None,
+                                                                     tuple[float | None, float | None]]:
+    """What one threshold (the owner's, not the recommendation) gives: items accepted,
+    errors among them and their Clopper-Pearson upper bound at the settings' confidence
+    (:func:`calib.decision.risk.bound_at`), and the expected cost per item with its interval
+    (:func:`calib.decision.costs.cost_at`, the cost curve's definition)."""
+    from calib.decision.costs import cost_at
+    from calib.decision.risk import bound_at
+
+    acc, err, upper = bound_at(table, threshold, s.confidence, calibration=calibration)
+    cost, ci = cost_at(b, threshold, cost_review=s.cost_review, cost_miss=s.cost_miss, cost_right=s.cost_right,
+                       level=s.level)
+    return acc, err, upper, cost, ci

@@ -12,7 +12,7 @@ This module imports nothing heavy (the CLI builds its parser before any engine i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from calib import settings as defaults
 
@@ -88,6 +88,14 @@ class Settings:
         """The binning of every ECE: the diagram's CORP curve (a diagram, no binning) reads
         its ECE on ``auto``; any other scheme is the engine's to accept or refuse."""
         return "auto" if self.scheme == "corp" else self.scheme
+
+    def only(self, *names: str) -> Settings:
+        """These settings with every field but ``names`` at its default: the part a result
+        depends on, so a cache keyed by it is not missed when another setting moves."""
+        unknown = set(names) - {f.name for f in fields(self)}
+        if unknown:
+            raise ValueError(f"no setting {sorted(unknown)[0]!r}")
+        return replace(Settings(), **{n: getattr(self, n) for n in names})
 
     @property
     def stats(self) -> dict[str, object]:

@@ -8,11 +8,11 @@ from typing import Any
 
 from calib.runs.settings import Settings
 from calib.traffic.certify import Certificate
-from calib.traffic.plan import PLAN_FIELDS, Plan, plan_to_csv, plan_to_jsonl
+from calib.traffic.plan import PLAN_FIELDS, Plan, plan_to_csv, plan_to_jsonl, strata
 from calib.traffic.read import Labelled, Traffic, as_labelled, as_traffic, load_labels, load_traffic
 
 __all__ = ["PLAN_FIELDS", "Certificate", "Labelled", "Plan", "Traffic", "as_labelled", "as_traffic", "budget",
-           "certify", "estimate", "load_labels", "load_traffic", "plan", "plan_to_csv", "plan_to_jsonl"]
+           "certify", "estimate", "load_labels", "load_traffic", "plan", "plan_to_csv", "plan_to_jsonl", "strata"]
 
 
 def plan(tr: Traffic, lab: Labelled | None, budget: int, s: Settings, *, queue_below: float | None = None) -> Plan:
