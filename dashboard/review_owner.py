@@ -9,7 +9,8 @@ Shown only in the session that made the link (its owner key). The workflow is sa
 one). A disagreement is an item whose reviewers' current labels are not all alike (right
 beside wrong, or an unsure) and that has no adjudication yet; the labels and notes are
 shown side by side in a table (user text: ``st.dataframe`` only). The final label is
-:func:`calib.labels.final.final_labels`' (what the audit on the labels uses).
+:func:`calib.runs.review.final`'s (what the audit on the labels uses); the disagreements are
+:func:`calib.runs.review.disagreements`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dashboard.runtime import share_store
 
 if TYPE_CHECKING:
     from calib.hosting.workflow import Workflow
-    from calib.labels.plan import ReviewPlan
+    from calib.labels.plan import ReviewItem, ReviewPlan
     from calib.labels.records import Label
 
 _ADJ_NOTICE = "calib_adjudication_notice"
@@ -98,32 +99,21 @@ def _per_reviewer(token: str, plan: ReviewPlan, stored: str) -> None:
                       "skipped": [v[2] for v in prog.per_reviewer.values()]}, hide_index=True)
 
 
-def disagreements(history: list[Label]) -> list[str]:
-    """Items whose reviewers' current labels are not all alike and that have no
-    adjudication, in the order they were first labelled."""
-    from calib.labels.final import final_labels
-
-    fin = final_labels(history)
-    return [item for item, s, r, w, u in zip(fin.items, fin.status, fin.right, fin.wrong, fin.unsure, strict=True)
-            if s != "adjudicated" and r + w + u >= 2 and (r and w or u)]
-
-
 def _adjudication(token: str, secret: str | None, plan: ReviewPlan, stored: str, history: list[Label],
                   all_plans: dict[str, ReviewPlan]) -> None:
-    from calib.labels.final import final_labels
-    from calib.labels.records import ADJUDICATION, current
     from calib.present.review import disagreement_sentence
+    from calib.runs.review import disagreements, final, item_labels
 
     notice = st.session_state.pop(_ADJ_NOTICE, None)
     if notice:
         (st.success if notice[0] else st.warning)(md_escape(notice[1]))
-    st.caption(final_labels(history).sentence())
+    st.caption(final(history).sentence())
     items = disagreements(history)
     st.text(disagreement_sentence(len(items)))
     if not items:
         return
     item = st.selectbox("Item to adjudicate", items, key="calib_adjudicate_item")
-    now = [lab for lab in current(x for x in history if x.kind != ADJUDICATION) if lab.item == item]
+    now = item_labels(history, item)
     st.dataframe({"reviewer": [lab.reviewer for lab in now],
                   "label": ["unsure" if lab.unsure else "right" if lab.correct else "wrong" for lab in now],
                   "note": [lab.note for lab in now]}, hide_index=True)
@@ -131,14 +121,14 @@ def _adjudication(token: str, secret: str | None, plan: ReviewPlan, stored: str,
     c1, c2 = st.columns(2)
     for col, correct, name in ((c1, True, "Final: right"), (c2, False, "Final: wrong")):
         col.button(name, key=f"calib_adjudicate_{int(correct)}", on_click=_adjudicate,
-                   args=(token, secret, ri.item, ri.kind, stored, correct, all_plans))
+                   args=(token, secret, ri, stored, correct, all_plans))
 
 
-def _adjudicate(token: str, secret: str | None, item: str, kind: str, stored: str, correct: bool,
+def _adjudicate(token: str, secret: str | None, item: ReviewItem, stored: str, correct: bool,
                 all_plans: dict[str, ReviewPlan]) -> None:
-    from calib.labels.records import Label
+    from calib.runs.review import adjudication
 
-    label = Label(item=item, correct=correct, note="", reviewer="owner", kind=kind, dataset=stored)
+    label = adjudication(item, stored, correct)
     try:
         out = share_store().adjudicate(token, label, all_plans, owner_secret=secret)
     except CalibError as exc:
