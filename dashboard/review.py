@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from calib.hosting.workflow import Workflow
     from calib.labels.plan import ReviewItem, ReviewPlan
     from calib.labels.records import Label
+    from calib.runs.review import LabelsSoFar
+    from calib.runs.settings import Settings
 
 NOT_SHARED = (
     "Reviewing happens through a share link whose owner enabled it: share this view from the sidebar, "
@@ -226,10 +228,10 @@ def review_page(ctx: Context) -> None:
 
 def _question(plan: ReviewPlan, history: list[Label]) -> None:
     """The page's question and its answer: what is to be labelled and how much is."""
-    from calib.labels.records import current
     from calib.present import format as fmt
     from calib.present.questions import QUESTIONS, review_answer
     from calib.present.traffic import review_answer as traffic_answer
+    from calib.runs.review import current
 
     labelled = {lab.item for lab in current(history)}
     done = sum(1 for it in plan.items if it.item in labelled)
@@ -288,7 +290,7 @@ def _labelling(
     fields: dict[int, dict[str, str]],
 ) -> None:
     """Progress, the current item with its buttons, and (for the owner) every item."""
-    from calib.labels.records import current
+    from calib.runs.review import current
 
     now = current(history)
     labelled = {lab.item for lab in now}
@@ -308,8 +310,8 @@ def _labelling(
 def _assigned(token: str, plan: ReviewPlan, stored: str, history: list[Label], who: str,
               all_plans: dict[str, ReviewPlan], flow: Workflow, fields: dict[int, dict[str, str]]) -> None:
     """Assignment on: the server hands out this reviewer's next item and holds it."""
-    from calib.labels.records import current
     from calib.present.review import DONE, progress_sentence
+    from calib.runs.review import current
 
     keys = [it.item for it in plan.items]
     try:
@@ -336,14 +338,14 @@ def _assigned(token: str, plan: ReviewPlan, stored: str, history: list[Label], w
 @st.cache_data(max_entries=16, show_spinner=False)
 def _fields_cached(digest: str, filename: str, lines: tuple[int, ...], overrides: tuple[tuple[str, str], ...],
                    exclude: tuple[str, ...], _data: bytes) -> dict[int, dict[str, str]]:
-    from calib.labels.card import card_fields
+    from calib.runs.review import card_fields
 
     return card_fields(_data, filename, lines, dict(overrides), exclude)
 
 
 def _card_fields(name: str, plan: ReviewPlan, flow: Workflow, ds: Dataset | None) -> dict[int, dict[str, str]]:
     """Question, answer, reference and rationale of the plan's items, by line, from the
-    file this session loaded (:func:`calib.labels.card.card_fields`; cached by content)."""
+    file this session loaded (:func:`calib.runs.review.card_fields`; cached by content)."""
     from dashboard.entries import entries, entry_bytes
 
     entry = next((e for e in entries() if e.name == name and e.kind != "folder"), None)
@@ -467,11 +469,10 @@ def _record(
 ) -> None:
     """A Right / Wrong / Unsure click: append the label, then (without assignment) go to
     the next unlabelled item; with assignment the server hands out the next one."""
-    from calib.labels.records import Label, current
+    from calib.runs.review import current, new_label
 
     note = str(st.session_state.get(note_key) or "")
-    label = Label(item=item.item, correct=correct, note=note, reviewer=who, kind=item.kind, dataset=stored,
-                  unsure=unsure)
+    label = new_label(item, who, stored, correct, unsure=unsure, note=note)
     try:
         out = share_store().add_label(token, label, all_plans, reasons=reasons or [])
     except CalibError as exc:
@@ -511,39 +512,28 @@ def _skip(
 
 # ----------------------------------------------------------------- labels so far
 @st.cache_data(max_entries=32, show_spinner="Counting the labels…")
-def _from_labels(key: str, labels_key: str, stored: str, threshold: float, reps: int, seed: int, level: float,
-                 target: float, confidence: float, _ds: Dataset, _history: tuple[Label, ...]) -> tuple[Any, ...]:
+def _from_labels(key: str, labels_key: str, stored: str, threshold: float, s: Settings, _ds: Dataset,
+                 _history: tuple[Label, ...]) -> LabelsSoFar:
     """Everything the page computes from the labels (kappa and its bootstrap, the audit
-    sample's estimate, the audit and the recommendation on the reviewers' outcomes), once
-    per (data, labels, settings): a rerun (each click) with no new label reuses them."""
-    from calib.audit import audit
-    from calib.decision import recommend
-    from calib.labels.agreement import agreement
-    from calib.labels.estimate import accepted_error
-    from calib.labels.outcomes import with_human_outcomes
-    from calib.table import from_judgments
+    sample's estimate, the audit and the recommendation on the reviewers' outcomes:
+    :func:`calib.runs.review.labels_so_far`), once per (data, labels, settings): a rerun
+    (each click) with no new label reuses them."""
+    from calib.runs.review import labels_so_far
 
-    history = list(_history)
-    agree = agreement(_ds.rows, history, reps=reps, seed=seed, level=level, dataset=stored)
-    err = accepted_error(_ds.rows, history, threshold, level=level, dataset=stored)
-    rows, summary = with_human_outcomes(_ds.rows, history, dataset=stored)
-    a = audit(from_judgments(rows), reps=reps, seed=seed, level=level)
-    rec = recommend(rows, target=target, confidence=confidence, seed=seed)
-    return agree, err, summary, a, rec
+    return labels_so_far(_ds, _history, s, threshold=threshold, dataset=stored)
 
 
 def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, history: list[Label]) -> None:
     """Agreement of the judge's verdicts with the reviewers (Cohen's kappa with its interval,
     the confusion matrix, between reviewers) and the audit sample's estimate of the error
-    among the items accepted unseen (:mod:`calib.labels.agreement`, :mod:`calib.labels.estimate`),
-    then the audit and the threshold decision again on the reviewers' outcomes
-    (:func:`calib.labels.outcomes.with_human_outcomes`), as ``calib audit --labels`` computes them."""
+    among the items accepted unseen, then the audit and the threshold decision again on the
+    reviewers' outcomes, as ``calib audit --labels`` computes them (:func:`calib.runs.review.labels_so_far`)."""
     import hashlib
 
-    from calib.hosting.view import target_error
-    from calib.labels.records import labels_to_jsonl
     from calib.present import explain
     from calib.present import format as fmt
+    from calib.runs.review import labels_to_jsonl
+    from dashboard.results import settings_of
 
     st.subheader("Labels so far")
     if not history or ds is None or ds.rows is None:
@@ -552,12 +542,13 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
     v = ctx.view
     labels_key = hashlib.sha256(labels_to_jsonl(history)).hexdigest()
     try:
-        agree, err, summary, a, rec = _from_labels(
-            cache_key(ds), labels_key, stored, plan.threshold, v.reps, v.seed, v.level, target_error(v),
-            v.confidence, ds, tuple(history))
+        got = _from_labels(cache_key(ds), labels_key, stored, plan.threshold,
+                           settings_of(v).only("reps", "seed", "level", "target", "confidence"), ds, tuple(history))
     except CalibError as exc:
         show_error(exc)
         return
+    agree, err, summary = got.labelled.agreement, got.labelled.accepted_error, got.labelled.outcomes
+    a, rec = got.audit, got.recommendation
     m1, m2, m3 = st.columns(3)
     metric(m1, "Cohen's kappa, judge vs reviewers", fmt.num(agree.kappa, 2),
            fmt.level_interval(v.level, *agree.kappa_ci, lambda x: fmt.num(x, 2)))
@@ -591,7 +582,7 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
 def _export_import(
     ctx: Context, token: str, secret: str | None, labels: tuple[Label, ...], all_plans: dict[str, ReviewPlan]
 ) -> None:
-    from calib.labels.records import labels_to_csv, labels_to_jsonl
+    from calib.runs.review import labels_to_csv, labels_to_jsonl
 
     st.subheader("Export and import")
     c1, c2 = st.columns(2)
@@ -638,7 +629,7 @@ def _export_import(
 def _import(
     token: str, secret: str | None, user: str | None, name: str, data: bytes, all_plans: dict[str, ReviewPlan]
 ) -> None:
-    from calib.labels.records import read_labels
+    from calib.runs.review import read_labels
 
     try:
         labels, problems = read_labels(data, name)

@@ -3,15 +3,15 @@ outcomes as the items reviewers meet, and the progress toward the threshold cert
 
 Contract
 --------
-- **The plan.** One per link: :func:`calib.traffic.review.traffic_review` at the owner's
+- **The plan.** One per link: :func:`calib.runs.traffic.review_plan` at the owner's
   threshold (:func:`traffic_threshold`), with the link's budget (the owner's "Audit sample
   size") and seed and the owner's target error, cached by content and settings. It draws
   from the traffic alone (no labels), so every reviewer sees the same items in the same
   order, whatever was labelled since.
 - **The certificate.** The labels of the link joined to the traffic by item id
-  (:func:`calib.traffic.read.join_labels`), the owner's target and confidence, then
-  :func:`calib.traffic.certify.certify` and its bound label by label
-  (:func:`~calib.traffic.certify.bound_path`); the words and the figure are
+  (:func:`calib.runs.traffic.join_labels`), the owner's target and confidence, then
+  :func:`calib.runs.traffic.certify` and its bound label by label
+  (:func:`calib.runs.traffic.bound_path`); the words and the figure are
   :mod:`calib.present.traffic`'s. Read on every run: a reviewer's rerun shows the other
   reviewers' labels.
 """
@@ -31,23 +31,24 @@ if TYPE_CHECKING:
     from calib.hosting.labels import ReviewState
     from calib.hosting.view import View
     from calib.labels.records import Label
+    from calib.runs.settings import Settings
     from calib.traffic.certify import Certificate
     from calib.traffic.read import Labelled, Traffic
     from calib.traffic.review import TrafficReview
 
 
 def traffic_threshold(view: View, top: float) -> float:
-    """The owner's review threshold for traffic on a ``top`` scale (:func:`calib.traffic.review.review_threshold`)."""
-    from calib.traffic.review import review_threshold
+    """The owner's review threshold for traffic on a ``top`` scale (:func:`calib.runs.traffic.review_threshold`)."""
+    from calib.runs.traffic import review_threshold
 
     return review_threshold(view.lo if view.on == "stated" else None, top)
 
 
 def is_traffic(plan: object) -> bool:
     """Whether a review plan is a traffic labelling plan (not a labelled file's queue and sample)."""
-    from calib.traffic.review import TrafficReview
+    from calib.runs.traffic import is_review_plan
 
-    return isinstance(plan, TrafficReview)
+    return is_review_plan(plan)
 
 
 def entry_of(name: str) -> Entry | None:
@@ -56,16 +57,16 @@ def entry_of(name: str) -> Entry | None:
 
 
 @st.cache_data(max_entries=32, show_spinner="Drawing the labelling plan…")
-def _plan_cached(key: str, threshold: float, budget: int, seed: int, target: float, _entry: Entry) -> TrafficReview:
-    from calib.traffic.review import traffic_review
+def _plan_cached(key: str, threshold: float, budget: int, s: Settings, _entry: Entry) -> TrafficReview:
+    from calib.runs.traffic import review_plan
 
-    return traffic_review(_entry.traffic, threshold, budget, seed=seed, target_error=target,
-                          data=entry_bytes(_entry))
+    return review_plan(_entry.traffic, threshold, budget, s, data=entry_bytes(_entry))
 
 
 def traffic_plans(state: ReviewState) -> dict[str, TrafficReview]:
     """The labelling plan of each traffic input of the link (see the module's contract)."""
     from calib.hosting.view import target_error
+    from calib.runs.settings import Settings
 
     out = {}
     for e in traffic_entries():
@@ -74,14 +75,14 @@ def traffic_plans(state: ReviewState) -> dict[str, TrafficReview]:
         t = traffic_threshold(state.view, e.traffic.top)
         if state.setting.sample_size < 1:
             continue
-        out[e.name] = _plan_cached(f"{e.digest}:{e.overrides.key()!r}", t, state.setting.sample_size,
-                                   state.setting.seed, target_error(state.view), e)
+        s = Settings(seed=state.setting.seed, target=target_error(state.view))
+        out[e.name] = _plan_cached(f"{e.digest}:{e.overrides.key()!r}", t, state.setting.sample_size, s, e)
     return out
 
 
 def joined(traffic: Traffic, history: list[Label]) -> Labelled:
     """The link's labels of this traffic joined to it by item id."""
-    from calib.traffic.read import join_labels
+    from calib.runs.traffic import join_labels
 
     return join_labels(traffic, history)
 
@@ -89,9 +90,10 @@ def joined(traffic: Traffic, history: list[Label]) -> Labelled:
 def certificate_of(lab: Labelled, view: View) -> Certificate:
     """The certificate at the owner's target error and confidence."""
     from calib.hosting.view import target_error
-    from calib.traffic.certify import certify
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import certify
 
-    return certify(lab, target_error(view), view.confidence)
+    return certify(lab, Settings(target=target_error(view), confidence=view.confidence))
 
 
 def alarms(cert: Certificate) -> None:
@@ -107,7 +109,8 @@ def certificate_section(name: str, history: list[Label], view: View) -> None:
     sentence (certified since label k, or how many more), the alarm, the figure."""
     from calib.present import format as fmt
     from calib.present import traffic as words
-    from calib.traffic.certify import bound_path
+    from calib.runs.settings import Settings
+    from calib.runs.traffic import bound_path
 
     st.subheader("Toward the certificate")
     entry = entry_of(name)
@@ -131,6 +134,6 @@ def certificate_section(name: str, history: list[Label], view: View) -> None:
     st.text(words.status_line(cert))
     alarms(cert)
     if cert.labels:
-        _, bounds = bound_path(lab, cert.confidence)
+        bounds = bound_path(lab, Settings(confidence=cert.confidence))
         show_figure(words.bound_figure(bounds[:, focus], cert.target_error, cand["threshold"], cert.confidence),
                     key="calib_traffic_bound")

@@ -54,10 +54,10 @@ def test_item_labels_are_each_reviewers_latest_without_adjudications() -> None:
 
 
 def test_a_click_and_an_adjudication_write_the_item_s_label() -> None:
-    from calib.runs.review import OWNER, adjudication, label
+    from calib.runs.review import OWNER, adjudication, new_label
 
     it = ReviewItem(item="q7", line=7, kind="audit", group="", stated=90.0, prob=0.9, correct=True, text="")
-    click = label(it, "ann@example.org", "d", False, unsure=True, note="unclear")
+    click = new_label(it, "ann@example.org", "d", False, unsure=True, note="unclear")
     assert (click.item, click.kind, click.dataset, click.reviewer, click.correct, click.unsure, click.note) == (
         "q7", "audit", "d", "ann@example.org", False, True, "unclear")
     adj = adjudication(it, "d", True)
@@ -95,7 +95,14 @@ def test_labels_so_far_are_the_engine_s_calls_the_page_made() -> None:
 def test_traffic_review_plan_and_bound_path_take_the_settings() -> None:
     """runs.traffic: the Review page's plan and bound path are the engine's with the
     settings' seed, target and confidence."""
-    from calib.runs.traffic import as_traffic, bound_path, is_review_plan, join_labels, review_plan, review_threshold
+    from calib.runs.traffic import (
+        as_traffic,
+        bound_path,
+        is_review_plan,
+        join_labels,
+        review_plan,
+        review_threshold,
+    )
     from calib.traffic.certify import bound_path as engine_path
     from calib.traffic.review import traffic_review
 

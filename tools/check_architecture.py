@@ -13,8 +13,7 @@
 6. A face (:data:`FACE_ROOMS`: the CLI, the notebook API, the dashboard, its pages and
    ``app.py``) calls ``calib.runs`` and ``calib.present``, never the engine below them
    (:data:`ENGINE_ROOMS`); an import under ``if TYPE_CHECKING:`` (a type for an annotation)
-   never runs and is allowed. A face not yet moved onto ``calib.runs`` is listed in
-   :data:`NOT_YET` with the number of engine imports it has left, which must stay exact.
+   never runs and is allowed. No face is exempt.
 
 Usage: ``python tools/check_architecture.py [ROOT]``; prints one line per breach and exits
 1 when there is any, else prints a summary and exits 0.
@@ -54,13 +53,6 @@ ENGINE_ROOMS: tuple[str, ...] = (
     "calib.audit", "calib.verdict", "calib.compare", "calib.decision", "calib.drift", "calib.labels",
     "calib.traffic", "calib.writeback", "calib.isotonic", "calib.logistic",
 )
-#: Faces not yet moved onto calib.runs (issue 23) -> the engine imports each has left. The
-#: count must be exact: a face that loses one lowers it here, one at zero leaves the list.
-NOT_YET: dict[str, int] = {
-    # the Review page's modules, owned by another change in flight (issue 23's closing note)
-    "dashboard.review": 15,
-    "dashboard.traffic_view": 6,
-}
 
 
 @dataclass(frozen=True)
@@ -200,8 +192,7 @@ def check_imports(mods: list[Module], root: Path) -> tuple[list[str], dict[str, 
 
 
 def check_faces(mods: list[Module], root: Path, known: set[str]) -> list[str]:
-    """Rule 6: a face imports no engine module (outside ``if TYPE_CHECKING:``), except the
-    ones :data:`NOT_YET` lists, whose count of such imports must be exact."""
+    """Rule 6: a face imports no engine module (outside ``if TYPE_CHECKING:``)."""
     errors = []
     for mod in mods:
         if not any(_matches(mod.name, f) for f in FACE_ROOMS):
@@ -209,11 +200,6 @@ def check_faces(mods: list[Module], root: Path, known: set[str]) -> list[str]:
         rel = mod.path.relative_to(root)
         below = [(t, line) for name, line in imported_names(mod, known)
                  if (t := _closest_known(name, known)) is not None and any(_matches(t, e) for e in ENGINE_ROOMS)]
-        if mod.name in NOT_YET:
-            if len(below) != NOT_YET[mod.name]:
-                errors.append(f"{rel}: NOT_YET says {NOT_YET[mod.name]} engine imports, it has {len(below)}: "
-                              "set the count (remove the entry at 0)")
-            continue
         for t, line in below:
             errors.append(f"{rel}:{line}: the face {mod.name} imports the engine module {t}: call calib.runs "
                           "(or calib.present) instead")

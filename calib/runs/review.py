@@ -25,15 +25,15 @@ if TYPE_CHECKING:
     from calib.runs.labels import LabelledAudit
 
 __all__ = ["ADJUDICATION", "OWNER", "Label", "LabelsSoFar", "adjudication", "card_fields", "current",
-           "disagreements", "final", "item_labels", "label", "labels_so_far", "labels_to_csv", "labels_to_jsonl",
+           "disagreements", "final", "item_labels", "labels_so_far", "new_label", "labels_to_csv", "labels_to_jsonl",
            "read_labels"]
 
 #: Who an adjudication is by (the owner's final label of an item).
 OWNER = "owner"
 
 
-def label(item: ReviewItem, reviewer: str, dataset: str, correct: bool, *, unsure: bool = False,
-          note: str = "") -> Label:
+def new_label(item: ReviewItem, reviewer: str, dataset: str, correct: bool, *, unsure: bool = False,
+              note: str = "") -> Label:
     """The label a Right / Wrong / Unsure click appends for ``item`` of ``dataset``."""
     return Label(item=item.item, correct=correct, note=note, reviewer=reviewer, kind=item.kind, dataset=dataset,
                  unsure=unsure)
