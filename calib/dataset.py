@@ -1,4 +1,5 @@
-"""A loaded dataset: its name, its count table, its rows (when known) and its load report."""
+"""A loaded dataset: its name, its count table, its rows (when known) and its load report;
+:func:`table_and_rows` for functions that take any of a dataset, rows or a count table."""
 
 from __future__ import annotations
 

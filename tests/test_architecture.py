@@ -115,7 +115,7 @@ def test_the_map_names_every_room() -> None:
 
     doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     missing = []
-    for folder in ("calib", "dashboard"):
+    for folder in ("calib", "calib/runs", "dashboard"):
         for p in sorted((ROOT / folder).iterdir()):
             if p.name.startswith("_") or p.name == "__pycache__":
                 continue
@@ -126,6 +126,26 @@ def test_the_map_names_every_room() -> None:
     named = set(re.findall(r"`(?:[a-z_]+/)*([a-z_]+\.py)`", doc))
     existing = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
     assert named - existing == set(), f"docs/ARCHITECTURE.md names modules that do not exist: {named - existing}"
+
+
+def test_the_map_s_cells_are_one_line_each() -> None:
+    """The map's tables say what each module is in one short line (issue 23): a cell
+    saying what a module is holds at most 120 characters, any cell (a room's list of
+    names) at most 200; the how lives in the module's docstring."""
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    long_cells = []
+    what = False
+    for line in doc.splitlines():
+        if not line.startswith("|") or line.startswith("|---"):
+            what = what and line.startswith("|")
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[-1] == "what it is":
+            what = True
+            continue
+        limit = [120 if what and i == len(cells) - 1 else 200 for i in range(len(cells))]
+        long_cells += [c[:60] for c, n in zip(cells, limit, strict=True) if len(c) > n]
+    assert long_cells == [], f"cells longer than a line: {long_cells}"
 
 
 def test_a_face_importing_the_engine_is_caught(tmp_path: Path) -> None:

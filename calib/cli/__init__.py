@@ -23,7 +23,14 @@ the traceback).
 The package: :mod:`~calib.cli.args` (shared flags, their types, loading the files they
 name), :mod:`~calib.cli.output` (exit codes, strict JSON, text tables), one module per
 command family (:mod:`~calib.cli.audit`: audit and compare; :mod:`~calib.cli.fit`: fit and
-apply; :mod:`~calib.cli.route`: route) and :mod:`~calib.cli.main` (the parser, the entry point).
+apply; :mod:`~calib.cli.route`: route, its ``--decisions`` in :mod:`~calib.cli.decisions`;
+:mod:`~calib.cli.drift`; :mod:`~calib.cli.sql`: the warehouse query; :mod:`~calib.cli.labels`:
+export and import of a share's labels on the server's data directory, and ``calib labels
+agreement`` on a labels file; :mod:`~calib.cli.traffic`: ``calib plan``, ``estimate``,
+``certify`` on traffic; :mod:`~calib.cli.cascade`: the cheapest certified chain of judges;
+:mod:`~calib.cli.hosting`: ``calib hosting migrate``, a data directory's SQLite catalog
+copied into PostgreSQL) and :mod:`~calib.cli.main` (the parser, the entry point). Every
+command asks :mod:`calib.runs`, never the engine below it.
 """
 
 from calib.cli.args import add_load_options, load_options

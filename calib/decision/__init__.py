@@ -17,6 +17,9 @@ gives strict JSON.
   shared item ids.
 - :func:`aurc` (:mod:`.aurc`): the area under the risk-coverage curve and its excess.
 - :func:`decide` (:mod:`.decide`): all of the above for one dataset (``calib route --json``).
+- :mod:`.two_thresholds`: two thresholds certified together by multi-risk Learn-then-Test;
+  :mod:`.stability`: route stability of items judged several times; :mod:`.cascade`: the
+  cheapest certified chain of judges.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@
   among accepted (:func:`~calib.labels.label_error.accepted_error_bound`).
 - :mod:`~calib.labels.estimate`: the error rate among items accepted unseen from the labelled
   audit sample, stratified, with a Korn-Graubard interval (:func:`accepted_error`).
+- :mod:`~calib.labels.card`: what the review card shows of an item (question, answer,
+  reference, rationale; detected or overridden).
 """
 
 from calib.labels.agreement import Agreement, agreement, cohen_kappa

@@ -19,4 +19,12 @@
 
 Readers import ``base``, ``jsonl`` and ``source``, never :mod:`calib.loading`, which
 recognises the format, calls the reader and builds the dataset.
+
+Also: :mod:`~calib.readers.jsonl` reads a JSON array of records as lines;
+:mod:`~calib.readers.source` turns UTF-16/32 and bare-CR text into UTF-8 lines;
+:mod:`~calib.readers.counts` reads a count-table file (CSV, Parquet or JSON) under limits
+that trust no footer; :mod:`~calib.readers.warehouse` reduces a glob or folder of
+Parquet/JSONL/CSV to the count table in DuckDB, out of core (with ``--cluster-key``, the
+per-cluster counts too), with the value rules in SQL from :mod:`calib.sql` (which also
+writes the ``calib sql`` query per warehouse dialect).
 """

@@ -17,7 +17,15 @@ enforces it). Each module imports its part of the engine, and nothing here is im
   two thresholds, route stability, the cheapest chain of judges, the decisions written back.
 - :mod:`~calib.runs.maps`: fit and score a recalibration map, read, write and apply one.
 - :mod:`~calib.runs.drift`: drift between two runs, a series of runs.
-- :mod:`~calib.runs.traffic`: label as you go: traffic read, plan, estimate, certify, budget.
+- :mod:`~calib.runs.traffic`: label as you go: traffic read, plan, estimate, certify, budget;
+  the plan as the Review page's items and its bound label by label.
+- :mod:`~calib.runs.review`: the Review page: a click's label, an adjudication, the
+  disagreements, the final labels, the card's fields, the labels so far.
+- :mod:`~calib.runs.axis`: where a threshold can sit, for the widgets (numpy only).
+- :mod:`~calib.runs.settings`: the :class:`Settings` value (level, reps, seed, binning, map
+  and its scoring, thresholds, target, confidence, costs, capacity, procedure, groups);
+  ``Settings.only(...)`` is the part of the settings a result reads (the dashboard's cache
+  key). Each module re-exports the result types a face annotates with.
 """
 
 from calib.runs.settings import Settings

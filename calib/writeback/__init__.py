@@ -15,7 +15,8 @@ writes, for every kept row of FILE:
   ``certificate`` the threshold came from (:class:`Certificate`).
 
 As JSONL (:func:`to_jsonl`), CSV (:func:`to_csv`, spreadsheet-safe) or a platform's own
-import form (:mod:`calib.writeback.platforms`).
+import form (:mod:`calib.writeback.platforms`: Langfuse's, Phoenix's, MLflow's and
+OpenTelemetry's).
 """
 
 from __future__ import annotations
