@@ -1,45 +1,37 @@
 """The Routing page's route stability (issue 28, item 3): when the loaded file holds items
-judged more than once (repeated item ids, Inspect epochs: :func:`calib.decision.stability.item_codes`),
+judged more than once (repeated item ids, Inspect epochs: :func:`calib.runs.decide.repeated`),
 the share of items whose route flips at the review threshold with its interval, the spread of
 the stated confidence within an item, and the threshold certificate with the item as the unit,
-from :func:`calib.decision.stability.stability`, written by :mod:`calib.present.two_stage`."""
+from :func:`calib.runs.decide.stability`, written by :mod:`calib.present.two_stage`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 import streamlit as st
 
 from calib.dataset import Dataset
 from calib.hosting import view as views
+from calib.runs.decide import repeated
+from calib.runs.settings import Settings
 from dashboard.entries import cache_key
 from dashboard.layout import metric
+from dashboard.results import settings_of
 from dashboard.runtime import heavy
 
 if TYPE_CHECKING:
-    from calib.decision.stability import Stability
+    from calib.decision.stability import Stability  # a result type, not a call
     from calib.maps import CalibrationMap
     from calib.routing import Routing
     from calib.rows import Judgments
 
 
-def repeated(rows: Judgments | None) -> bool:
-    """Some item is judged more than once (the engine's notion of an item)."""
-    from calib.decision.stability import item_codes
-
-    if rows is None or not len(rows):
-        return False
-    return bool(np.bincount(item_codes(rows)[0]).max() >= 2)
-
-
 @st.cache_data(max_entries=16, show_spinner="Following the repeated items…")
-def _stability_cached(key: str, threshold: float | None, target: float, confidence: float, level: float, seed: int,
-                      _rows: Judgments) -> Stability:
-    from calib.decision.stability import stability
+def _stability_cached(key: str, threshold: float | None, s: Settings, _rows: Judgments) -> Stability:
+    from calib.runs.decide import stability
 
     with heavy("route stability"):
-        return stability(_rows, threshold, target=target, confidence=confidence, level=level, seed=seed)
+        return stability(_rows, s, threshold)
 
 
 def show_stability(ds: Dataset, v: views.View, r: Routing, cmap: CalibrationMap | None) -> None:
@@ -59,7 +51,8 @@ def show_stability(ds: Dataset, v: views.View, r: Routing, cmap: CalibrationMap 
     threshold = float(r.lower) if cmap is None else None
     if cmap is not None:
         st.caption(STABILITY_ON_MAP)
-    s = _stability_cached(cache_key(ds), threshold, views.target_error(v), v.confidence, v.level, v.seed, ds.rows)
+    settings = settings_of(v).only("level", "seed", "target", "confidence")
+    s = _stability_cached(cache_key(ds), threshold, settings, ds.rows)
     for col, (label, value, ci, text) in zip(st.columns(3), stability_figures(s), strict=True):
         metric(col, label, value, ci, help=text)
     st.text("\n".join(stability_lines(s)[2:]))  # plain text: the lines may quote the unit's source

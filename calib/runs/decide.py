@@ -59,6 +59,18 @@ def two_thresholds(data: Dataset, s: Settings, *, max_review_share: float,
                procedure=procedure)
 
 
+def repeated(rows: Judgments | None) -> bool:
+    """Some item is judged more than once (the engine's notion of an item,
+    :func:`calib.decision.stability.item_codes`): route stability has something to say."""
+    import numpy as np
+
+    from calib.decision.stability import item_codes
+
+    if rows is None or not len(rows):
+        return False
+    return bool(np.bincount(item_codes(rows)[0]).max() >= 2)
+
+
 def stability(rows: Judgments, s: Settings, threshold: float | None) -> Stability:
     """Route stability of items judged several times (:mod:`calib.decision.stability`)."""
     from calib.decision.stability import stability as run
