@@ -33,6 +33,7 @@ import numpy as np
 from calib import metrics as m
 from calib.bootstrap import Bootstrap, bootstrap
 from calib.errors import CalibError
+from calib.failure import FailurePrediction, failure_prediction
 from calib.loadreport import LoadReport
 from calib.numbers import finite_or_none, plain
 from calib.scale import Scale
@@ -144,6 +145,8 @@ class Audit:
     #: :meth:`calib.clusters.Clusters.to_dict` of the table's clusters (count, how,
     #: effective_n, design_effect), ``None`` when rows are independent
     clusters: dict[str, Any] | None = None
+    #: AUPRC for errors, PRR, accuracy at coverage, the cumulative-differences test
+    failure: FailurePrediction | None = None
 
     @property
     def ece(self) -> float | None:
@@ -224,6 +227,11 @@ class Audit:
           were found), effective_n (n / design_effect), design_effect (of the accuracy,
           Kish)}: every interval then resamples clusters and each test divides its
           statistic by its own design effect (see the test's note);
+        - ``auprc_errors`` (+ ``_ci``, ``_baseline`` the error rate), ``prr`` (+ ``_ci``,
+          ``prr_definition``), ``accuracy_at_coverage``: [{coverage, accuracy, ci, value
+          (stated value at the cut), tied_at_cut}], ``cumulative_differences`` {kuiper, ks,
+          sigma, kuiper_normalised, ks_normalised, kuiper_p, ks_p, tests}
+          (:class:`calib.failure.FailurePrediction`);
         - ``groups``: one such object per group (without ``load_report``) when the
           data has several; ``load_report`` (:meth:`LoadReport.to_dict`) when given.
         """
@@ -265,6 +273,8 @@ class Audit:
         out["verdict"] = list(self.verdict)
         out["notes"] = list(self.notes)
         out["clusters"] = self.clusters
+        if self.failure is not None:
+            out.update(self.failure.to_dict())
         out["scale"] = self.scale.to_dict()
         out["pooled"] = self.pooled
         out.update(scheme=self.scheme, scheme_why=self.scheme_why, bins=self.bins, reps=self.reps, seed=self.seed, level=self.level)
@@ -408,6 +418,7 @@ def _audit_one(
         cox=cox, smooth=plan.smooth, tests=tests, miscalibrated=miscal,
         verdict=Verdict(), notes=(), scheme_why=choice.why,
         clusters=None if t.clusters is None else t.clusters.to_dict(),
+        failure=failure_prediction(t, metrics, ci, seed=seed),
     )
     from dataclasses import replace
 

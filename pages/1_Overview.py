@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calib.errors import CalibError
-from calib.present import explain, figures, questions, tables
+from calib.present import explain, failure, figures, questions, tables
 from calib.runs.audit import model_row
 from dashboard.chart import show_figure
 from dashboard.decision_view import overview_decision
@@ -78,3 +78,11 @@ if len(ctx.datasets) > 1:
 else:
     row = model_row(focus.name, focus.table, settings_of(v))  # bars' intervals
     show_figure(figures.brier_vs_constant([row], ctx.colors), key="fig_brier")
+
+# beside AUROC: how well low confidence picks out the wrong answers (after the side-by-side tables)
+fail = failure.failure_frame(a)
+if len(fail):
+    with st.expander("Failure prediction: does low confidence pick out the wrong answers?"):
+        st.dataframe(fail, hide_index=True)
+        st.caption(md_escape(f"{explain.help_text('auprc_errors')}  {explain.help_text('prr')}  "
+                             f"{explain.help_text('accuracy_at_coverage')}"))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from calib.errors import CalibError
 from calib.hosting import view as views
-from calib.present import explain, figures, questions, tables
+from calib.present import explain, failure, figures, questions, tables
 from calib.present import format as fmt
 from calib.present.reliability_page import diagram_reading
 from dashboard.chart import show_figure
@@ -85,6 +85,13 @@ st.caption(
     "answers (Guo et al. 2017); MCE: the largest bin gap; smooth ECE: kernel-smoothed, no bins (Błasiok & "
     "Nakkiran 2023); debiased L2 (Kumar, Liang & Ma 2019)."
 )
+
+if a.failure is not None:
+    st.subheader("Cumulative differences (no bins)")
+    show_figure(failure.cumulative_figure(a.failure.cumulative, name=focus.name, color=ctx.colors[focus.name],
+                                          level=v.level, unit=""), key="fig_cumulative")
+    st.caption(md_escape(f"{failure.cumulative_text(a)} {explain.help_text('cumulative_differences')} Tied answers "
+                         "are read together: the path is drawn at the end of each stated value."))
 
 decision = {True: "miscalibrated", False: "no evidence of miscalibration", None: "undefined"}[a.miscalibrated]
 st.markdown(md_escape(f"Verdict at the {lvl} level: {decision}."))

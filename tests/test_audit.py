@@ -42,7 +42,7 @@ def test_json_schema_keys_and_strictness() -> None:
     for key in REQUIRED:
         assert key in d, key
     for name in m.BATCH_METRICS:
-        if not name.startswith(("murphy_", "corp_", "cox_", "share_")):
+        if not name.startswith(("murphy_", "corp_", "cox_", "share_", "accuracy_at_")):
             assert f"{name}_ci" in d, name
     assert set(d["murphy"]) >= {"reliability", "resolution", "uncertainty"}
     assert set(d["corp"]) == {"mcb", "dsc", "unc"}

@@ -55,10 +55,12 @@ Modules
 :mod:`~calib.metrics.decompositions`
     Murphy and CORP decompositions of the Brier score.
 :mod:`~calib.metrics.ranking`
-    AUROC and the Mann-Whitney test.
+    AUROC and the Mann-Whitney test; the failure-prediction figures (AUPRC for errors,
+    the prediction rejection ratio, accuracy at fixed coverage).
 :mod:`~calib.metrics.pvalues`, :mod:`~calib.metrics.null`, :mod:`~calib.metrics.calibration_tests`
-    How p-values are computed, the null of perfect calibration the tests share, and the
-    tests themselves.
+    How p-values are computed (the Brownian-motion references of the cumulative
+    differences too), the null of perfect calibration the tests share, and the tests
+    themselves (the cumulative-differences test among them).
 :mod:`~calib.metrics.cox`
     The Cox calibration intercept and slope (on the logistic solver of :mod:`calib.logistic`).
 :mod:`~calib.metrics.smooth`
@@ -97,9 +99,11 @@ from calib.metrics.binned import (
     width_bins,
 )
 from calib.metrics.calibration_tests import (
+    CumulativeDifferences,
     brier_vs_constant,
     brier_winner,
     calibration_in_the_large,
+    cumulative_differences,
     goodness_of_fit,
     mean_variance,
     spiegelhalter,
@@ -150,14 +154,28 @@ from calib.metrics.null import (
 from calib.metrics.pvalues import (
     P_FLOOR,
     Test,
+    brownian_max_abs_critical,
+    brownian_max_abs_logsf,
+    brownian_range_logsf,
     chi2_logsf,
     chi2_test,
     z_test,
 )
 from calib.metrics.ranking import (
+    COVERAGES,
+    CoverageRow,
+    accuracy_at_coverage,
+    accuracy_at_coverage_batch,
+    auprc_errors,
+    auprc_errors_batch,
+    aurc_batch,
     auroc,
     auroc_grid_bound,
     auroc_vs_chance,
+    coverage_key,
+    oracle_aurc,
+    prr,
+    prr_batch,
 )
 from calib.metrics.smooth import (
     SMECE_MIN_WIDTH,
@@ -244,6 +262,11 @@ __all__ = [
     "goodness_of_fit",
     "mean_variance",
     "spiegelhalter",
+    "CumulativeDifferences",
+    "cumulative_differences",
+    "brownian_max_abs_critical",
+    "brownian_max_abs_logsf",
+    "brownian_range_logsf",
     "Corp",
     "corp",
     "Murphy",
@@ -251,6 +274,17 @@ __all__ = [
     "auroc",
     "auroc_grid_bound",
     "auroc_vs_chance",
+    "COVERAGES",
+    "CoverageRow",
+    "accuracy_at_coverage",
+    "accuracy_at_coverage_batch",
+    "auprc_errors",
+    "auprc_errors_batch",
+    "aurc_batch",
+    "coverage_key",
+    "oracle_aurc",
+    "prr",
+    "prr_batch",
     "Cox",
     "cox",
     "COX_DRAWS",

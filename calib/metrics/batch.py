@@ -22,7 +22,14 @@ from calib.metrics.cells import (
 )
 from calib.metrics.cox import cox_fit, cox_x
 from calib.metrics.decompositions import corp_batch, murphy_batch
-from calib.metrics.ranking import auroc_batch
+from calib.metrics.ranking import (
+    COVERAGES,
+    accuracy_at_coverage_batch,
+    auprc_errors_batch,
+    auroc_batch,
+    coverage_key,
+    prr_batch,
+)
 from calib.metrics.smooth import SmoothEce, smooth_ece_batch, smooth_ece_detail
 from calib.metrics.values import default_below, shares_batch
 from calib.numbers import finite_or_none
@@ -74,7 +81,8 @@ BATCH_METRICS: tuple[str, ...] = (
     "accuracy", "mean_confidence", "overconfidence", "brier", "brier_base_rate", "brier_skill",
     "brier_diff", "log_loss", "auroc", "ece", "ece_debiased", "mce", "ece_l2_debiased", "smooth_ece",
     "murphy_reliability", "murphy_resolution", "murphy_uncertainty", "corp_mcb", "corp_dsc",
-    "corp_unc", "cox_intercept", "cox_slope", "share_top", "share_below",
+    "corp_unc", "cox_intercept", "cox_slope", "share_top", "share_below", "auprc_errors", "prr",
+    *(coverage_key(c) for c in COVERAGES),
 )
 
 
@@ -102,7 +110,8 @@ def batch_metrics(s: CellStats, plan: Plan, *, smooth: bool = True) -> dict[str,
         "murphy_reliability": rel, "murphy_resolution": res, "murphy_uncertainty": unc,
         "corp_mcb": mcb, "corp_dsc": dsc, "corp_unc": cunc,
         "cox_intercept": cx["a"], "cox_slope": np.where(cx["single"], np.nan, cx["b"]),
-        "share_top": top, "share_below": below,
+        "share_top": top, "share_below": below, "auprc_errors": auprc_errors_batch(s), "prr": prr_batch(s),
+        **{coverage_key(c): accuracy_at_coverage_batch(s, c)[0] for c in COVERAGES},
     }
 
 

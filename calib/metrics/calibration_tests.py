@@ -2,13 +2,16 @@
 goodness-of-fit chi-square (Hosmer & Lemeshow 2000), Spiegelhalter's (1986) Z, and the
 paired Brier test of the stated confidence against the constant base rate
 (Diebold-Mariano with Hall's 1992 monotone skewness correction), with the verdict it gives
-(:func:`brier_winner`). Each reads the probabilities as stated (:func:`calib.metrics.cells.test_prob`)
+(:func:`brier_winner`), and the cumulative-differences test with no bins (Kuiper and
+Kolmogorov-Smirnov; Tygert 2021, :func:`cumulative_differences`). Each reads the probabilities as stated (:func:`calib.metrics.cells.test_prob`)
 and uses the shared null of :mod:`calib.metrics.null`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +19,7 @@ from calib.metrics.binned import bin_index, bin_sums
 from calib.metrics.cells import CellStats, brier_batch, single, test_prob
 from calib.metrics.null import (
     LYAPUNOV_MAX,
+    NULL_CELLS,
     TIE,
     certain_test,
     cluster_effect,
@@ -27,7 +31,15 @@ from calib.metrics.null import (
     null_groups,
     null_variance,
 )
-from calib.metrics.pvalues import Test, chi2_test, mc_test, z_test
+from calib.metrics.pvalues import (
+    P_FLOOR,
+    Test,
+    brownian_max_abs_logsf,
+    brownian_range_logsf,
+    chi2_test,
+    mc_test,
+    z_test,
+)
 from calib.settings import BINS
 from calib.table import CountTable
 
@@ -236,3 +248,121 @@ def spiegelhalter(table: CountTable, *, seed: int = 0) -> Test:
         exceed += int(np.sum(np.abs(dev @ wg) >= abs(num) - TIE * max(1.0, abs(num))))
         draws += dev.shape[0]
     return clustered_note(mc_test(name, z, None, exceed, draws, far_from_normal(lyap)), t, d)
+
+
+#: Most points of the path a :class:`CumulativeDifferences` keeps for its figure.
+PATH_POINTS = 2001
+
+
+@dataclass(frozen=True)
+class CumulativeDifferences:
+    """The cumulative-differences calibration test (:func:`cumulative_differences`).
+
+    ``kuiper`` and ``ks`` are in units of probability (the range and the largest
+    absolute value of the path ``C``); ``sigma`` the path's standard deviation at its end
+    under perfect calibration, ``sqrt(sum p (1 - p)) / N``; ``kuiper_test`` and
+    ``ks_test`` test perfect calibration with the normalised statistics. ``share``,
+    ``value`` and ``path``: the path at the end of each stated value (thinned to
+    :data:`PATH_POINTS` points, its highest and lowest kept), starting at ``(0, 0)``."""
+
+    kuiper: float | None
+    ks: float | None
+    sigma: float | None
+    kuiper_test: Test
+    ks_test: Test
+    share: np.ndarray = field(repr=False, compare=False)
+    value: np.ndarray = field(repr=False, compare=False)
+    path: np.ndarray = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kuiper": self.kuiper, "ks": self.ks, "sigma": self.sigma,
+                "kuiper_normalised": self.kuiper_test.statistic, "ks_normalised": self.ks_test.statistic,
+                "kuiper_p": self.kuiper_test.p_value, "ks_p": self.ks_test.p_value,
+                "tests": {"kuiper": self.kuiper_test.to_dict(), "ks": self.ks_test.to_dict()}}
+
+
+def _path_extremes(dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Range and largest absolute value of the cumulative sums of ``dev`` along its last
+    axis, the path starting at 0."""
+    c = np.cumsum(dev, axis=-1)
+    hi, lo = np.maximum(c.max(axis=-1), 0.0), np.minimum(c.min(axis=-1), 0.0)
+    return hi - lo, np.maximum(hi, -lo)
+
+
+def cumulative_differences(table: CountTable, *, seed: int = 0) -> CumulativeDifferences:
+    # long: the statistic, its two references (Monte Carlo, Brownian) and the clusters' adjustment in one place
+    """Cumulative-differences test of calibration, with no bins (Tygert 2021, "Cumulative
+    deviation of a subpopulation from the full population", J. Big Data 8; Arrieta-Ibarra,
+    Gujral, Tannen, Tygert & Xu 2022, "Metrics of calibration for probabilistic
+    predictions", JMLR 23).
+
+    Answers sorted by stated probability, ``C_k = (1/N) sum_{i<=k} (y_i - p_i)``: flat
+    where the judge is calibrated, rising where it is underconfident, falling where
+    overconfident. Kuiper's statistic is ``max C - min C`` (``C_0 = 0``), Kolmogorov and
+    Smirnov's ``max |C|``; divided by ``sigma = sqrt(sum p (1 - p)) / N`` each is, under
+    perfect calibration and for many small steps, the range (the largest absolute value)
+    of a standard Brownian motion on [0, 1] (:func:`brownian_range_logsf`,
+    :func:`brownian_max_abs_logsf`).
+
+    Ties: the order of answers tied at one stated value is arbitrary, and the path inside
+    a tie would move with it; ``C`` is read only at the end of each stated value (each
+    cell), where it does not. With at most :data:`NULL_CELLS` cells holding ``0 < p < 1``
+    (a stated scale) the p-value is a Monte Carlo one under perfect calibration over the
+    same cells (:func:`null_deviations`): exact in level for this statistic, where the
+    Brownian reference, which assumes a continuous path, would be conservative. With more
+    cells it is the Brownian one, unless the path is far from normal (:func:`lyapunov`
+    above :data:`LYAPUNOV_MAX`: simulated on :func:`null_groups`). A wrong answer at 100
+    or a right one at 0 rejects with ``p = 0``. With clusters both normalised statistics
+    are divided by the square root of the design effect of the sum of residuals."""
+    t = single(table)
+    empty = np.zeros(1)
+    decided = decided_test("cumulative_differences_kuiper", t)
+    N = t.total
+    dev = (t.correct - t.prob * t.n).astype(np.float64) if N else empty
+    c = np.concatenate([[0.0], np.cumsum(dev)]) / max(N, 1)
+    share = np.concatenate([[0.0], np.cumsum(t.n)]) / max(N, 1)
+    val = np.concatenate([[np.nan], t.value.astype(np.float64)])
+    keep = np.unique(np.concatenate([np.linspace(0, c.size - 1, min(c.size, PATH_POINTS)).astype(np.int64),
+                                     [int(np.argmax(c)), int(np.argmin(c))]]))
+    share, val, path = share[keep], val[keep], c[keep]
+    kuiper, ks = (float(np.max(c) - np.min(c)), float(np.max(np.abs(c)))) if N else (None, None)
+    var = null_variance(t.prob * t.n, t.sq_sum) if N else 0.0
+    sigma = math.sqrt(var) / N if N else None
+
+    def result(ku: Test, k: Test) -> CumulativeDifferences:
+        return CumulativeDifferences(kuiper, ks, sigma, ku, k, share, val, path)
+
+    if decided is not None:
+        return result(decided, replace(decided, name="cumulative_differences_ks"))
+    if not var > 0:
+        return result(certain_test("cumulative_differences_kuiper"), certain_test("cumulative_differences_ks"))
+    d = cluster_effect(t, 1 - t.p_correct, -t.p_wrong, var)
+    assert kuiper is not None and ks is not None
+    obs_ku, obs_ks = kuiper * N / math.sqrt(d), ks * N / math.sqrt(d)
+    z_ku, z_ks = obs_ku / math.sqrt(var), obs_ks / math.sqrt(var)
+    p = test_prob(t)
+    live = int(np.sum((t.n > 0) & (p > 0) & (p < 1)))
+    lyap = lyapunov(np.ones_like(p), t.n, p, var)
+    if live > NULL_CELLS and lyap <= LYAPUNOV_MAX:
+        tests = [_brownian_test(name, z, logsf) for name, z, logsf in
+                 (("cumulative_differences_kuiper", z_ku, brownian_range_logsf),
+                  ("cumulative_differences_ks", z_ks, brownian_max_abs_logsf))]
+    else:
+        _, ng, pg = null_groups(t)
+        exceed, draws = np.zeros(2, dtype=np.int64), 0
+        for sim in null_deviations(ng, pg, seed=seed):
+            rng_, mx = _path_extremes(sim)
+            exceed += [int(np.sum(rng_ >= obs_ku - TIE)), int(np.sum(mx >= obs_ks - TIE))]
+            draws += sim.shape[0]
+        why = ("the path is read at each of a few stated values, where the Brownian reference would be conservative"
+               if live <= NULL_CELLS else far_from_normal(lyap))
+        tests = [mc_test("cumulative_differences_kuiper", z_ku, None, int(exceed[0]), draws, why),
+                 mc_test("cumulative_differences_ks", z_ks, None, int(exceed[1]), draws, why)]
+    return result(*(clustered_note(x, t, d) for x in tests))
+
+
+def _brownian_test(name: str, stat: float, logsf: Any) -> Test:
+    """A test whose p-value is ``exp(logsf(stat))``, floored at :data:`P_FLOOR`."""
+    lp = max(float(logsf(stat)), math.log(P_FLOOR))
+    return Test(name, float(stat), None, math.exp(lp), lp / math.log(10),
+                "p-value from the Brownian limit (many stated values, each a small step of the path)")

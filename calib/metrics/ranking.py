@@ -1,10 +1,20 @@
 """Ranking: the AUROC of the stated confidence for "the answer is right", the bound on
-what pooling can change in it, and the Mann-Whitney test against chance (Lehmann 1975).
+what pooling can change in it, and the Mann-Whitney test against chance (Lehmann 1975);
+the failure-prediction figures: the average precision of flagging the wrong answers
+(AUPRC for errors), the prediction rejection ratio and the accuracy at fixed coverage.
+
+Ties (a judge states few values): answers tied at one stated value cannot be separated by
+any threshold. AUROC counts a tied (right, wrong) pair as 1/2; AUPRC takes a tied block
+together (one threshold, as scikit-learn does); the AURC of the
+PRR its expectation over the orders of tied answers; accuracy at a coverage that cuts a tied
+block takes the block's share at random (its expected accuracy).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -88,3 +98,156 @@ def _rank_design_effect(t: CountTable, ybar: float, var: float) -> float:
     before = np.cumsum(t.n) - t.n
     r = before + (t.n + 1) / 2.0 - (t.total + 1) / 2.0  # each cell's midrank, centred
     return cluster_effect(t, (1 - ybar) * r, -ybar * r, var)
+
+
+# ------------------------------------------------------------------ failure prediction
+#: Coverages of :func:`accuracy_at_coverage`: HELM's selective accuracy at 10% (Liang et
+#: al. 2023, "Holistic Evaluation of Language Models", sect. 4.5), half, and 80%.
+COVERAGES: tuple[float, ...] = (0.1, 0.5, 0.8)
+
+
+def auprc_errors_batch(s: CellStats) -> np.ndarray:
+    """Average precision with the wrong answers as the positive class, ranked by
+    increasing confidence, per rep (shape ``(reps,)``; NaN without a wrong answer).
+
+    .. math:: \\mathrm{AP} = \\sum_j \\frac{w_j}{W} \\, \\frac{\\sum_{i \\le j} w_i}{\\sum_{i \\le j} n_i}
+
+    over the distinct stated values ``j`` in increasing order (``w_j`` wrong answers of
+    ``n_j``): the recall step of each threshold times the precision of flagging every
+    answer at or below it. Tied answers share one threshold, as in
+    ``sklearn.metrics.average_precision_score`` (no interpolation); a judge that ranks
+    no better than chance scores the error rate."""
+    w = (s.n - s.k).astype(np.float64)
+    W = w.sum(axis=-1)
+    tp, flagged = np.cumsum(w, axis=-1), np.cumsum(s.n, axis=-1).astype(np.float64)
+    return safe_div((w * safe_div(tp, flagged)).sum(axis=-1, where=w > 0), W)
+
+
+def aurc_batch(s: CellStats) -> np.ndarray:
+    """AURC per rep, ties broken at random (its expectation over the orders of tied answers).
+
+    Answers are accepted by decreasing confidence; the risk at ``k`` accepted is their
+    error rate, ``AURC = (1/N) sum_k risk(k)``. Inside block ``j`` of ``n_j`` tied
+    answers (``w_j`` wrong; ``C, E`` answers and errors above it) the expected risk at
+    ``C + t`` accepted is ``(E + t r) / (C + t)``, ``r = w_j / n_j``, so the block adds
+
+    .. math:: w_j + (E - C r) (H_{C + n_j} - H_C)
+
+    (``H`` the harmonic numbers): exact from the count table. Without ties it is the
+    usual mean over ``k`` and :mod:`calib.decision.aurc`'s AURC; with ties that one
+    gives every position of a block the block's risk (what a threshold realises), which
+    keeps a judge that separates right from wrong perfectly but states its wrong answers
+    at one value short of the oracle: the ratio :func:`prr_batch` needs the expectation."""
+    counts = s.n[..., ::-1]
+    n, w = counts.astype(np.float64), (s.n - s.k)[..., ::-1].astype(np.float64)
+    after = np.cumsum(counts, axis=-1)
+    C, E = (after - counts).astype(np.float64), np.cumsum(w, axis=-1) - w
+    r = safe_div(w, n)
+    # H_k for every count up to the largest total, once: a table lookup is 10 times
+    # cheaper than two digamma calls per cell of 2,000 resamples
+    h = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, int(after[..., -1].max(initial=0)) + 1))])
+    gain = h[after] - h[after - counts]
+    block = np.where(n > 0, w + (E - C * np.nan_to_num(r)) * gain, 0.0)
+    return safe_div(block.sum(axis=-1), n.sum(axis=-1))
+
+
+def oracle_aurc(total: np.ndarray, wrong: np.ndarray) -> np.ndarray:
+    """AURC of the perfect ordering, ``(W - R (H_N - H_R)) / N`` (``H`` harmonic numbers)."""
+    from scipy.special import digamma
+
+    N, W = np.asarray(total, dtype=np.float64), np.asarray(wrong, dtype=np.float64)
+    R = N - W
+    return safe_div(W - R * (digamma(N + 1.0) - digamma(R + 1.0)), N)
+
+
+def prr_batch(s: CellStats) -> np.ndarray:
+    """Prediction rejection ratio per rep (NaN with one class only).
+
+    .. math:: \\mathrm{PRR} = \\frac{\\mathrm{AURC}_{rand} - \\mathrm{AURC}}
+              {\\mathrm{AURC}_{rand} - \\mathrm{AURC}_{oracle}}, \\quad \\mathrm{AURC}_{rand} = W / N
+
+    the share of the oracle's gain over random rejection that the stated confidence
+    achieves (Malinin, Mlodozeniec & Gales 2020, "Ensemble Distribution Distillation",
+    ICLR, sect. 5; on the curve of the mean quality of the answers kept, as LM-Polygraph
+    computes it: Fadeeva et al. 2023, Vashurin et al. 2025). 1 is the oracle, 0 is
+    chance, negative is worse than chance. On Malinin's own curve (rejected answers
+    replaced by right ones, the error counted over all ``N``) the PRR of 0/1 errors is
+    exactly ``2 AUROC - 1`` when ties are broken at random, no new information; on the
+    risk of the answers kept it weighs the most confident answers most. AURC with
+    ties broken at random (:func:`aurc_batch`): a judge stating one value scores 0, one
+    separating right from wrong at two values scores 1."""
+    N = s.total.astype(np.float64)
+    W = N - s.hits
+    rand = safe_div(W, N)
+    return safe_div(rand - aurc_batch(s), rand - oracle_aurc(N, W))
+
+
+def accuracy_at_coverage_batch(s: CellStats, coverage: float) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy of the most confident ``coverage`` share of the answers, per rep, and the
+    index of the cell the cut falls in.
+
+    With ``m = coverage N`` answers accepted by decreasing confidence, the cell the cut
+    falls in (``n_j`` answers tied at one value) contributes ``f = (m - N_above) / n_j``
+    of its answers: ``(K_above + f k_j) / m``, the expected accuracy when the tie is
+    broken at random. No threshold accepts exactly that share when the cut falls inside
+    a tie; :func:`accuracy_at_coverage` says how many answers were split."""
+    n, k = s.n[..., ::-1].astype(np.float64), s.k[..., ::-1].astype(np.float64)
+    cum_n, cum_k = np.cumsum(n, axis=-1), np.cumsum(k, axis=-1)
+    m = coverage * cum_n[..., -1:]
+    j = np.minimum((cum_n < m - 1e-9 * np.maximum(m, 1)).sum(axis=-1, keepdims=True), n.shape[-1] - 1)
+    nj, kj = np.take_along_axis(n, j, -1), np.take_along_axis(k, j, -1)
+    above_n, above_k = np.take_along_axis(cum_n, j, -1) - nj, np.take_along_axis(cum_k, j, -1) - kj
+    f = safe_div(m - above_n, nj)
+    acc = safe_div(above_k + f * kj, m)
+    return acc[..., 0], (n.shape[-1] - 1 - j)[..., 0]
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """Accuracy among the most confident ``coverage`` share of answers (see
+    :func:`accuracy_at_coverage_batch`): ``value`` the stated value at the cut,
+    ``split`` how many answers tied at it (0 when the cut falls between two values)."""
+
+    coverage: float
+    accuracy: float | None
+    ci: tuple[float | None, float | None]
+    value: float | None
+    split: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"coverage": self.coverage, "accuracy": self.accuracy, "ci": list(self.ci), "value": self.value,
+                "tied_at_cut": self.split}
+
+
+def coverage_key(c: float) -> str:
+    """The batch metric's name of accuracy at coverage ``c`` (``accuracy_at_10``)."""
+    return f"accuracy_at_{round(100 * c):d}"
+
+
+def accuracy_at_coverage(table: CountTable, ci: dict[str, tuple[float | None, float | None]] | None = None,
+                         coverages: tuple[float, ...] = COVERAGES) -> tuple[CoverageRow, ...]:
+    """One :class:`CoverageRow` per coverage (intervals from ``ci``, by
+    :func:`coverage_key`); the cut is inside a tie when its cell's answers are not all
+    accepted or all refused."""
+    t = single(table)
+    s = CellStats.of(t)
+    out = []
+    for c in coverages:
+        acc, j = accuracy_at_coverage_batch(s, c)
+        cell = int(j[0])
+        above = float(t.n[cell + 1:].sum())
+        inside = 0 < c * t.total - above < t.n[cell] - 1e-9 if t.total else False
+        out.append(CoverageRow(c, finite_or_none(acc), (ci or {}).get(coverage_key(c), (None, None)),
+                               float(t.scale.to_stated(t.prob[cell])) if t.total else None,
+                               int(t.n[cell]) if inside else 0))
+    return tuple(out)
+
+
+def auprc_errors(table: CountTable) -> float | None:
+    """:func:`auprc_errors_batch` of the table (``None`` without a wrong answer)."""
+    return finite_or_none(auprc_errors_batch(CellStats.of(table)))
+
+
+def prr(table: CountTable) -> float | None:
+    """:func:`prr_batch` of the table (``None`` with one class only)."""
+    return finite_or_none(prr_batch(CellStats.of(table)))

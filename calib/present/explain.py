@@ -369,6 +369,38 @@ QUANTITIES: dict[str, Quantity] = {
         "Lower is better.",
         m.aurc,
     ),
+    "auprc_errors": _d(
+        "AUPRC for errors",
+        "average precision with the wrong answers as positives, least confident first",
+        "How well low confidence picks out the wrong answers: the share of wrong answers among those "
+        "flagged, averaged over every share of the errors caught.",
+        "Higher is better; the error rate is chance, 1 is perfect.",
+        m.auprc_errors,
+    ),
+    "prr": _d(
+        "PRR",
+        "prediction rejection ratio (Malinin et al. 2020)",
+        "Setting aside the least confident answers: the share of the gain over random rejection that "
+        "setting aside exactly the wrong answers would give, on the error rate of the answers kept.",
+        "Higher is better; 0 is chance, 1 is perfect, below 0 worse than chance.",
+        m.prr,
+    ),
+    "accuracy_at_coverage": _d(
+        "Right among the most confident",
+        "selective accuracy at fixed coverage (HELM: 10%)",
+        "The share right among a fixed share of the answers, the most confident ones; answers tied at "
+        "the cut count by their share (their average).",
+        "Higher is better.",
+        m.accuracy_at_coverage,
+    ),
+    "cumulative_differences": _d(
+        "Cumulative differences",
+        "cumulative-differences test (Kuiper, Kolmogorov-Smirnov; Tygert 2021)",
+        "Answers sorted by confidence, the running sum of right (1) minus stated probability: flat for a "
+        "calibrated judge, rising where it is underconfident, falling where overconfident. No bins.",
+        "Flat is calibrated; the test says whether its range is more than noise.",
+        m.cumulative_differences,
+    ),
     "drift_change": _d(
         "Change",
         "difference between runs (new minus old)",

@@ -245,3 +245,34 @@ FIT_ECE_INTERVAL_TEXT = (
     "the noise in each bin, most after a map with many small bins, so the lower end is a bound on the debiased "
     "ECE; the change's interval is a percentile one of the paired resamples."
 )
+
+
+# ----------------------------------------------------------------- failure prediction
+def auprc_errors(x: float, baseline: float | None = None, **_: object) -> str:
+    chance = "" if baseline is None else f" (a confidence that ranks no better than chance scores the error rate, {num(baseline)})"
+    return (
+        f"AUPRC for errors {num(x)}: flagging the least confident answers first, this is the average share "
+        f"of wrong answers among those flagged, over every share of the errors caught{chance}."
+    )
+
+
+def prr(x: float, **_: object) -> str:
+    if x <= 0:
+        return (f"PRR {num(x, 2)}: setting aside the least confident answers removes errors no better than setting "
+                "aside answers at random.")
+    return (
+        f"PRR {num(x, 2)}: setting aside the least confident answers achieves {_share(min(x, 1.0))} of what "
+        "setting aside exactly the wrong answers would, against random rejection (0 is chance, 1 perfect)."
+    )
+
+
+def accuracy_at_coverage(x: float, coverage: float | None = None, **_: object) -> str:
+    cov = "the most confident answers" if coverage is None else f"the most confident {_share(coverage)} of answers"
+    return f"Right among {cov}: {pct(x)} of them are right (HELM's selective accuracy at 10%)."
+
+
+def cumulative_differences(x: float, **_: object) -> str:
+    return (
+        f"Cumulative differences: sorted by confidence, the running sum of right minus stated wanders {num(x)} "
+        "(Kuiper's range, a share of all answers); a calibrated judge's sum stays near 0."
+    )

@@ -93,6 +93,15 @@ def figures(a: Audit) -> list[str]:
     return rows
 
 
+def failure_block(a: Audit) -> list[str]:
+    """Failure prediction: AUPRC for errors, PRR, accuracy at coverage, and the
+    cumulative-differences test (:mod:`calib.present.failure`)."""
+    from calib.present.failure import cumulative_text, failure_rows
+
+    rows = [_line(label, val, ci) for label, val, ci, _ in failure_rows(a)]
+    return rows + _wrap(cumulative_text(a)) if rows else []
+
+
 def tests_block(a: Audit) -> list[str]:
     """One line per test: statistic and p-value."""
     out = []
@@ -176,6 +185,9 @@ def render_text(a: Audit, decision: Decision | None = None) -> str:
     if decision is not None:
         lines += ["", "Threshold decision"] + decision_block(decision, a)
     lines += ["", "Figures"] + figures(a)
+    failure = failure_block(a)
+    if failure:
+        lines += ["", "Failure prediction (low confidence picking out the wrong answers)"] + failure
     lines += ["", "Tests (two-sided)"] + tests_block(a) + _wrap(verdict_tests(a.level))
     lines += ["", "What each stated value meant" if a.per_value else f"Bins ({a.scheme})"] + per_value_block(a)
     if a.groups:

@@ -1,0 +1,96 @@
+"""The failure-prediction figures of an audit in words, a table and a figure: AUPRC for
+errors, the prediction rejection ratio, accuracy at fixed coverage and the
+cumulative-differences test (:class:`calib.failure.FailurePrediction`), for ``calib audit``'s
+text, the Overview and the Reliability page. Nothing is computed here but the layout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from calib.present import explain
+from calib.present.format import esc, interval, num, p_value, pct
+from calib.present.plot_base import REFERENCE_COLOR, _layout
+
+if TYPE_CHECKING:
+    from calib.audit import Audit
+    from calib.metrics import CumulativeDifferences
+
+
+def failure_rows(a: Audit) -> list[tuple[str, str, str, str]]:
+    """``(label, value, interval, what this means)`` of each figure, in the order every face
+    shows them; empty when the audit has none."""
+    f = a.failure
+    if f is None:
+        return []
+    rows = [
+        (f"{explain.QUANTITIES['auprc_errors'].label} (chance {num(f.auprc_errors_baseline)})", num(f.auprc_errors),
+         interval(*f.auprc_errors_ci), explain.meaning("auprc_errors", f.auprc_errors,
+                                                       baseline=f.auprc_errors_baseline)),
+        ("PRR (0 chance, 1 oracle)", num(f.prr), interval(*f.prr_ci), explain.meaning("prr", f.prr)),
+    ]
+    for r in f.accuracy_at_coverage:
+        tie = f"; {r.split:,} answers tied at {num(r.value, 4)} share the cut" if r.split else ""
+        rows.append((f"Right among top {100 * r.coverage:g}%", pct(r.accuracy),
+                     interval(*r.ci, pct), explain.meaning("accuracy_at_coverage", r.accuracy, coverage=r.coverage)
+                     + tie))
+    return rows
+
+
+def cumulative_text(a: Audit) -> str:
+    """The cumulative-differences test in one line (statistics and p-values, how computed)."""
+    f = a.failure
+    if f is None:
+        return ""
+    c = f.cumulative
+    ku, ks = c.kuiper_test, c.ks_test
+    if ku.statistic is None:
+        return f"Cumulative differences (no bins): {'p=0, ' if ku.p_value == 0 else 'undefined: '}{ku.note}"
+    return (f"Cumulative differences (no bins): Kuiper {num(c.kuiper, 4)} ({ku.statistic:.2f} sigma, "
+            f"{p_value(ku.p_value, ku.log10_p, bound=ku.p_bound)}), Kolmogorov-Smirnov {num(c.ks, 4)} "
+            f"({ks.statistic:.2f} sigma, {p_value(ks.p_value, ks.log10_p, bound=ks.p_bound)}); "
+            f"{ku.note or 'p-value from the Brownian limit'}.")
+
+
+def cumulative_figure(c: CumulativeDifferences, *, name: str, color: str, level: float = 0.95,
+                      unit: str = "") -> go.Figure:
+    """The cumulative differences of one judge (Tygert 2021): answers sorted by stated
+    confidence on x (their cumulative share), the running sum of right minus stated on y
+    (percentage points of all answers), read at the end of each stated value; dotted, the
+    band ``+- x sigma`` a calibrated judge's path stays inside with probability ``level``
+    in the Brownian limit (:func:`calib.metrics.brownian_max_abs_critical`)."""
+    from calib.metrics import brownian_max_abs_critical
+
+    ename = esc(name)
+    x, y = 100 * np.asarray(c.share, dtype=np.float64), 100 * np.asarray(c.path, dtype=np.float64)
+    fig = go.Figure()
+    if c.sigma:
+        h = 100 * brownian_max_abs_critical(1 - level) * c.sigma
+        for sign, show in ((1, True), (-1, False)):
+            fig.add_trace(go.Scatter(x=[0, 100], y=[sign * h, sign * h], mode="lines", showlegend=show,
+                                     name=f"{100 * level:g}% band of a calibrated judge", hoverinfo="skip",
+                                     line={"color": REFERENCE_COLOR, "dash": "dot", "width": 1}))
+    vals = np.where(np.isfinite(c.value), c.value, np.nan)
+    fig.add_trace(go.Scatter(
+        x=x, y=y, mode="lines+markers" if x.size <= 200 else "lines", name=ename,
+        line={"color": color, "width": 2}, marker={"size": 5, "color": color},
+        customdata=vals, hovertemplate=("up to stated %{customdata:.4g}" + esc(unit) + "<br>%{x:.1f}% of answers"
+                                        "<br>right minus stated %{y:.2f} points<extra>" + ename + "</extra>"),
+    ))
+    span = max(float(np.max(np.abs(y))) if y.size else 0.0, 100 * brownian_max_abs_critical(1 - level) * (c.sigma or 0))
+    fig.update_xaxes(range=[0, 100])
+    fig.update_yaxes(range=[-1.15 * span - 1e-6, 1.15 * span + 1e-6], zeroline=True)
+    return _layout(fig, title="Cumulative differences<br><sup>flat is calibrated; falling: overconfident there; "
+                   "rising: underconfident</sup>",
+                   x="answers sorted by stated confidence (cumulative %)", y="right minus stated (points of all answers)")
+
+
+def failure_frame(a: Audit) -> Any:
+    """:func:`failure_rows` as a DataFrame for the dashboard."""
+    import pandas as pd
+
+    return pd.DataFrame([{"figure": r[0], "value": r[1], f"{100 * a.level:g}% interval": r[2], "in plain words": r[3]}
+                         for r in failure_rows(a)])
