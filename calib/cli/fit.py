@@ -335,3 +335,39 @@ def _original_objects(ds: Dataset, path: str, lines: Any) -> list[dict[str, Any]
     return out
 
 
+
+
+def add_transport(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "transport", help="check a saved map on new labelled data: keep, refit or retire",
+        description="Check MAP.json (written by calib fit --out) on NEW labelled data: a calibration test of the "
+                    "mapped probabilities (cumulative differences, no bins), the map's Brier gain now and when "
+                    "fitted, and the advice. Exit code 0: keep; 1: refit or retire; 2: bad input.",
+    )
+    p.add_argument("map", metavar="MAP.json")
+    p.add_argument("file", metavar="NEW")
+    add_load_options(p)
+    g = p.add_argument_group("tests")
+    g.add_argument("--seed", type=positive_int, default=0, metavar="S", help="Monte Carlo seed (default 0)")
+    g.add_argument("--level", type=number, default=0.95, metavar="L",
+                   help="1 - level is the advice's false-alarm rate, split over its two tests (default 0.95)")
+    add_json_option(p)
+    p.set_defaults(func=cmd_transport)
+
+
+def cmd_transport(args: argparse.Namespace) -> int:
+    """``calib transport MAP.json NEW``: the advice, as the exit code too."""
+    from calib.maps import read_map
+    from calib.maps.transport import transport
+    from calib.present.transport import advice_sentence, transport_lines
+
+    cmap = read_map(args.map)
+    ds = load_dataset(args.file, args)
+    check_map_scale(cmap, ds, args.map, ds.report.source or args.file)
+    t = transport(cmap, ds, level=args.level, seed=args.seed)
+    if args.json:
+        emit_json({**t.to_dict(), "sentence": advice_sentence(t), "map": args.map, "name": ds.name,
+                   "load_report": ds.report.to_dict()})
+    else:
+        sys.stdout.write("\n".join(load_lines(ds) + transport_lines(t, args.map, ds.name)) + "\n")
+    return t.exit_code

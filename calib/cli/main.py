@@ -13,7 +13,7 @@ from calib.cli.args import check_level
 from calib.cli.audit import add_audit, add_compare
 from calib.cli.cascade import add_cascade
 from calib.cli.drift import add_drift
-from calib.cli.fit import add_apply, add_fit
+from calib.cli.fit import add_apply, add_fit, add_transport
 from calib.cli.hosting import add_hosting
 from calib.cli.labels import add_labels, attach_dash_values
 from calib.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit(sub)
     add_fit(sub)
     add_apply(sub)
+    add_transport(sub)
     add_compare(sub)
     add_route(sub)
     add_drift(sub)

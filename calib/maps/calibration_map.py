@@ -80,6 +80,11 @@ class CalibrationMap:
     steps:
         The ``m`` of the continuity correction (:func:`calib.scale.scale_steps` of the
         fitting data); ``None``: that of the scale alone (hundredths on 0-1).
+    held_out:
+        How the map scored on held-out data when it was fitted (``calib fit --out``
+        writes it: ``scoring``, ``n_eval``, ``brier_stated``, ``brier_mapped``,
+        ``brier_base_rate``), read back by :mod:`calib.maps.transport`; ``None`` when
+        unknown (a map written before it existed).
     """
 
     method: str
@@ -91,6 +96,7 @@ class CalibrationMap:
     n_fit: int = 0
     note: str = ""
     steps: float | None = None
+    held_out: Mapping[str, Any] | None = None
 
     # ---------------------------------------------------------------- apply
     def apply_prob(self, p: np.ndarray | float) -> np.ndarray:
@@ -193,6 +199,7 @@ class CalibrationMap:
             "replaces": self.replaces,
             "n_fit": int(self.n_fit),
             "note": self.note,
+            **({} if self.held_out is None else {"held_out": dict(self.held_out)}),
         }
 
     def to_json(self) -> str:
@@ -302,8 +309,25 @@ def _map_from_dict(d: Any, source: str) -> CalibrationMap:
         values=np.asarray(values, dtype=np.float64),
         replaces=str(replaces) if replaces is not None else None,
         n_fit=int(d.get("n_fit") or 0) if isinstance(d.get("n_fit", 0), int) else 0,
-        note=str(d.get("note") or ""), steps=steps,
+        note=str(d.get("note") or ""), steps=steps, held_out=_held_out(d.get("held_out"), bad),
     )
+
+
+#: The numbers of a map's ``held_out`` block (each a finite number or null).
+HELD_OUT_NUMBERS = ("n_eval", "brier_stated", "brier_mapped", "brier_base_rate")
+
+
+def _held_out(v: Any, bad: Any) -> dict[str, Any] | None:
+    """The ``held_out`` block of a map file, checked: an object of finite numbers (or
+    null) and a ``scoring`` name; ``None`` when absent."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise bad('"held_out" must be an object')
+    out: dict[str, Any] = {"scoring": str(v.get("scoring") or "")[:40]}
+    for key in HELD_OUT_NUMBERS:
+        out[key] = None if v.get(key) is None else _finite_number(v.get(key), f"held_out.{key}", bad)
+    return out
 
 
 def _finite_number(v: Any, name: str, bad: Any) -> float:

@@ -238,8 +238,12 @@ def _result(job: _Job, split: _Split, sc: Scored, draws: Draws, verdict: _Verdic
     softmax, folds = job.fitter.softmax, job.folds
     before = sc.sides["before"].table
     values = np.zeros(0) if softmax else np.unique(np.concatenate([split.fit_table.value, before.value]))
-    cmap = replace(verdict.cmap, values=values)
     after = "base" if verdict.useless else "after"
+    # the map carries how it scored on held-out data, for calib transport to compare with later
+    held = {"scoring": scoring, "n_eval": int(sc.pairs.n.sum()), "brier_stated": draws.scores("before").brier.value,
+            "brier_mapped": draws.scores(after).brier.value, "brier_base_rate": draws.scores("base").brier.value}
+    cmap = replace(verdict.cmap, values=values, held_out={k: finite_or_none(v) if k != "scoring" else v
+                                                          for k, v in held.items()})
     return FitResult(
         method=job.fitter.method, scoring=scoring, map=cmap, fitted=replace(split.fit.cmap, values=values),
         useless=verdict.useless, reason=verdict.reason, notes=tuple(notes), n_fit=split.fit_table.total,

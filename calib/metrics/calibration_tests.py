@@ -289,7 +289,7 @@ def _path_extremes(dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi - lo, np.maximum(hi, -lo)
 
 
-def cumulative_differences(table: CountTable, *, seed: int = 0) -> CumulativeDifferences:
+def cumulative_differences(table: CountTable, *, seed: int = 0, inflation: float = 1.0) -> CumulativeDifferences:
     # long: the statistic, its two references (Monte Carlo, Brownian) and the clusters' adjustment in one place
     """Cumulative-differences test of calibration, with no bins (Tygert 2021, "Cumulative
     deviation of a subpopulation from the full population", J. Big Data 8; Arrieta-Ibarra,
@@ -313,7 +313,8 @@ def cumulative_differences(table: CountTable, *, seed: int = 0) -> CumulativeDif
     cells it is the Brownian one, unless the path is far from normal (:func:`lyapunov`
     above :data:`LYAPUNOV_MAX`: simulated on :func:`null_groups`). A wrong answer at 100
     or a right one at 0 rejects with ``p = 0``. With clusters both normalised statistics
-    are divided by the square root of the design effect of the sum of residuals."""
+    are divided by the square root of the design effect of the sum of residuals, and by
+    ``sqrt(inflation)`` (a variance the caller adds: :mod:`calib.maps.transport`)."""
     t = single(table)
     empty = np.zeros(1)
     decided = decided_test("cumulative_differences_kuiper", t)
@@ -336,7 +337,7 @@ def cumulative_differences(table: CountTable, *, seed: int = 0) -> CumulativeDif
         return result(decided, replace(decided, name="cumulative_differences_ks"))
     if not var > 0:
         return result(certain_test("cumulative_differences_kuiper"), certain_test("cumulative_differences_ks"))
-    d = cluster_effect(t, 1 - t.p_correct, -t.p_wrong, var)
+    d = cluster_effect(t, 1 - t.p_correct, -t.p_wrong, var) * float(inflation)
     assert kuiper is not None and ks is not None
     obs_ku, obs_ks = kuiper * N / math.sqrt(d), ks * N / math.sqrt(d)
     z_ku, z_ks = obs_ku / math.sqrt(var), obs_ks / math.sqrt(var)
