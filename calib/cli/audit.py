@@ -56,7 +56,24 @@ def add_audit(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
                         "error rate among the items accepted unseen: after the verdict, and as 'decision' in --json")
     add_decision_options(g)
     add_labels_options(p)
+    c = p.add_argument_group("calibration against a covariate")
+    c.add_argument("--covariate", metavar="FIELD", default=None,
+                   help="the calibration residual (right - stated) against this field of the JSONL rows (answer "
+                        "length, position, language, model version): per segment, cluster-robust, Holm-corrected; "
+                        "'covariate_calibration' in --json")
     p.set_defaults(func=cmd_audit)
+
+
+def _covariate(ds: Dataset, args: argparse.Namespace) -> Any:
+    """``--covariate FIELD``: :func:`calib.covariate.covariate_calibration` of the rows, or ``None``."""
+    if args.covariate is None:
+        return None
+    from calib.covariate import covariate_calibration
+    from calib.readers.covariate import read_covariate
+
+    values = read_covariate(args.file, ds.report.format, ds.rows, args.covariate, load_options(args))
+    assert ds.rows is not None
+    return covariate_calibration(ds.rows, values, args.covariate, level=args.level)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -70,6 +87,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if value is not None and not args.labels:
             raise CalibError(f"{flag} needs --labels LABELS (the reviewers' labels it applies to)")
     labels = read_labels_file(args.labels) if args.labels else None  # a bad labels file: before any work
+    if args.covariate is not None and not args.covariate.strip():
+        raise CalibError("--covariate: the field name must not be empty")
     ds = load(args.file, options=load_options(args))
     warn_load(ds)
     if ds.table.total == 0:
@@ -83,10 +102,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         assert plot_fmt is not None
         write_plot(result, ds, args.plot, plot_fmt)
     dec = _audit_decision(ds, args, s)
+    cov = _covariate(ds, args)
     if args.json:
         # emit_json writes what calib.present.text_report.to_json does; the text report's module
         # (and pandas, which its tables need) is not imported for --json
         out = result.to_dict() if dec is None else {**result.to_dict(), "decision": dec.to_dict()}
+        if cov is not None:
+            out["covariate_calibration"] = cov.to_dict()
         emit_json(out if human is None else {**out, "labels": human})
     else:
         from calib.present.text_report import render_text
@@ -99,6 +121,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
             note = (f"Outcomes: the reviewers' labels for {o['labelled']:,} items ({o['changed']:,} changed), "
                     "the file's for the rest; see \"Reviewers' labels\" at the end.")
             text = "\n".join([title, underline, note, rest, *labels_lines(human)]) + "\n"
+        if cov is not None:
+            from calib.present.covariate import covariate_lines
+
+            text += "\n".join(["", f"Calibration against {cov.field} ({cov.kind})", *covariate_lines(cov)]) + "\n"
         sys.stdout.write(text)
     if args.plot:
         msg = f"Reliability diagram written to {args.plot}"
