@@ -101,6 +101,9 @@ def test_prr_ends_oracle_chance_and_one_value() -> None:
     assert m.prr(table(np.full(10, 70.0), y)) == pytest.approx(0.0, abs=1e-12)
     assert m.prr(table(np.where(y, 40.0, 90.0), y)) < 0
     assert m.prr(table(np.full(3, 70.0), np.array([True] * 3))) is None
+    # the oracle's own ordering, ten wrong at 0 and ten right at 100: 1, not 1 + 7e-16
+    y20 = np.array([False] * 10 + [True] * 10)
+    assert m.prr(table(np.where(y20, 100.0, 0.0), y20)) <= 1.0
 
 
 # ------------------------------------------------------------------ accuracy at coverage

@@ -179,7 +179,8 @@ def prr_batch(s: CellStats) -> np.ndarray:
     N = s.total.astype(np.float64)
     W = N - s.hits
     rand = safe_div(W, N)
-    return safe_div(rand - aurc_batch(s), rand - oracle_aurc(N, W))
+    # at most 1 (AURC >= the oracle's): the two sums differ in the last bits at the oracle
+    return np.minimum(safe_div(rand - aurc_batch(s), rand - oracle_aurc(N, W)), 1.0)
 
 
 def accuracy_at_coverage_batch(s: CellStats, coverage: float) -> tuple[np.ndarray, np.ndarray]:
