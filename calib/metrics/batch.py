@@ -24,7 +24,7 @@ from calib.metrics.cox import cox_fit, cox_x
 from calib.metrics.decompositions import corp_batch, murphy_batch
 from calib.metrics.ranking import (
     COVERAGES,
-    accuracy_at_coverage_batch,
+    accuracy_at_coverages_batch,
     auprc_errors_batch,
     auroc_batch,
     coverage_key,
@@ -111,7 +111,7 @@ def batch_metrics(s: CellStats, plan: Plan, *, smooth: bool = True) -> dict[str,
         "corp_mcb": mcb, "corp_dsc": dsc, "corp_unc": cunc,
         "cox_intercept": cx["a"], "cox_slope": np.where(cx["single"], np.nan, cx["b"]),
         "share_top": top, "share_below": below, "auprc_errors": auprc_errors_batch(s), "prr": prr_batch(s),
-        **{coverage_key(c): accuracy_at_coverage_batch(s, c)[0] for c in COVERAGES},
+        **{coverage_key(c): a for c, (a, _) in zip(COVERAGES, accuracy_at_coverages_batch(s, COVERAGES), strict=True)},
     }
 
 

@@ -192,15 +192,22 @@ def accuracy_at_coverage_batch(s: CellStats, coverage: float) -> tuple[np.ndarra
     of its answers: ``(K_above + f k_j) / m``, the expected accuracy when the tie is
     broken at random. No threshold accepts exactly that share when the cut falls inside
     a tie; :func:`accuracy_at_coverage` says how many answers were split."""
+    return accuracy_at_coverages_batch(s, (coverage,))[0]
+
+
+def accuracy_at_coverages_batch(s: CellStats, coverages: tuple[float, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`accuracy_at_coverage_batch` at several coverages, the cumulative sums once."""
     n, k = s.n[..., ::-1].astype(np.float64), s.k[..., ::-1].astype(np.float64)
     cum_n, cum_k = np.cumsum(n, axis=-1), np.cumsum(k, axis=-1)
-    m = coverage * cum_n[..., -1:]
-    j = np.minimum((cum_n < m - 1e-9 * np.maximum(m, 1)).sum(axis=-1, keepdims=True), n.shape[-1] - 1)
-    nj, kj = np.take_along_axis(n, j, -1), np.take_along_axis(k, j, -1)
-    above_n, above_k = np.take_along_axis(cum_n, j, -1) - nj, np.take_along_axis(cum_k, j, -1) - kj
-    f = safe_div(m - above_n, nj)
-    acc = safe_div(above_k + f * kj, m)
-    return acc[..., 0], (n.shape[-1] - 1 - j)[..., 0]
+    out = []
+    for coverage in coverages:
+        m = coverage * cum_n[..., -1:]
+        j = np.minimum((cum_n < m - 1e-9 * np.maximum(m, 1)).sum(axis=-1, keepdims=True), n.shape[-1] - 1)
+        nj, kj = np.take_along_axis(n, j, -1), np.take_along_axis(k, j, -1)
+        above_n, above_k = np.take_along_axis(cum_n, j, -1) - nj, np.take_along_axis(cum_k, j, -1) - kj
+        acc = safe_div(above_k + safe_div(m - above_n, nj) * kj, m)
+        out.append((acc[..., 0], (n.shape[-1] - 1 - j)[..., 0]))
+    return out
 
 
 @dataclass(frozen=True)
