@@ -45,6 +45,8 @@ def test_text_audit_of_a_small_file_imports_neither_pandas_nor_pyarrow() -> None
     mods = _modules_after(code)
     assert "calib.present.text_report" in mods  # the text report was written
     assert "pandas" not in mods and "pyarrow" not in mods
+    # the failure-prediction block is written; its figure (plotly) is not drawn
+    assert "calib.present.failure" in mods and "plotly" not in mods
 
 
 def test_starting_the_cli_imports_no_report_wording() -> None:

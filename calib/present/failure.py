@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from calib.present import explain
 from calib.present.format import esc, interval, num, p_value, pct
-from calib.present.plot_base import REFERENCE_COLOR, _layout
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
     from calib.audit import Audit
     from calib.metrics import CumulativeDifferences
 
@@ -62,7 +62,10 @@ def cumulative_figure(c: CumulativeDifferences, *, name: str, color: str, level:
     (percentage points of all answers), read at the end of each stated value; dotted, the
     band ``+- x sigma`` a calibrated judge's path stays inside with probability ``level``
     in the Brownian limit (:func:`calib.metrics.brownian_max_abs_critical`)."""
+    import plotly.graph_objects as go  # only for the figure: calib audit's text imports this module too
+
     from calib.metrics import brownian_max_abs_critical
+    from calib.present.plot_base import REFERENCE_COLOR, _layout
 
     ename = esc(name)
     x, y = 100 * np.asarray(c.share, dtype=np.float64), 100 * np.asarray(c.path, dtype=np.float64)
