@@ -21,6 +21,7 @@ from dashboard.drift_view import (
 )
 from dashboard.layout import page_question, show_error
 from dashboard.page import start
+from dashboard.transport_view import show_transport
 
 ctx = start("drift")
 QUESTION = questions.QUESTIONS["drift"]
@@ -66,6 +67,7 @@ show_values(d)
 show_threshold(d)
 show_attribution(d)
 st.text("\n".join(d.notes))
+show_transport(ctx, ctx.by_name(old_name), ctx.by_name(new_name))
 
 if len(names) >= 3:
     st.subheader("Runs over time")
