@@ -84,5 +84,7 @@ fail = failure.failure_frame(a)
 if len(fail):
     with st.expander("Failure prediction: does low confidence pick out the wrong answers?"):
         st.dataframe(fail, hide_index=True)
+        st.text(failure.cumulative_text(a))
         st.caption(md_escape(f"{explain.help_text('auprc_errors')}  {explain.help_text('prr')}  "
-                             f"{explain.help_text('accuracy_at_coverage')}"))
+                             f"{explain.help_text('accuracy_at_coverage')}  Cumulative differences: the plot "
+                             "and how to read it are on the Reliability page."))

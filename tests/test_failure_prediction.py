@@ -264,8 +264,8 @@ def test_overview_and_reliability_pages_show_the_figures() -> None:
     at.switch_page("pages/1_Overview.py")
     ok(at.run())
     df = at.dataframe[-1].value
-    assert df["figure"][0].startswith("AUPRC for errors")
-    assert df["value"][0] == f"{average_precision_score(~y, -v):.3f}"
+    assert df["figure"][0].startswith("AUROC") and df["figure"][1].startswith("AUPRC for errors")
+    assert df["value"][1] == f"{average_precision_score(~y, -v):.3f}"
     at.switch_page("pages/3_Reliability.py")
     ok(at.run())
     assert "Cumulative differences (no bins)" in [h.value for h in at.subheader]

@@ -33,7 +33,7 @@ def failure_rows(a: Audit) -> list[tuple[str, str, str, str]]:
         ("PRR (0 chance, 1 oracle)", num(f.prr), interval(*f.prr_ci), explain.meaning("prr", f.prr)),
     ]
     for r in f.accuracy_at_coverage:
-        tie = f"; {r.split:,} answers tied at {num(r.value, 4)} share the cut" if r.split else ""
+        tie = f" {r.split:,} answers tied at {r.value:.4g} share the cut." if r.split and r.value is not None else ""
         rows.append((f"Right among top {100 * r.coverage:g}%", pct(r.accuracy),
                      interval(*r.ci, pct), explain.meaning("accuracy_at_coverage", r.accuracy, coverage=r.coverage)
                      + tie))
@@ -91,9 +91,18 @@ def cumulative_figure(c: CumulativeDifferences, *, name: str, color: str, level:
                    x="answers sorted by stated confidence (cumulative %)", y="right minus stated (points of all answers)")
 
 
+def auroc_row(a: Audit) -> tuple[str, str, str, str]:
+    """AUROC as a row of :func:`failure_rows`' shape: the figure the others stand beside."""
+    auc = a.metrics.get("auroc")
+    ci = a.ci.get("auroc") or (None, None)
+    return ("AUROC (0.5 chance, 1 perfect)", num(auc), interval(*ci), explain.meaning("auroc", auc))
+
+
 def failure_frame(a: Audit) -> Any:
-    """:func:`failure_rows` as a DataFrame for the dashboard."""
+    """:func:`failure_rows` as a DataFrame for the dashboard, AUROC first (empty when the
+    audit has no failure-prediction figures)."""
     import pandas as pd
 
+    rows = failure_rows(a)
     return pd.DataFrame([{"figure": r[0], "value": r[1], f"{100 * a.level:g}% interval": r[2], "in plain words": r[3]}
-                         for r in failure_rows(a)])
+                         for r in ([auroc_row(a), *rows] if rows else [])])

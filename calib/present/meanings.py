@@ -268,7 +268,8 @@ def prr(x: float, **_: object) -> str:
 
 def accuracy_at_coverage(x: float, coverage: float | None = None, **_: object) -> str:
     cov = "the most confident answers" if coverage is None else f"the most confident {_share(coverage)} of answers"
-    return f"Right among {cov}: {pct(x)} of them are right (HELM's selective accuracy at 10%)."
+    helm = " (HELM's selective accuracy at 10%)" if coverage is not None and abs(coverage - 0.1) < 1e-9 else ""
+    return f"Right among {cov}: {pct(x)} of them are right{helm}."
 
 
 def cumulative_differences(x: float, **_: object) -> str:
