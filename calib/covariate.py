@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -40,6 +40,9 @@ from scipy import stats
 from calib.errors import CalibError
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
+
+if TYPE_CHECKING:
+    from calib.decision.groups import PerGroup
 
 #: Fewest answers of a segment that is tested.
 MIN_ANSWERS = 30
@@ -175,6 +178,42 @@ def _labels(values: np.ndarray) -> np.ndarray:
                      for v in values], dtype=object)
 
 
+def segment_labels(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's segment of a categorical field: its value as text (:data:`MISSING` when
+    absent), the :data:`MAX_SEGMENTS` commonest kept and the rest pooled as :data:`OTHER`;
+    and the number of distinct values when some were pooled (else 0)."""
+    labels = _labels(values)
+    uniq, counts = np.unique(labels, return_counts=True)
+    if len(uniq) <= MAX_SEGMENTS:
+        return labels, 0
+    keep = set(uniq[np.argsort(-counts, kind="stable")][:MAX_SEGMENTS].tolist())
+    return np.array([v if v in keep else OTHER for v in labels], dtype=object), len(uniq)
+
+
+def slice_thresholds(rows: Judgments, values: np.ndarray, name: str, *, target: float, confidence: float,
+                     simultaneous: bool = False) -> PerGroup:
+    """One certified review threshold per segment of a categorical field, by the per-group
+    machinery (:func:`calib.decision.groups.per_group`: each segment's threshold certified on
+    its own items by fixed-sequence Learn-then-Test; a segment too small, or whose items
+    certify nothing, sends every item to a person and says why), on the stated value. The
+    segments are :func:`segment_labels`' (those of :func:`covariate_calibration`)."""
+    from dataclasses import replace
+
+    from calib.decision.groups import per_group
+    from calib.table import from_judgments
+
+    if len(values) != len(rows):
+        raise CalibError(f"--covariate {name}: {len(values):,} values for {len(rows):,} rows")
+    if _numeric(values) is not None:
+        raise CalibError(f"per-slice thresholds need a field of categories (language, model version); {name} is "
+                         "numeric")
+    labels, _ = segment_labels(values)
+    if len(set(labels.tolist())) < 2:
+        raise CalibError(f"per-slice thresholds need two segments or more; every row has the same {name}")
+    table = from_judgments(replace(rows, group=np.asarray(labels, dtype=object)))
+    return per_group(table, target=target, confidence=confidence, simultaneous=simultaneous)
+
+
 def covariate_calibration(rows: Judgments, values: np.ndarray, name: str, *, level: float = 0.95,
                           seed: int = 0) -> CovariateCalibration:
     # long: both kinds of field, their segments and the Holm step in one place
@@ -219,13 +258,10 @@ def covariate_calibration(rows: Judgments, values: np.ndarray, name: str, *, lev
         n_missing = int((~used).sum())
     else:
         kind = "categorical"
-        labels = _labels(values)
-        uniq, counts = np.unique(labels, return_counts=True)
-        keep = set(uniq[np.argsort(-counts, kind="stable")][:MAX_SEGMENTS].tolist())
-        if len(uniq) > MAX_SEGMENTS:
-            notes.append(f"{len(uniq):,} distinct values of {name}: the {MAX_SEGMENTS} most common are segments, the "
+        labels, pooled = segment_labels(values)
+        if pooled:
+            notes.append(f"{pooled:,} distinct values of {name}: the {MAX_SEGMENTS} most common are segments, the "
                          f"rest pooled as {OTHER}")
-            labels = np.array([v if v in keep else OTHER for v in labels], dtype=object)
         segs = [_segment(str(lab), rows.take(labels == lab), level, seed + i)
                 for i, lab in enumerate(sorted(set(labels.tolist())))]
         n_missing = int(np.sum(labels == MISSING))

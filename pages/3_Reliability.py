@@ -11,6 +11,7 @@ from calib.present import explain, failure, figures, questions, tables
 from calib.present import format as fmt
 from calib.present.reliability_page import diagram_reading
 from dashboard.chart import show_figure
+from dashboard.covariate_view import show_covariate
 from dashboard.layout import SCHEME_LABELS, md_escape, metric, page_question, show_error
 from dashboard.page import start
 from dashboard.results import audit_for, curve_for
@@ -122,6 +123,8 @@ with st.expander("For experts: the Brier score decomposed, the tests, the Cox fi
     cox = a.cox
     if cox.slope is not None:
         st.caption(md_escape(f"{explain.meaning('cox_slope', cox.slope)} {explain.meaning('cox_intercept', cox.intercept)}"))
+
+show_covariate(ctx, focus)
 
 st.subheader("Bins")
 st.dataframe(

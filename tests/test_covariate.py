@@ -123,3 +123,45 @@ def test_cli_reads_the_field_by_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     counts.write_text("value,n,correct\n80,10,8\n90,10,9\n")
     code, _, err = run(["audit", str(counts), "--covariate", "lang", "--reps", "0"], capsys)
     assert code == 2 and "count table" in err
+
+
+def test_fields_listed_and_values_read_from_bytes() -> None:
+    """The dashboard reads the field from the loaded bytes as the CLI reads it from the file."""
+    from calib.readers.covariate import covariate_values, field_names
+
+    lines = [json.dumps({"confidence": 90, "correct": True, "meta": {"lang": "en", "deep": {"x": 1}}, "n": i})
+             for i in range(3)] + ["not json", json.dumps({"confidence": 80, "correct": False, "n": 3})]
+    data = ("\n".join(lines) + "\n").encode()
+    r = Judgments(stated=np.array([90.0, 90, 90, 80]), prob=np.array([0.9, 0.9, 0.9, 0.8]),
+                  correct=np.array([True, True, True, False]), line=np.array([1, 2, 3, 5]),
+                  item_id=np.full(4, ""), scale=PCT)
+    assert field_names(data, r, ("confidence", "correct")) == ["meta.lang", "n"]
+    assert covariate_values(data, r, "meta.lang", "f").tolist() == ["en", "en", "en", None]
+    assert covariate_values(data, r, "n", "f").tolist() == [0, 1, 2, 3]
+
+
+def test_slice_thresholds_are_per_group_on_the_segments() -> None:
+    """One threshold per language, each certified on its own items: the same as per_group on a
+    table grouped by hand; a numeric field is refused."""
+    from dataclasses import replace
+
+    from calib.covariate import slice_thresholds
+    from calib.decision.groups import per_group
+    from calib.errors import CalibError
+    from calib.table import from_judgments
+
+    rng = np.random.default_rng(3)
+    n = 800
+    lang = rng.choice(["en", "fr", "xx"], size=n, p=[0.6, 0.35, 0.05])
+    v = rng.choice([70.0, 90.0, 99.0], size=n)
+    y = rng.random(n) < np.where(lang == "fr", v / 100 - 0.2, v / 100)
+    r = rows(v, y)
+    got = slice_thresholds(r, np.array(lang.tolist(), dtype=object), "lang", target=0.1, confidence=0.9)
+    want = per_group(from_judgments(replace(r, group=np.array(lang.tolist(), dtype=object))), target=0.1,
+                     confidence=0.9)
+    assert [(g.group, g.threshold, g.accepted) for g in got.groups] == [(g.group, g.threshold, g.accepted)
+                                                                        for g in want.groups]
+    assert {g.group for g in got.groups} == {"en", "fr", "xx"}
+    assert next(g for g in got.groups if g.group == "xx").pooled_fallback  # about 40 items: too few
+    with pytest.raises(CalibError, match="numeric"):
+        slice_thresholds(r, np.array(v.tolist(), dtype=object), "v", target=0.1, confidence=0.9)
