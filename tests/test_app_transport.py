@@ -92,3 +92,47 @@ def test_same_judge_keeps_its_map():
     assert not at.error, [e.value for e in at.error]
     m = {x.label: x.value for x in at.main.metric}
     assert m["Map advice"] == "keep", "\n".join(t.value for t in at.text)
+
+
+def upload_map(at: AppTest, data: bytes) -> AppTest:
+    at.radio(key="drift_map_source").set_value("a saved map file")
+    ok(at.run())
+    at.get("file_uploader")[-1].set_value(("map.json", data, "application/json"))  # the page's only uploader
+    return ok(at.run())
+
+
+def test_a_saved_map_file_is_checked_on_the_new_run():
+    from calib import load, maps
+    from calib.maps.transport import transport
+
+    cmap = maps.fit(load(str(SAMPLES / A)), "histogram", scoring="kfold", folds=5, reps=50, seed=3).map
+    at = upload_map(drift_page(f"{A},{C}"), cmap.to_json().encode())
+    assert not at.error, [e.value for e in at.error]
+    frame = table(at)
+    s, y = rows(C)
+    q = np.clip(cmap.apply(s), 0, 1)
+    assert float(frame.loc["mapped probabilities", "now (the new run)"]) == pytest.approx(np.mean((q - y) ** 2),
+                                                                                         abs=6e-5)
+    assert float(frame.loc["mapped probabilities", "then (held out, when fitted)"]) == pytest.approx(
+        cmap.held_out["brier_mapped"], abs=6e-5)
+    m = {x.label: x.value for x in at.main.metric}
+    assert m["Map advice"] == transport(cmap, load(str(SAMPLES / C))).advice
+    assert any(t.value.startswith("Map: histogram binning, the saved map, fitted on") for t in at.text)
+
+
+def test_a_bad_map_file_is_refused_with_its_reason():
+    at = upload_map(drift_page(f"{A},{C}"), b'{"method": "platt", "scale": ')
+    assert any("not a calib map: invalid JSON" in e.value.replace("\\", "") for e in at.error), [e.value for e in at.error]
+    assert not any(x.label == "Map advice" for x in at.main.metric)
+
+
+def test_an_oversized_map_file_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatch):
+    import calib.maps.calibration_map as cm
+    from calib.maps import transport as tr
+
+    def never(*_a: object, **_k: object) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(cm, "read_map", never)
+    with pytest.raises(tr.CalibError, match="a map file is at most"):
+        tr.read_uploaded_map(b" " * (tr.MAP_FILE_LIMIT + 1))

@@ -53,6 +53,20 @@ SCHEMA = "calib.transport/1"
 ADVICE_EXIT: dict[str, int] = {"keep": 0, "refit": 1, "retire": 1}
 
 
+#: Largest map file read from an upload (checked before the JSON is parsed).
+MAP_FILE_LIMIT = 16_000_000
+
+
+def read_uploaded_map(data: bytes) -> CalibrationMap:
+    """A map file's bytes (``calib fit --out``, the Recalibration page's download) read and
+    validated, refused above :data:`MAP_FILE_LIMIT` before parsing."""
+    from calib.maps.calibration_map import read_map
+
+    if len(data) > MAP_FILE_LIMIT:
+        raise CalibError(f"the map file is {len(data):,} bytes; a map file is at most {MAP_FILE_LIMIT:,}")
+    return read_map(text=data)
+
+
 @dataclass(frozen=True)
 class Transport:
     """A map checked on new labelled data (see the module docstring).

@@ -88,14 +88,22 @@ def then_now_rows(t: Transport) -> list[dict[str, str]]:
 
 
 #: The Drift page's words around map transport.
-PAGE_NOTE = ("The recalibration map chosen here is fitted on the old run, as the Recalibration page fits it, and "
-             "checked on the new run: a calibration test of its probabilities there (cumulative differences, no "
+PAGE_NOTE = ("A recalibration map, fitted here on the old run as the Recalibration page fits it or read from a "
+             "saved map file, is checked on the new run: a calibration test of its probabilities there (cumulative differences, no "
              "bins) and its Brier score then (held out, when fitted) and now, with the advice: keep, refit or "
              "retire. calib transport MAP.json NEW does the same from a saved map, with the advice as its exit code.")
 NO_MAP = "Choose a map above to check whether a map fitted on the old run still holds on the new run."
 
 
-def fitted_on(t: Transport, method_label: str) -> str:
-    """Which map was checked, on how many answers (plain text: the run names are not in it)."""
-    return (f"Map: {method_label}, fitted on {t.n_fit:,} answers of the old run; checked on the {t.n_new:,} "
-            f"answers of the new run.")
+#: Where the Drift page's map comes from.
+MAP_SOURCES = ("fitted here on the old run", "a saved map file")
+FILE_LABEL = "Saved map (JSON: calib fit --out, or the Recalibration page's download)"
+NO_FILE = "Upload a saved map to check it on the new run."
+
+
+def fitted_on(t: Transport, method_label: str, from_file: bool = False) -> str:
+    """Which map was checked, on how many answers (plain text: no run or file name in it)."""
+    where = "the saved map, fitted on" if from_file else "fitted on"
+    what = "answers" if from_file else "answers of the old run"
+    return (f"Map: {method_label}, {where} {t.n_fit:,} {what}; checked on the {t.n_new:,} answers of the "
+            f"new run.")
