@@ -171,10 +171,25 @@ def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color
     if d is not None:
         a = d.aurc
         ci = fmt.ci_text(a.aurc_ci, 4)
-        metric(st, "AURC", fmt.num(a.aurc, 4), f"{100 * v.level:g}% {ci}" if ci else None,
+        c1, c2 = st.columns(2)
+        metric(c1, "AURC", fmt.num(a.aurc, 4), f"{100 * v.level:g}% {ci}" if ci else None,
                help=f"{explain.help_text('aurc')}  \n{explain.what_this_means('aurc', a.aurc)}  \n"
                     f"Oracle {fmt.num(a.aurc_oracle, 4)} (the best any confidence could do on these outcomes), "
                     f"excess {fmt.estimate(a.eaurc, *a.eaurc_ci, lambda x: fmt.num(x, 4))}.")
+        _prr(c2, ds, v)
+
+
+def _prr(col: object, ds: Dataset, v: views.View) -> None:
+    """PRR beside AURC, from the audit (cached), with AUPRC for errors in its help."""
+    from calib.present.failure import prr_metric
+    from dashboard.results import audit_for
+
+    try:
+        got = prr_metric(audit_for(ds, v))
+    except CalibError:
+        return
+    if got is not None:
+        metric(col, "PRR (prediction rejection ratio)", got[0], got[1], help=got[2])
 
 
 def _numbers(r: Routing, b: Basis) -> None:

@@ -104,3 +104,31 @@ def test_reliability_page_draws_the_cumulative_differences():
     for x, want in zip(want_x, want_y, strict=True):
         assert got[round(x, 6)] == pytest.approx(want, abs=1e-9)
     assert any(c.value.replace("\\", "").startswith("Cumulative differences (no bins)") for c in at.caption)
+
+
+def mc_prr(s: np.ndarray, y: np.ndarray, orders: int = 2000) -> float:
+    """PRR from its definition: AURC (mean over k of the error rate of the k most confident)
+    averaged over random orders of the tied answers; chance the error rate; the oracle every
+    right answer first."""
+    rng = np.random.default_rng(0)
+    wrong = 1 - y
+    k = np.arange(1, s.size + 1)
+    aurc = []
+    for _ in range(orders):
+        perm = rng.permutation(s.size)
+        order = perm[np.argsort(-s[perm], kind="stable")]
+        aurc.append(np.mean(np.cumsum(wrong[order]) / k))
+    oracle = np.mean(np.cumsum(np.sort(wrong)) / k)
+    e = wrong.mean()
+    return float((e - np.mean(aurc)) / (e - oracle))
+
+
+def test_routing_page_shows_prr_beside_aurc():
+    at = page("pages/5_Routing.py")
+    m = {x.label: x for x in at.main.metric}
+    assert "AURC" in m and "PRR (prediction rejection ratio)" in m
+    s, y = rows(B)
+    prr = m["PRR (prediction rejection ratio)"]
+    assert float(prr.value) == pytest.approx(mc_prr(s, y), abs=2e-3)  # 0.191 both; Monte Carlo sd ~3e-4
+    assert prr.delta.startswith("95% [")
+    assert "AUPRC for errors" in prr.help and f"{average_precision_score(1 - y, -s):.3f}" in prr.help

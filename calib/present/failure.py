@@ -106,3 +106,22 @@ def failure_frame(a: Audit) -> Any:
     rows = failure_rows(a)
     return pd.DataFrame([{"figure": r[0], "value": r[1], f"{100 * a.level:g}% interval": r[2], "in plain words": r[3]}
                          for r in ([auroc_row(a), *rows] if rows else [])])
+
+
+def prr_metric(a: Audit) -> tuple[str, str | None, str] | None:
+    """PRR beside AURC (the Routing page): value, ``"95% [lo, hi]"`` and a help naming the
+    other figures (AUPRC for errors, accuracy among the most confident 10%); ``None``
+    without failure-prediction figures. PRR is AURC rescaled between random rejection (0)
+    and the oracle (1), on the stated confidence."""
+    f = a.failure
+    if f is None:
+        return None
+    ci = interval(*f.prr_ci)
+    top = next((r for r in f.accuracy_at_coverage if abs(r.coverage - 0.1) < 1e-9), None)
+    more = (f"AUPRC for errors {num(f.auprc_errors)} {interval(*f.auprc_errors_ci)} (chance "
+            f"{num(f.auprc_errors_baseline)})")
+    if top is not None:
+        more += f"; right among the most confident 10%: {pct(top.accuracy)} {interval(*top.ci, pct)}"
+    help_ = (f"{explain.help_text('prr')}  \n{explain.meaning('prr', f.prr)}  \n{more}. On the stated confidence "
+             "(the audit's); the Overview lists them all.")
+    return num(f.prr), (f"{100 * a.level:g}% {ci}" if f.prr_ci[0] is not None else None), help_
