@@ -56,16 +56,18 @@ def _fields_cached(digest: str, exclude: tuple[str, ...], _data: bytes, _rows: J
 @st.cache_data(max_entries=16, show_spinner="Testing calibration per segment…")
 def _covariate_cached(digest: str, key: str, level: float, seed: int, target: float, confidence: float,
                       _data: bytes, _rows: Judgments) -> tuple[CovariateCalibration, PerGroup | None, str]:
-    from calib.covariate import covariate_calibration, slice_thresholds
     from calib.readers.covariate import covariate_values
+    from calib.runs.audit import covariate, slice_thresholds
+    from calib.runs.settings import Settings
 
+    s = Settings(level=level, seed=seed, target=target, confidence=confidence)
     with heavy("calibration per segment"):
         values = covariate_values(_data, _rows, key, "the file")
-        cov = covariate_calibration(_rows, values, key, level=level, seed=seed)
+        cov = covariate(_rows, values, key, s)
         if cov.kind != "categorical":
             return cov, None, "per-slice thresholds need a field of categories; this one is numeric"
         try:
-            return cov, slice_thresholds(_rows, values, key, target=target, confidence=confidence), ""
+            return cov, slice_thresholds(_rows, values, key, s), ""
         except CalibError as exc:
             return cov, None, str(exc)
 

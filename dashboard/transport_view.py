@@ -34,10 +34,11 @@ if TYPE_CHECKING:
 @st.cache_data(max_entries=32, show_spinner="Checking the map on the new run…")
 def _transport_cached(k_map: tuple[object, ...], k_new: str, level: float, seed: int,
                       _cmap: CalibrationMap, _new: Dataset) -> Transport:
-    from calib.maps.transport import transport
+    from calib.runs.maps import transport
+    from calib.runs.settings import Settings
 
     with heavy("checking the map on the new run"):
-        return transport(_cmap, _new, level=level, seed=seed)
+        return transport(_cmap, _new, Settings(level=level, seed=seed))
 
 
 def transport_for(ctx: Context, old: Dataset, new: Dataset) -> Transport | None:
@@ -52,7 +53,7 @@ def transport_for(ctx: Context, old: Dataset, new: Dataset) -> Transport | None:
 
 def file_transport(data: bytes, new: Dataset, v: views.View) -> tuple[Transport, str]:
     """A saved map's bytes read (under the size limit) and checked on ``new``; and its method."""
-    from calib.maps.transport import read_uploaded_map
+    from calib.runs.maps import read_uploaded_map
 
     cmap = read_uploaded_map(data)
     t = _transport_cached(("file", digest_bytes(data)), cache_key(new), v.level, v.seed, cmap, new)

@@ -65,15 +65,16 @@ def add_audit(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 
 def _covariate(ds: Dataset, args: argparse.Namespace) -> Any:
-    """``--covariate FIELD``: :func:`calib.covariate.covariate_calibration` of the rows, or ``None``."""
+    """``--covariate FIELD``: :func:`calib.runs.audit.covariate` of the rows, or ``None``."""
     if args.covariate is None:
         return None
-    from calib.covariate import covariate_calibration
     from calib.readers.covariate import read_covariate
+    from calib.runs.audit import covariate
+    from calib.runs.settings import Settings
 
     values = read_covariate(args.file, ds.report.format, ds.rows, args.covariate, load_options(args))
     assert ds.rows is not None
-    return covariate_calibration(ds.rows, values, args.covariate, level=args.level)
+    return covariate(ds.rows, values, args.covariate, Settings(level=args.level))
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

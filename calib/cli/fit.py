@@ -357,14 +357,14 @@ def add_transport(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def cmd_transport(args: argparse.Namespace) -> int:
     """``calib transport MAP.json NEW``: the advice, as the exit code too."""
-    from calib.maps import read_map
-    from calib.maps.transport import transport
     from calib.present.transport import advice_sentence, transport_lines
+    from calib.runs.maps import read_map, transport
+    from calib.runs.settings import Settings
 
     cmap = read_map(args.map)
     ds = load_dataset(args.file, args)
     check_map_scale(cmap, ds, args.map, ds.report.source or args.file)
-    t = transport(cmap, ds, level=args.level, seed=args.seed)
+    t = transport(cmap, ds, Settings(level=args.level, seed=args.seed))
     if args.json:
         emit_json({**t.to_dict(), "sentence": advice_sentence(t), "map": args.map, "name": ds.name,
                    "load_report": ds.report.to_dict()})

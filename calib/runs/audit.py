@@ -15,12 +15,17 @@ from calib.runs.settings import Settings
 from calib.table import CountTable
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from calib.covariate import CovariateCalibration
     from calib.curves import BinnedPoints, IsotonicCurve, ValuePoints
+    from calib.decision.groups import PerGroup
+    from calib.rows import Judgments
 
 #: The settings an audit, a comparison and a reliability curve read.
 AUDIT_FIELDS: tuple[str, ...] = ("scheme", "bins", "reps", "seed", "level", "below")
 
-__all__ = ["AUDIT_FIELDS", "HEADLINE", "Audit", "brier_winner", "curve", "Comparison", "audit", "compare", "compare_groups", "model_row", "renamed"]
+__all__ = ["AUDIT_FIELDS", "HEADLINE", "Audit", "brier_winner", "curve", "Comparison", "audit", "compare", "compare_groups", "covariate", "model_row", "renamed", "slice_thresholds"]
 
 
 def audit(ds: Dataset, s: Settings, *, table: CountTable | None = None) -> Audit:
@@ -69,3 +74,19 @@ def brier_winner(a: Audit) -> str | None:
     from calib import metrics
 
     return metrics.brier_winner(a.tests["brier_vs_constant"], 1 - a.level)
+
+
+def covariate(rows: Judgments, values: np.ndarray, name: str, s: Settings) -> CovariateCalibration:
+    """The calibration residual against a field's ``values`` per segment, cluster-robust and
+    Holm-corrected (:func:`calib.covariate.covariate_calibration`) at the settings' level and seed."""
+    from calib.covariate import covariate_calibration
+
+    return covariate_calibration(rows, values, name, level=s.level, seed=s.seed)
+
+
+def slice_thresholds(rows: Judgments, values: np.ndarray, name: str, s: Settings) -> PerGroup:
+    """One certified review threshold per segment of a categorical field
+    (:func:`calib.covariate.slice_thresholds`) at the settings' target and confidence."""
+    from calib.covariate import slice_thresholds as run
+
+    return run(rows, values, name, target=s.target_error, confidence=s.confidence)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from calib import maps as _maps
 from calib.dataset import Dataset
 from calib.maps import (
@@ -17,8 +19,11 @@ from calib.maps import (
 from calib.runs.settings import Settings
 from calib.scale import CORRECTION
 
+if TYPE_CHECKING:
+    from calib.maps.transport import Transport
+
 __all__ = ["METHODS", "CalibrationMap", "FitResult", "best_method", "cell_prob", "fit",
-           "held_out_scoring", "read_map", "write_map"]
+           "held_out_scoring", "read_map", "read_uploaded_map", "transport", "write_map"]
 
 
 def fit(ds: Dataset, s: Settings, *, method: str | None = None, scoring: str | None = None,
@@ -31,3 +36,19 @@ def fit(ds: Dataset, s: Settings, *, method: str | None = None, scoring: str | N
                      eval_data=eval_data, folds=s.folds, seed=s.seed, reps=s.reps, level=s.level,
                      correction=CORRECTION if correction is None else correction, bins=s.hist_bins,
                      hist_scheme=s.hist_scheme, ece_scheme=s.ece_scheme, ece_bins=s.bins, logits=logits)
+
+
+def transport(cmap: CalibrationMap, ds: Dataset, s: Settings) -> Transport:
+    """A saved map checked on new labelled data, keep / refit / retire
+    (:func:`calib.maps.transport.transport`) at the settings' level and seed."""
+    from calib.maps.transport import transport as run
+
+    return run(cmap, ds, level=s.level, seed=s.seed)
+
+
+def read_uploaded_map(data: bytes) -> CalibrationMap:
+    """A map file's bytes, refused above the size limit before parsing
+    (:func:`calib.maps.transport.read_uploaded_map`)."""
+    from calib.maps.transport import read_uploaded_map as read
+
+    return read(data)
