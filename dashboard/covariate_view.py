@@ -19,6 +19,7 @@ import streamlit as st
 from calib.dataset import Dataset
 from calib.errors import CalibError
 from calib.present import covariate as words
+from dashboard.entries import source_bytes
 from dashboard.layout import show_error
 from dashboard.runtime import heavy
 
@@ -27,23 +28,6 @@ if TYPE_CHECKING:
     from calib.decision.groups import PerGroup
     from calib.rows import Judgments
     from dashboard.context import Context
-
-
-def _source_bytes(ds: Dataset) -> bytes | None:
-    """The decoded bytes of the one JSONL file ``ds`` was loaded from (``None``: not one)."""
-    from calib.readers.covariate import COVARIATE_FORMATS
-    from calib.readers.source import read_source
-    from dashboard.entries import entries, entry_bytes
-
-    if ds.rows is None or ds.report.format not in COVARIATE_FORMATS:
-        return None
-    entry = next((e for e in entries() if e.name == ds.name and e.kind != "folder"), None)
-    if entry is None:
-        return None
-    try:
-        return read_source(entry.filename, entry_bytes(entry)).data
-    except (CalibError, OSError):
-        return None
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -79,7 +63,7 @@ def show_covariate(ctx: Context, ds: Dataset) -> None:
 
     st.subheader("Calibration against a field")
     st.caption(words.SECTION_NOTE)
-    data = _source_bytes(ds)
+    data = source_bytes(ds)
     exclude = tuple(v for k, v in ds.report.fields.items() if k in ("confidence", "outcome", "id") and v)
     fields = [] if data is None else _fields_cached(cache_key(ds), exclude, data, ds.rows)
     if not fields:

@@ -20,12 +20,15 @@ from calib.present import explain
 from calib.present import format as fmt
 from calib.runs.settings import Settings
 from dashboard.chart import show_figure
-from dashboard.entries import cache_key
+from dashboard.entries import cache_key, source_bytes
 from dashboard.layout import metric, show_error
 from dashboard.results import settings_of
 from dashboard.runtime import heavy
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from calib.rows import Judgments
     from calib.runs.drift import Drift, Series
 
 
@@ -40,21 +43,75 @@ def threshold_of(ds: Dataset, v: views.View) -> float:
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two runs…")
 def _drift_cached(k_old: str, k_new: str, pairing: str, threshold: float, s: Settings,
-                  anchors: tuple[str, ...] | None, _old: Dataset, _new: Dataset) -> Drift:
+                  anchors: tuple[str, ...] | None, answer_key: str | None, _old: Dataset, _new: Dataset,
+                  _answers: tuple | None) -> Drift:
     from calib.runs.drift import drift
 
     with heavy("comparing two runs"):
-        return drift(_old, _new, s, threshold=threshold, pairing=pairing,
+        return drift(_old, _new, s, threshold=threshold, pairing=pairing, answers=_answers,
                      anchors=None if anchors is None else list(anchors))
 
 
 def drift_for(old: Dataset, new: Dataset, v: views.View, pairing: str,
-              anchors: tuple[str, ...] | None = None) -> Drift:
+              anchors: tuple[str, ...] | None = None, answer_key: str | None = None) -> Drift:
     """:func:`calib.drift.drift` with the view's settings (cached by content); ``anchors``:
-    the ids of a fixed anchor set (``calib drift --anchors``), else the items that kept their answer."""
+    the ids of a fixed anchor set (``calib drift --anchors``), else the items that kept their
+    answer; ``answer_key``: the field holding the answer in both runs (``--answer-key``), else
+    an item whose outcome is unchanged is taken as the same answer. Raises
+    :class:`CalibError` when a run's file lacks the answer on a judged line."""
     s = settings_of(v).only("reps", "seed", "level", "target", "confidence")
     s = replace(s, target=s.target_error)  # the page checks the threshold at the default target too
-    return _drift_cached(cache_key(old), cache_key(new), pairing, threshold_of(new, v), s, anchors, old, new)
+    answers = None if answer_key is None else (_answers_of(old, answer_key), _answers_of(new, answer_key))
+    return _drift_cached(cache_key(old), cache_key(new), pairing, threshold_of(new, v), s, anchors, answer_key,
+                         old, new, answers)
+
+
+#: The answer-field choice that compares outcomes (the CLI without ``--answer-key``).
+BY_OUTCOME = "(none: an unchanged outcome is the same answer)"
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _fields_cached(key: str, exclude: tuple[str, ...], _data: bytes, _rows: Judgments) -> list[str]:
+    from calib.readers.covariate import field_names
+
+    return field_names(_data, _rows, exclude)
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading the answers…")
+def _answers_cached(key: str, field: str, name: str, _data: bytes, _rows: Judgments) -> np.ndarray:
+    from calib.runs.drift import answers_from
+
+    return answers_from(_data, name, _rows, field, flag="Answer field", instead=f"choose {BY_OUTCOME!r}")
+
+
+def _answers_of(ds: Dataset, field: str) -> np.ndarray:
+    data = source_bytes(ds)
+    if data is None or ds.rows is None:
+        raise CalibError(f"Answer field: {ds.name}: answers are read from JSON Lines runs only")
+    return _answers_cached(cache_key(ds), field, ds.name, data, ds.rows)
+
+
+def answer_field(old: Dataset, new: Dataset) -> str | None:
+    """The field holding the system's answer in both runs, chosen on the page (``calib
+    drift --answer-key``), or ``None``: who moved then compares outcomes. Offered only
+    when both runs are JSON Lines files; the fields listed are those both files hold."""
+    data = [source_bytes(old), source_bytes(new)]
+    if data[0] is None or data[1] is None:
+        return None
+    keys = [tuple(v for k, v in ds.report.fields.items() if k in ("confidence", "outcome") and v)
+            for ds in (old, new)]
+    if old.rows is None or new.rows is None:
+        return None
+    first = _fields_cached(cache_key(old), keys[0], data[0], old.rows)
+    second = set(_fields_cached(cache_key(new), keys[1], data[1], new.rows))
+    shared = [f for f in first if f in second]
+    with st.expander("Answers compared by (optional)"):
+        choice = st.selectbox("Field holding the system's answer in both runs", [BY_OUTCOME, *shared],
+                              key="drift_answer_key",
+                              help="Who moved: an item whose answer text is the same in both runs isolates the "
+                                   "judge's change (calib drift --answer-key). None: an item whose outcome did "
+                                   "not change is taken as the same answer.")
+    return None if choice == BY_OUTCOME else choice
 
 
 #: Most characters of anchor ids typed or pasted on the Drift page (checked before they are split).

@@ -246,6 +246,23 @@ def load_entry(entry: Entry) -> Entry:
     return replace(entry, dataset=replace(ds, name=entry.name), error=None, loaded_key=key)
 
 
+def source_bytes(ds: Dataset) -> bytes | None:
+    """The decoded bytes of the one JSON Lines file ``ds`` was loaded from, for a field
+    read from the rows' lines (a covariate, an answer); ``None`` when it is not one."""
+    from calib.readers.covariate import COVARIATE_FORMATS
+    from calib.readers.source import read_source
+
+    if ds.rows is None or ds.report.format not in COVARIATE_FORMATS:
+        return None
+    entry = next((e for e in entries() if e.name == ds.name and e.kind != "folder"), None)
+    if entry is None:
+        return None
+    try:
+        return read_source(entry.filename, entry_bytes(entry)).data
+    except (CalibError, OSError):
+        return None
+
+
 def new_upload_entry(files: list[tuple[str, bytes]], *, folder: bool = False,
                      folder_name: str = "") -> Entry:
     """An entry for uploaded bytes (one file, or several read as one lm-eval folder)."""

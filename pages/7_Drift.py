@@ -10,6 +10,7 @@ from calib.present import questions
 from calib.settings import DRIFT_PAIRINGS
 from dashboard.drift_view import (
     anchor_ids,
+    answer_field,
     drift_for,
     series_for,
     show_attribution,
@@ -51,7 +52,8 @@ if old_name == new_name:
     st.info("Pick two different runs.")
     st.stop()
 try:
-    d = drift_for(ctx.by_name(old_name), ctx.by_name(new_name), ctx.view, pairing, anchor_ids())
+    old, new = ctx.by_name(old_name), ctx.by_name(new_name)
+    d = drift_for(old, new, ctx.view, pairing, anchor_ids(), answer_field(old, new))
 except CalibError as exc:
     with top:
         page_question(QUESTION, "The runs could not be compared (see below).")

@@ -117,3 +117,55 @@ def test_a_fixed_anchor_set_typed_on_the_page():
     assert {r["stated"]: (r["answers then"], r["answers now"]) for _, r in table.iterrows()} == want
     texts = "\n".join(t.value for t in at.text)
     assert "Anchor set given: 200 of 201" in texts
+
+
+def test_answers_compared_by_a_field_of_both_runs():
+    """The answer field chosen on the page (calib drift --answer-key): an item is the same
+    answer when its answer text is, whatever its outcome; the parts equal the decomposition
+    by hand with that notion of "same", and differ from the outcome-based one."""
+    import random
+
+    rnd = random.Random(7)
+    old_lines, new_lines, old, new, same = [], [], {}, {}, set()
+    for i in range(300):
+        ans_old = f"a{i}"
+        keep = rnd.random() < 0.6
+        ans_new = ans_old if keep else f"b{i}"
+        c_old = rnd.choice([60, 70, 80, 90, 95])
+        r_old = rnd.random() < c_old / 100
+        c_new = min(99, c_old + rnd.choice([0, 5])) if keep else rnd.choice([60, 70, 80, 90, 95])
+        r_new = r_old if keep else rnd.random() < 0.5  # a changed answer may keep its outcome
+        old[f"q{i}"], new[f"q{i}"] = (float(c_old), r_old), (float(c_new), r_new)
+        if keep:
+            same.add(f"q{i}")
+        old_lines.append(json.dumps({"id": f"q{i}", "confidence": c_old, "correct": r_old, "answer": ans_old}))
+        new_lines.append(json.dumps({"id": f"q{i}", "confidence": c_new, "correct": r_new, "answer": ans_new}))
+
+    def acc(pick):
+        accepted = [pick(i) for i in old if pick(i)[0] >= THRESHOLD]
+        return sum(c for _, c in accepted) / len(accepted)
+
+    a_old, a_new = acc(old.get), acc(new.get)
+    a1 = acc(lambda i: new[i] if i in same else old[i])
+    a2 = acc(lambda i: old[i] if i in same else new[i])
+    judge = ((a1 - a_old) + (a_new - a2)) / 2
+    by_outcome = {i for i in old if old[i][1] == new[i][1]}
+    assert by_outcome != same  # the two notions differ on this data
+
+    at = app()
+    at.query_params.update({"reps": "200"})
+    ok(at.run())
+    at.file_uploader[0].set_value([("ans_old.jsonl", "\n".join(old_lines).encode(), "application/octet-stream"),
+                                   ("ans_new.jsonl", "\n".join(new_lines).encode(), "application/octet-stream")])
+    ok(at.run())
+    at.switch_page("pages/7_Drift.py")
+    ok(at.run())
+    box = at.selectbox(key="drift_answer_key")
+    assert "answer" in box.options and "correct" not in box.options
+    box.set_value("answer")
+    ok(at.run())
+    assert not at.error, [e.value for e in at.error]
+    df = next(d.value for d in at.dataframe if "part" in d.value.columns)
+    assert df["change in accuracy among accepted"].iloc[0] == f"{100 * judge:+.1f} pts"
+    m = {x.label: x.value for x in at.main.metric}
+    assert m["Anchor items"] == f"{len(same):,}"

@@ -29,18 +29,26 @@ def answers_of(path: str, rows: Judgments, key: str) -> np.ndarray:
     if not strip_gz(str(path)).lower().endswith(SUFFIXES):
         raise CalibError(f"--answer-key: {path}: answers are read from JSON Lines files ({', '.join(SUFFIXES)}) "
                          "only")
-    lines = read_source(path).data.split(b"\n")
+    return answers_from(read_source(path).data, str(path), rows, key)
+
+
+def answers_from(data: bytes, name: str, rows: Judgments, key: str, *, flag: str = "--answer-key",
+                 instead: str = "leave --answer-key out") -> np.ndarray:
+    """The answer text of each row from a JSON Lines file's decoded bytes ``data``
+    (:func:`answers_of` reads them from a path; the dashboard from an upload). ``name``
+    names the file, ``flag`` the setting and ``instead`` the way out in messages."""
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
     out = []
     for no in np.asarray(rows.line, np.int64):
         if not 1 <= no <= len(lines):
-            raise CalibError(f"--answer-key: {path}: line {no} is not in the file")
+            raise CalibError(f"{flag}: {name}: line {no} is not in the file")
         try:
             obj = json_loads(lines[no - 1])
         except ValueError:
-            raise CalibError(f"--answer-key: {path}: line {no} is not a JSON object") from None
+            raise CalibError(f"{flag}: {name}: line {no} is not a JSON object") from None
         v = get_path(obj, key)
         if is_missing(v) or v is None:
-            raise CalibError(f"--answer-key {key}: {path}: line {no} has no field {key!r} (every judged line needs "
-                             "its answer, or leave --answer-key out to compare outcomes)")
+            raise CalibError(f"{flag} {key}: {name}: line {no} has no field {key!r} (every judged line needs "
+                             f"its answer, or {instead} to compare outcomes)")
         out.append(v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False))
     return np.asarray(out, dtype=object).astype(str)

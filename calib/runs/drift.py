@@ -8,10 +8,10 @@ from typing import Any
 from calib import drift as _drift
 from calib.dataset import Dataset
 from calib.drift import Drift, Series, date_order, order_runs
-from calib.drift.answers import answers_of
+from calib.drift.answers import answers_from, answers_of
 from calib.runs.settings import Settings
 
-__all__ = ["Drift", "Series", "answers_of", "date_order", "drift", "order_runs", "series"]
+__all__ = ["Drift", "Series", "answers_from", "answers_of", "date_order", "drift", "order_runs", "series"]
 
 
 def drift(old: Dataset, new: Dataset, s: Settings, *, threshold: float | None = None, pairing: str = "auto",
