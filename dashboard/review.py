@@ -23,8 +23,9 @@ Contract
   with ``st.text``, ``st.code`` and ``st.dataframe`` only, never markdown or HTML (the
   owner's guidelines: :func:`dashboard.review_card.safe_markdown`).
 - **The workflow (issue 25).** The card (:mod:`dashboard.review_card`) is blind unless the
-  owner shows the judge; a reviewer sees only their own labels (the counts of the progress
-  bar and a traffic plan's certificate aside): the other reviewers' labels, the agreement,
+  owner shows the judge; a reviewer sees only their own labels (the count of labelled items
+  on the progress bar aside; a traffic plan's certificate only when the owner shows the
+  judge): the other reviewers' labels, the agreement,
   the audit on the labels and the export are the owner's, beside the workflow setting and adjudication
   (:mod:`dashboard.review_owner`). With assignment on, the server hands out the next item
   (:meth:`calib.hosting.assignment.AssignmentCatalog.next_item`).
@@ -214,8 +215,12 @@ def review_page(ctx: Context) -> None:
                 _assigned(token, plan, stored, history, who, all_plans, flow, fields)
             else:
                 _labelling(token, plan, stored, history, who, all_plans, flow, owner, fields)
-    if is_traffic(plan):  # the progress toward the certificate, an aggregate: every reviewer's
+    if is_traffic(plan) and (owner or flow.show_judge):  # it counts every reviewer's labels: blind, the owner's
         certificate_section(name, history, state.view)
+    elif is_traffic(plan):
+        from calib.present.review import CERTIFICATE_WITHHELD
+
+        st.caption(CERTIFICATE_WITHHELD)
     if not owner:
         return  # the other reviewers' labels, agreement and export are the owner's (who need not label)
     from dashboard.review_owner import owner_panel

@@ -7,6 +7,9 @@ Contract
 - **Blind by default.** The judge's stated confidence and the file's outcome are shown
   only when the owner turned "show the judge" on for the link
   (:attr:`calib.hosting.workflow.Workflow.show_judge`); the store stamps that on every label.
+  Blind, the card does not name the item's list either (the review queue is the items the
+  judge scored below the threshold), and :func:`blind_reviewer` tells the other pages of a
+  reviewer's session to withhold what lists items with their confidence or outcome.
 - **Safe text.** Item ids, question text, notes and names: ``st.text`` / ``st.code`` only.
   The guidelines are the one Markdown shown, through :func:`safe_markdown`: HTML tags
   removed, then ``st.markdown`` with ``unsafe_allow_html=False``; image syntax and script
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 
     from calib.hosting.workflow import Workflow
     from calib.labels.plan import ReviewItem
+    from dashboard.context import Access
 
 _TAG = re.compile(r"<[^>]*>?")
 _SCHEME = re.compile(r"(?i)(javascript|vbscript|data|file)\s*:")
@@ -60,9 +64,10 @@ def item_card(item: ReviewItem, pos: int, total: int, mine: str | None, why: str
     from calib.present import format as fmt
     from calib.present.review import BLIND_WHY, CARD_FIELDS
 
-    where = "review queue" if item.kind == "queue" else "audit sample"
+    # blind: not even the list, since "review queue" says the judge scored it below the threshold
+    where = "" if why is None else " (review queue)" if item.kind == "queue" else " (audit sample)"
     with st.container(border=True):
-        st.text(f"Item {pos + 1} of {total} ({where}): {item.item}")
+        st.text(f"Item {pos + 1} of {total}{where}: {item.item}")
         st.text(why or BLIND_WHY)
         st.text(f"Line {item.line}" + (f" · group {item.group}" if item.group else ""))
         if fields:
@@ -106,3 +111,21 @@ def buttons(on_label: Callable[[bool, bool], None], on_skip: Callable[[], None],
 def reasons_of(key: str) -> list[str]:
     """The reason tags picked on the card ``key``."""
     return list(st.session_state.get(f"calib_review_reasons_{key}") or [])
+
+
+def blind_reviewer(access: Access) -> bool:
+    """This session opened a share link whose owner runs a blind review (reviewing on,
+    the judge not shown), and is not the owner's: per-item confidence and outcomes (the
+    review queue's download) are withheld from it, as the card withholds them."""
+    from dashboard.keys import OWNER_KEY, SHARED_KEY
+    from dashboard.runtime import share_store
+
+    token = st.session_state.get(SHARED_KEY)
+    if not token:
+        return False  # the owner's own session, or no link
+    state = share_store().review_state(token)
+    if state is None or not state.setting.enabled or state.setting.flow.show_judge:
+        return False
+    typed = str(st.session_state.get("calib_owner_key") or "").strip()
+    secret = st.session_state.get(OWNER_KEY, {}).get(token) or typed or None
+    return not share_store().owns(token, owner_secret=secret, user=access.user)

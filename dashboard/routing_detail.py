@@ -83,7 +83,7 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     _judges(ctx, v)
     show_two_thresholds(ds, v)
     show_cascade(ctx, v)
-    _queue(ds, r, cmap)
+    _queue(ds, r, cmap, ctx)
 
 
 def _decision(ctx: Context, ds: Dataset, v: views.View) -> Decision | None:
@@ -316,10 +316,16 @@ def _judges(ctx: Context, v: views.View) -> None:
     st.text("\n".join(lines) if lines else "The files share no item ids: no paired comparison.")
 
 
-def _queue(ds: Dataset, r: Routing, cmap: CalibrationMap | None) -> None:
+def _queue(ds: Dataset, r: Routing, cmap: CalibrationMap | None, ctx: Context) -> None:
+    from calib.present.review import QUEUE_WITHHELD
+    from dashboard.review_card import blind_reviewer
+
     st.subheader("Review queue")
     if ds.rows is None:
         st.caption("A count table has no items: there is no queue to download.")
+        return
+    if blind_reviewer(ctx.access):  # each item's confidence and outcome: not for a blind reviewer
+        st.caption(QUEUE_WITHHELD)
         return
     rows_, lower = ds.rows, r.lower
     st.download_button(

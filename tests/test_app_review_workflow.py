@@ -72,3 +72,62 @@ def test_the_owner_sets_assignment_and_reviewers_get_the_traffic_plan_in_turn(tm
             (order[0], "Ann", 1, 0, '["ambiguous"]')]
         assert con.execute("SELECT item, reviewer FROM assignments WHERE state = 'skipped'").fetchall() == [
             (order[1], "Bob")]
+
+
+def page_text(at) -> str:
+    """Every element's content on the page (its protobuf as text: values, labels, help,
+    captions, table data), what a reviewer could read or download."""
+    out: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+def test_a_second_reviewer_sees_neither_the_first_ones_label_nor_the_judge_when_blind(tmp_path):
+    from calib.present.review import QUEUE_WITHHELD
+    from tests.test_app_review import ROWS, owner_share
+
+    owner, token = owner_share()
+    owner.sidebar.toggle(key="calib_review_on").set_value(True)
+    ok(owner.run())
+    owner.switch_page("pages/8_Review.py")
+    ok(owner.run())
+    owner.checkbox(key="calib_flow_assign").check()
+    owner.number_input(key="calib_flow_overlap").set_value(100)  # every item for two reviewers
+    owner.text_input(key="calib_flow_tags").input("ambiguous")
+    owner.button(key="FormSubmitter:calib_workflow_form-Save the workflow").click()
+    ok(owner.run())
+    ann = reviewer(token, "Ann")
+    item = shown(ann)
+    ann.text_input(key=f"calib_review_note__{item}").set_value("ANN-SECRET-NOTE")
+    ann.multiselect(key=f"calib_review_reasons__{item}").select("ambiguous")
+    ann.button(key="calib_review_wrong").click()
+    ok(ann.run())
+    with sqlite3.connect(tmp_path / "data" / "catalog.sqlite3") as con:
+        assert con.execute("SELECT item, reviewer, correct, judge_shown, reasons FROM labels").fetchall() == [
+            (item, "Ann", 0, 0, '["ambiguous"]')]
+    bob = reviewer(token, "Bob")
+    assert shown(bob) == item  # the same item, planned for two labels
+    text = page_text(bob)
+    for leak in ("ANN-SECRET-NOTE", "Ann", "Your label", "Stated confidence", "As a probability",
+                 "Outcome in the file", "(review queue)", "(audit sample)", "Labels so far", "Adjudication"):
+        assert leak not in text, leak
+    row = next(r for r in ROWS if r["id"] == item)
+    card = [t.value for t in bob.text]
+    assert not any(f" {row['confidence']}" in t or t.endswith(str(row["confidence"])) for t in card), card
+    assert not bob.main.metric and not bob.get("arrow_data_frame") and not bob.get("download_button")
+    # another page of the reviewer's session: the review queue (each item's confidence) is withheld
+    bob.switch_page("pages/5_Routing.py")
+    ok(bob.run())
+    assert QUEUE_WITHHELD in [c.value for c in bob.caption]
+    assert not [d for d in bob.get("download_button") if "review queue" in str(d.proto)]
+    owner.switch_page("pages/5_Routing.py")
+    ok(owner.run())
+    assert [d for d in owner.get("download_button") if "review queue" in str(d.proto)]

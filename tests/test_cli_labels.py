@@ -131,7 +131,7 @@ def test_labels_threshold_and_text_report(judged, tmp_path, capsys):
 
 def test_bad_lines_are_warned_and_listed(judged, tmp_path, capsys):
     _, labels = labels_for(judged)
-    text = labels_to_csv(labels).decode() + '"","item-1","maybe","","ann","2026-12-01T18:30:00Z","audit","false"\n'
+    text = labels_to_csv(labels).decode() + '"","item-1","maybe","","ann","2026-12-01T18:30:00Z","audit","false","false",""\n'
     lab_path = tmp_path / "labels.csv"
     lab_path.write_text(text)
     bad = f"labels.csv line {len(labels) + 2}: correct must be true or false, got 'maybe'"

@@ -706,3 +706,35 @@ def test_a_label_files_reviewer_with_an_invisible_character_is_refused_as_the_ho
     # and a label made in Python is refused on writing, in the same words
     with pytest.raises(CalibError, match="U\\+202E"):
         labels_to_jsonl([lab("q1", True, reviewer="ann\u202eevil")])
+
+
+@pytest.mark.parametrize("to_bytes", [labels_to_csv, labels_to_jsonl])
+def test_judge_shown_and_reason_tags_round_trip(to_bytes):
+    tags = [(), ("ambiguous",), ("=1+1", "'quoted", "reference wrong"), ("😀 emoji", "+x")]
+    labels = [Label(item=f"i{i}", correct=True, reviewer="r", time=T0, judge_shown=i % 2 == 1, reasons=t)
+              for i, t in enumerate(tags)]
+    back, messages = read_labels(to_bytes(labels), "labels")
+    assert messages == () and back == tuple(labels)
+    assert [x.reasons for x in back] == tags and [x.judge_shown for x in back] == [False, True, False, True]
+
+
+@pytest.mark.parametrize("reasons, why", [
+    (("a,b",), "reason tag 'a,b': a tag cannot hold a comma"),
+    ((" a",), "a reason tag must be non-empty text of at most 60 characters, got ' a'"),
+    (("a", "a"), "a reason tag is given twice"),
+    (("x" * 61,), "a reason tag must be non-empty text of at most 60 characters"),
+])
+def test_bad_reason_tags_are_refused(reasons, why):
+    assert label_problem(Label(item="i", correct=True, reviewer="r", time=T0, reasons=reasons)).startswith(why)
+
+
+def test_an_adjudication_records_no_judge_shown_or_reasons():
+    adj = Label(item="i", correct=True, reviewer="owner", time=T0, kind="adjudication", reasons=("a",))
+    assert label_problem(adj) == ("an adjudication is the owner's final label: it records no judge shown and "
+                                  "no reason tags")
+
+
+def test_a_jsonl_reasons_field_must_be_a_list_of_text():
+    line = json.dumps({"item": "i", "correct": True, "reviewer": "r", "time": T0, "reasons": "ambiguous"})
+    got, messages = read_labels(line.encode(), "l.jsonl")
+    assert got == () and messages == ("l.jsonl line 1: reasons must be a list of tags, got 'ambiguous'",)

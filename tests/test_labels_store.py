@@ -480,7 +480,7 @@ def test_cli_export_and_import_through_the_data_directory(
     code, _, err = run(["labels", "export", "--token", link, "-o", tmp_path / "l.csv"], capsys)
     assert (code, err) == (0, f"calib: wrote 2 label(s) to {tmp_path / 'l.csv'}\n")
     lines = (tmp_path / "l.csv").read_text().splitlines()
-    assert lines[0] == '"dataset","item","correct","note","reviewer","time","kind","unsure"'
+    assert lines[0] == '"dataset","item","correct","note","reviewer","time","kind","unsure","judge_shown","reasons"'
     assert "'=HYPERLINK" in lines[1]  # spreadsheet-safe
     code, _, _ = run(["labels", "export", "--token", r.token, "-o", tmp_path / "l.jsonl"], capsys)
     back = [json.loads(x) for x in (tmp_path / "l.jsonl").read_text().splitlines()]

@@ -221,3 +221,46 @@ def test_the_export_carries_unsure_and_adjudications_and_imports_back_to_the_sam
     assert [(x.item, x.kind, x.unsure) for x in again] == [(a, "queue", False), (a, "queue", False),
                                                             (b, "queue", True), (a, "adjudication", False)]
     assert final_labels(again).of() == final_labels(exported).of() == {a: False}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_judge_shown_and_reasons_go_out_in_the_export_and_come_back_with_an_import(store: Store, fmt: str) -> None:
+    """Every label says whether the judge was shown and its reason tags; both reach the
+    JSONL and CSV exports (written here from the store's rows read with SQL) and an
+    import puts them back in the store as they were."""
+    import csv
+    import io
+    import json
+
+    from calib.labels.records import labels_to_csv, labels_to_jsonl, read_labels
+
+    r = make_share(store)
+    flow_on(store, r, reason_tags=("=reference wrong", "ambiguous"))
+    a, b = PLAN.queue[0].item, PLAN.queue[1].item
+    assert store.add_label(r.token, lab(a, True, "ann"), PLANS, reasons=["=reference wrong", "ambiguous"]).ok
+    flow_on(store, r, show_judge=True, reason_tags=("ambiguous",))
+    assert store.add_label(r.token, lab(b, False, "bob"), PLANS).ok
+    rows = query(store, "SELECT item, reviewer, judge_shown, reasons FROM labels ORDER BY id")
+    assert rows == [(a, "ann", 0, '["=reference wrong", "ambiguous"]'), (b, "bob", 1, "")]
+    exported = store.labels(r.token).labels
+    data = (labels_to_jsonl if fmt == "jsonl" else labels_to_csv)(exported)
+    if fmt == "jsonl":
+        out = [(d["item"], d["judge_shown"], d["reasons"]) for d in map(json.loads, data.decode().splitlines())]
+        assert out == [(a, False, ["=reference wrong", "ambiguous"]), (b, True, [])]
+    else:
+        out = [(d["item"], d["judge_shown"], d["reasons"]) for d in csv.DictReader(io.StringIO(data.decode()))]
+        assert out == [(a, "false", "'=reference wrong, ambiguous"), (b, "true", "")]  # formula cell neutralised
+    back, problems = read_labels(data, f"labels.{fmt}")
+    assert problems == () and back == exported
+    other = make_share(store)  # tags of another link: an import keeps them, and keeps judge_shown
+    assert store.import_labels(other.token, back, PLANS, owner_secret=other.owner_secret).written == 2
+    assert store.labels(other.token).labels == exported
+    assert query(store, "SELECT judge_shown, reasons FROM labels ORDER BY id")[2:] == [
+        (0, '["=reference wrong", "ambiguous"]'), (1, "")]
+
+
+def test_a_reviewer_cannot_claim_the_judge_was_shown(store: Store) -> None:
+    r = make_share(store)
+    claim = Label(item=PLAN.queue[0].item, correct=True, reviewer="ann", kind="queue", judge_shown=True)
+    assert store.add_label(r.token, claim, PLANS).ok
+    assert query(store, "SELECT judge_shown FROM labels") == [(0,)]  # the owner's setting: blind

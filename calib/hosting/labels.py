@@ -476,7 +476,7 @@ class ReviewCatalog(Catalog):
         """
         if label.kind == "adjudication":
             return LabelsResult(False, "invalid", "Only the link's owner adjudicates.")
-        return self._write(token, [label], plans, stamp=True, reasons=tuple(reasons))
+        return self._write(token, [replace(label, reasons=tuple(reasons) or label.reasons)], plans, stamp=True)
 
     def _room_for(self, con: Connection, sid: str, setting: ReviewSetting, labels: list[Label],
                   keys: Mapping[str, list[str]]) -> str | None:
@@ -497,7 +497,7 @@ class ReviewCatalog(Catalog):
         """Set the final label of an item (owner only): an adjudication, appended to the
         history (a later one for the same item replaces it in the final labels,
         :func:`calib.labels.final.final_labels`). ``label.reviewer`` is the adjudicator."""
-        adj = replace(label, kind="adjudication", unsure=False)
+        adj = replace(label, kind="adjudication", unsure=False, judge_shown=False, reasons=())
         return self._write(token, [adj], plans, stamp=True, owner=(owner_secret, user))
 
     @reported
@@ -512,7 +512,8 @@ class ReviewCatalog(Catalog):
     ) -> LabelsResult:
         """Append a labels file's labels (owner only; through a link that opens with reviewing
         on). Labels that fail a check are left out, each with a message; the others are
-        written in one transaction, keeping their own times."""
+        written in one transaction, keeping their own times, ``judge_shown`` and reason tags
+        (the tags need not be this link's: they were the labels' own link's)."""
         return self._write(token, list(labels), plans, stamp=False, owner=(owner_secret, user))
 
     def _write(
@@ -523,7 +524,6 @@ class ReviewCatalog(Catalog):
         *,
         stamp: bool,
         owner: tuple[str | None, str | None] | None = None,
-        reasons: tuple[str, ...] = (),
     ) -> LabelsResult:  # long: one transaction from lookup to commit
         """The one write path: lookup, checks, the cap and the rows, in one transaction."""
         import json
@@ -537,11 +537,13 @@ class ReviewCatalog(Catalog):
             if owner is not None and not is_owner(owner_hash, owner_user, *owner):
                 return LabelsResult(False, "not_owner", "Only the owner of this link can import labels.")
             tags = setting.flow.reason_tags
-            if any(r not in tags for r in reasons):
+            if stamp and any(r not in tags for lab in labels for r in lab.reasons):
                 return LabelsResult(False, "invalid", "A reason tag is not one of the owner's tags.")
             index = _Index(self._dataset_names(con, sid), plans)
-            if stamp:
-                labels = [replace(lab, time=now_iso(self.clock())) for lab in labels]
+            if stamp:  # the server's clock, and whether the judge was shown: never the reviewer's say
+                labels = [replace(lab, time=now_iso(self.clock()),
+                                  judge_shown=setting.flow.show_judge and lab.kind != "adjudication")
+                          for lab in labels]
             good, bad = [], []
             for n, lab in enumerate(labels, 1):
                 try:
@@ -564,7 +566,7 @@ class ReviewCatalog(Catalog):
                 "INSERT INTO labels(share_id, dataset, item, correct, note, reviewer, time, kind, unsure,"
                 " judge_shown, reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(sid, g.dataset, g.item, int(g.correct), g.note, g.reviewer, g.time, g.kind, int(g.unsure),
-                  int(setting.flow.show_judge and stamp), json.dumps(list(reasons)) if reasons else "")
+                  int(g.judge_shown), json.dumps(list(g.reasons)) if g.reasons else "")
                  for g in good if g.kind != "adjudication"],
             )
             con.executemany(
@@ -613,9 +615,9 @@ class ReviewCatalog(Catalog):
             ).fetchall()
         out = tuple(
             Label(item=r[0], correct=bool(r[1]), note=r[2], reviewer=r[3], time=r[4], kind=r[5], dataset=r[6],
-                  unsure=bool(r[7]))
+                  unsure=bool(r[7]), judge_shown=bool(r[8]), reasons=tuple(json.loads(r[9])) if r[9] else ())
             for r in rows
         )
         return LabelsResult(True, "ok", f"{len(out):,} label(s).", labels=out,
-                            judge_shown=tuple(bool(r[8]) for r in rows),
-                            reasons=tuple(tuple(json.loads(r[9])) if r[9] else () for r in rows))
+                            judge_shown=tuple(lab.judge_shown for lab in out),
+                            reasons=tuple(lab.reasons for lab in out))

@@ -13,6 +13,7 @@ OVERLAP_K_RANGE = (2, 5)
 MAX_REVIEWERS = 200
 #: Longest guidelines (characters), most reason tags and longest tag.
 MAX_GUIDELINES_CHARS = 10_000
+#: Most reason tags and longest tag (the same as a label's: :data:`calib.labels.records.MAX_REASON_TAGS`).
 MAX_REASON_TAGS = 20
 MAX_TAG_CHARS = 60
 
@@ -120,11 +121,10 @@ def _check_fields(pairs: object) -> tuple[tuple[str, str], ...]:
 
 
 def _check_tag(tag: object) -> str:
-    from calib.labels.records import invisible_in_name
+    from calib.labels.records import tag_problem
 
-    if not isinstance(tag, str) or not tag.strip() or len(tag.strip()) > MAX_TAG_CHARS:
-        raise ValueError(f"a reason tag must be non-empty text of at most {MAX_TAG_CHARS} characters")
-    why = invisible_in_name(tag.strip())
-    if why is not None or "," in tag:
-        raise ValueError(f"reason tag {tag.strip()[:60]!r}: " + (why or "a tag cannot hold a comma"))
-    return tag.strip()
+    text = tag.strip() if isinstance(tag, str) else tag
+    why = tag_problem(text)
+    if why is not None:
+        raise ValueError(why)
+    return str(text)

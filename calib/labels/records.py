@@ -54,13 +54,18 @@ MAX_REVIEWER_CHARS = 200
 #: Longest item key or dataset name, characters (item ids longer than this are not used as keys).
 MAX_KEY_CHARS = 1000
 #: The columns of the CSV export, in order (also the keys of a JSONL line).
-FIELDS = ("dataset", "item", "correct", "note", "reviewer", "time", "kind", "unsure")
+FIELDS = ("dataset", "item", "correct", "note", "reviewer", "time", "kind", "unsure", "judge_shown", "reasons")
 #: The fields a labels file must have on every line (the others take :class:`Label`'s defaults).
 REQUIRED = ("item", "correct", "reviewer", "time")
 #: Most messages :func:`read_labels` returns (one per bad line; the rest are counted).
 MAX_MESSAGES = 200
 
-_BOOLS = ("correct", "unsure")
+_BOOLS = ("correct", "unsure", "judge_shown")
+#: Most reason tags on one label, and longest tag (the owner's tags obey the same rule).
+MAX_REASON_TAGS = 20
+MAX_TAG_CHARS = 60
+#: How a CSV cell joins a label's reason tags (a tag holds no comma, so it splits back exactly).
+TAG_JOIN = ", "
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 # characters a CSV or a terminal cannot carry back faithfully, refused in every field
 _UNCARRIED = re.compile("[\ud800-\udfff\x00]")
@@ -112,6 +117,13 @@ class Label:
     unsure:
         The reviewer could not tell: the label counts in no vote, agreement or estimate
         (``correct`` is kept as given). Labels written before this field are ``False``.
+    judge_shown:
+        The judge's stated confidence and the file's outcome were on the reviewer's card
+        (the owner's "show the judge"; stamped by the server, never the reviewer's say).
+        ``False``: a blind label. An adjudication records none (``False``).
+    reasons:
+        The reason tags the reviewer picked (each one line, no comma, at most
+        :data:`MAX_TAG_CHARS` characters; at most :data:`MAX_REASON_TAGS`), ``()`` if none.
     """
 
     item: str
@@ -122,9 +134,11 @@ class Label:
     kind: str = "queue"
     dataset: str = ""
     unsure: bool = False
+    judge_shown: bool = False
+    reasons: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in FIELDS}
+        return {f: list(self.reasons) if f == "reasons" else getattr(self, f) for f in FIELDS}
 
 
 def now() -> str:
@@ -142,11 +156,41 @@ def parse_time(text: str) -> datetime:
         raise CalibError(f"time is not a real date and time: {_show(text)}") from None
 
 
+def tag_problem(tag: object) -> str | None:
+    """Why ``tag`` cannot be a reason tag (``None`` when it can): non-empty text without
+    leading or trailing space, at most :data:`MAX_TAG_CHARS` characters, no comma (a CSV
+    cell joins the tags with :data:`TAG_JOIN`), no character of :data:`INVISIBLE_CATEGORIES`."""
+    if not isinstance(tag, str) or not tag.strip() or tag != tag.strip() or len(tag) > MAX_TAG_CHARS:
+        return f"a reason tag must be non-empty text of at most {MAX_TAG_CHARS} characters, got {_show(tag)}"
+    if "," in tag:
+        return f"reason tag {_show(tag)}: a tag cannot hold a comma"
+    why = invisible_in_name(tag)
+    return None if why is None else f"reason tag {_show(tag)}: " + why.replace("the reviewer's name", "the tag")
+
+
+def _reasons_problem(label: Label) -> str | None:
+    if not isinstance(label.judge_shown, bool):
+        return f"judge_shown must be true or false, got {_show(label.judge_shown)}"
+    if not isinstance(label.reasons, tuple):
+        return f"reasons must be a list of tags, got {_show(label.reasons)}"
+    if len(label.reasons) > MAX_REASON_TAGS:
+        return f"{len(label.reasons):,} reason tags, over the {MAX_REASON_TAGS} allowed"
+    if len(set(label.reasons)) != len(label.reasons):
+        return "a reason tag is given twice"
+    bad = next((w for w in map(tag_problem, label.reasons) if w is not None), None)
+    if bad is not None:
+        return bad
+    if label.kind == ADJUDICATION and (label.judge_shown or label.reasons):
+        return "an adjudication is the owner's final label: it records no judge shown and no reason tags"
+    return None
+
+
 def label_problem(label: Label) -> str | None:
     """Why ``label`` cannot be kept, in words (``None`` when it can).
 
     The rules: ``correct`` and ``unsure`` bools (an adjudication not unsure); ``item`` non-empty, at most :data:`MAX_KEY_CHARS`;
-    ``note`` at most :data:`MAX_NOTE_CHARS` (newlines allowed); ``reviewer`` non-empty,
+    ``note`` at most :data:`MAX_NOTE_CHARS` (newlines allowed); ``judge_shown`` a bool and
+    ``reasons`` a tuple of distinct tags (:func:`tag_problem`), neither on an adjudication; ``reviewer`` non-empty,
     at most :data:`MAX_REVIEWER_CHARS`, no character of :data:`INVISIBLE_CATEGORIES`
     (:func:`invisible_in_name`); ``dataset`` at most
     :data:`MAX_KEY_CHARS`, one line; ``kind`` one of :data:`KINDS`; ``time`` ISO-8601
@@ -184,6 +228,9 @@ def label_problem(label: Label) -> str | None:
         return f"kind must be 'queue', 'audit' or 'adjudication', got {_show(label.kind)}"
     if label.kind == ADJUDICATION and label.unsure:
         return "an adjudication is the final label: it says right or wrong, it cannot be unsure"
+    why = _reasons_problem(label)
+    if why is not None:
+        return why
     try:
         parse_time(label.time)
     except CalibError as exc:
@@ -292,7 +339,8 @@ def labels_to_csv(labels: Iterable[Label]) -> bytes:
     """A header (:data:`FIELDS`) and one row per label, UTF-8; every text cell through
     :func:`csv_cell` and quoted (``csv.QUOTE_NONNUMERIC``, as
     :func:`calib.routing.queue_to_csv`), so a newline inside a note stays in its cell;
-    ``correct`` and ``unsure`` are written ``true`` / ``false``."""
+    ``correct``, ``unsure`` and ``judge_shown`` are written ``true`` / ``false``, the reason
+    tags joined by :data:`TAG_JOIN` in one cell."""
     buf = io.StringIO()
     w = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     w.writerow(FIELDS)
@@ -300,7 +348,8 @@ def labels_to_csv(labels: Iterable[Label]) -> bytes:
         check_label(lab)
         w.writerow(
             [
-                ("true" if getattr(lab, f) else "false") if f in _BOOLS else csv_cell(getattr(lab, f))
+                ("true" if getattr(lab, f) else "false") if f in _BOOLS
+                else csv_cell(TAG_JOIN.join(lab.reasons)) if f == "reasons" else csv_cell(getattr(lab, f))
                 for f in FIELDS
             ]
         )
@@ -446,6 +495,12 @@ def _label_of(obj: dict[str, Any], no: int, msgs: _Messages, *, from_csv: bool) 
             if v is None:
                 msgs.bad(no, f"{f} must be true or false, got {_show(obj[f])}")
                 return None
+        elif f == "reasons":
+            v = _tags_of(v, from_csv)
+            if v is None:
+                msgs.bad(no, f"reasons must be a list of tags{' (a CSV cell: tags joined by commas)' if from_csv else ''}"
+                         f", got {_show(obj[f])}")
+                return None
         elif not isinstance(v, str):
             msgs.bad(no, f"{f} must be text, got {_show(v)}")
             return None
@@ -458,6 +513,17 @@ def _label_of(obj: dict[str, Any], no: int, msgs: _Messages, *, from_csv: bool) 
         msgs.bad(no, why)
         return None
     return lab
+
+
+def _tags_of(v: Any, from_csv: bool) -> tuple[str, ...] | None:
+    """Reason tags: a JSON list of strings, or in a CSV one cell of tags joined by
+    :data:`TAG_JOIN` (empty: none). Each tag is checked later, by :func:`label_problem`."""
+    if from_csv and isinstance(v, str):
+        text = csv_uncell(v)
+        return tuple(t.strip() for t in text.split(",")) if text.strip() else ()
+    if isinstance(v, list) and all(isinstance(t, str) for t in v):
+        return tuple(v)
+    return None
 
 
 def _bool_of(v: Any, from_csv: bool) -> bool | None:

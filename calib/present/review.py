@@ -33,6 +33,15 @@ BLIND = (
     "anchor your verdict. Other reviewers' labels are hidden from you; the owner sees them to adjudicate."
 )
 UNBLIND = "The owner shows the judge on this link: your labels are recorded as given with the judge shown."
+#: The Routing page's review-queue download, in a blind reviewer's session.
+QUEUE_WITHHELD = (
+    "The review queue's download is withheld on this link: its owner runs a blind review, and the queue lists "
+    "each item's stated confidence and the file's outcome."
+)
+#: The traffic certificate on the Review page, in a blind reviewer's session.
+CERTIFICATE_WITHHELD = (
+    "The progress toward the certificate is the owner's in a blind review: it counts the other reviewers' labels."
+)
 BLIND_WHY = "Why this item: the review plan chose it (the judge's score is hidden: blind review)."
 DONE = "No item is left for you: every item has its planned labels, or you labelled or skipped it. Thank you."
 
