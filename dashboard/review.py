@@ -223,9 +223,11 @@ def review_page(ctx: Context) -> None:
         st.caption(CERTIFICATE_WITHHELD)
     if not owner:
         return  # the other reviewers' labels, agreement and export are the owner's (who need not label)
-    from dashboard.review_owner import owner_panel
+    from dashboard.review_owner import labels_section, owner_panel, review_report_of
 
     owner_panel(token, secret, plan, stored, history, all_plans, flow)
+    if history:
+        labels_section(review_report_of(ctx, None if is_traffic(plan) else ctx.by_name(name), plan, stored, history))
     if not is_traffic(plan):
         _so_far(ctx, ctx.by_name(name), plan, stored, history)
     _export_import(ctx, token, secret, got.labels, all_plans)

@@ -1,5 +1,7 @@
 """The owner's part of the Review page (issue 25): the workflow setting of the link,
-progress per reviewer, and adjudication of the disagreements.
+progress per reviewer, adjudication of the disagreements, and what the labels say
+(agreement, the file against the final labels, the reviewers' own error:
+:func:`calib.runs.review.review_report`, computed once, worded by :mod:`calib.present.review`).
 
 Contract
 --------
@@ -24,9 +26,13 @@ from dashboard.layout import md_escape, show_error
 from dashboard.runtime import share_store
 
 if TYPE_CHECKING:
+    from calib.dataset import Dataset
     from calib.hosting.workflow import Workflow
     from calib.labels.plan import ReviewItem, ReviewPlan
     from calib.labels.records import Label
+    from calib.runs.review import ReviewReport
+    from calib.runs.settings import Settings
+    from dashboard.context import Context
 
 _ADJ_NOTICE = "calib_adjudication_notice"
 
@@ -136,3 +142,53 @@ def _adjudicate(token: str, secret: str | None, item: ReviewItem, stored: str, c
         return
     st.session_state[_ADJ_NOTICE] = (out.ok, f"Final label set: {'right' if correct else 'wrong'}."
                                      if out.ok else out.message)
+
+
+# ----------------------------------------------------------------- what the labels say
+@st.cache_data(max_entries=32, show_spinner="Measuring the reviewers' agreement…")
+def _report_cached(data_key: str, labels_key: str, stored: str, threshold: float, s: Settings,
+                   _ds: Dataset | None, _history: tuple[Label, ...]) -> ReviewReport:
+    from calib.runs.review import review_report
+
+    return review_report(_history, s, _ds, threshold=threshold, dataset=stored)
+
+
+def review_report_of(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str,
+                     history: list[Label]) -> ReviewReport:
+    """:func:`calib.runs.review.review_report` of the link's labels at the session's
+    bootstrap settings and target (cached by data, labels and settings); the file's
+    outcomes and the bound only for a labelled file (``ds`` with rows), not traffic."""
+    import hashlib
+
+    from calib.runs.review import labels_to_jsonl
+    from dashboard.entries import cache_key
+    from dashboard.results import settings_of
+
+    ds = ds if ds is not None and ds.rows is not None else None
+    labels_key = hashlib.sha256(labels_to_jsonl(history)).hexdigest()
+    return _report_cached(cache_key(ds) if ds is not None else "", labels_key, stored, plan.threshold,
+                          settings_of(ctx.view).only("reps", "seed", "level", "target"), ds, tuple(history))
+
+
+def labels_section(report: ReviewReport) -> None:
+    """Agreement among the reviewers, per reviewer against the final labels, the file's
+    outcomes against them, and the reviewers' own error (the figures of ``report``)."""
+    from calib.present import review as words
+
+    st.subheader("Agreement and the labels' own error")
+    st.caption(words.AGREEMENT_CAPTION)
+    st.text(report.agreement.sentences()[0])
+    st.dataframe(words.agreement_rows(report.agreement), hide_index=True, key="calib_agreement_table")
+    if report.agreement.per_reviewer:
+        st.dataframe(words.per_reviewer_rows(report.agreement), hide_index=True, key="calib_per_reviewer_table")
+    if report.outcomes is not None:
+        st.caption(words.OUTCOMES_CAPTION)
+        confusion, stats = words.outcome_rows(report.outcomes)
+        c1, c2 = st.columns(2)
+        c1.dataframe(confusion, hide_index=True, key="calib_final_confusion")
+        c2.dataframe(stats, hide_index=True, key="calib_final_stats")
+    st.caption(words.ERROR_CAPTION)
+    st.text(report.reviewer_error.sentence())
+    if report.bound is not None:
+        st.text(report.bound.sentence())
+        st.text(words.certificate_line(report.bound))

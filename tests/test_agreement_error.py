@@ -121,3 +121,28 @@ def test_no_double_coded_item_gives_no_bound():
     b = accepted_error_bound(rows, labels, 90.0, reps=100)
     assert b.adjusted is None and b.worst_ci is None and b.holds is None
     assert b.sentence().startswith("No estimate of how the reviewers' error moves")
+
+
+def test_review_report_is_the_engine_functions_composed_once():
+    """:func:`calib.labels.report.review_report` reports what each engine function gives
+    on its own, and without judgments no outcome or bound (traffic)."""
+    from calib.labels.label_error import accepted_error_bound, error_of
+    from calib.labels.report import review_report
+    from calib.labels.reviewers import outcomes_vs_final, reviewer_agreement
+
+    rng = np.random.default_rng(3)
+    n = 60
+    stated = np.round(rng.uniform(0, 100, n))
+    rows = Judgments(stated=stated, prob=stated / 100, correct=rng.random(n) < 0.7, line=np.arange(1, n + 1),
+                     item_id=np.array([f"q{i}" for i in range(n)], dtype=object), scale=Scale(0.0, 100.0, "0-100"))
+    labels = [Label(item=f"q{i}", correct=bool(rng.random() < 0.7), reviewer=who, time=T0, kind="audit")
+              for i in range(n) for who in ("a", "b") if who == "a" or i % 2 == 0]
+    got = review_report(labels, rows, threshold=50.0, target=0.1, reps=300, seed=4, level=0.9)
+    ag = reviewer_agreement(labels, reps=300, seed=4, level=0.9)
+    assert got.agreement == ag
+    pa = ag.percent_agreement
+    assert got.reviewer_error == error_of(pa.estimate, pa.ci, ag.double_coded, 0.9)
+    assert got.outcomes == outcomes_vs_final(rows, labels, level=0.9)
+    assert got.bound == accepted_error_bound(rows, labels, 50.0, target=0.1, reps=300, seed=4, level=0.9)
+    bare = review_report(labels, reps=300, seed=4, level=0.9)
+    assert bare.outcomes is None and bare.bound is None and bare.agreement == ag

@@ -8,7 +8,13 @@ guidelines) never goes into these sentences: the pages show it with ``st.text``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from calib.present import format as fmt
+
+if TYPE_CHECKING:
+    from calib.labels.label_error import ErrorBound
+    from calib.labels.reviewers import OutcomesVsFinal, ReviewerAgreement
 
 #: The card's question: what a label answers.
 CARD_QUESTION = "Is this answer right?"
@@ -75,3 +81,81 @@ def disagreement_sentence(n: int) -> str:
         return "No disagreement to adjudicate: every item with two or more verdicts has them all alike."
     return (f"{n:,} item(s) where reviewers disagree (or only said unsure): set the final label of each. "
             "An adjudication is appended to the history; the audit uses it in place of the majority.")
+
+
+# ----------------------------------------------------------------- what the labels say (issue 25, items 6-7)
+#: The agreement statistics' names on the owner's page, in output order.
+AGREEMENT_NAMES = {
+    "cohen_kappa": "Cohen's kappa (two reviewers)",
+    "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha": "Krippendorff's alpha (nominal)",
+    "percent_agreement": "Percent agreement",
+}
+AGREEMENT_CAPTION = (
+    "Agreement among the reviewers, each reviewer's current label per item (unsure labels are no label); "
+    "intervals from a Bayesian bootstrap over items with a Jeffreys prior."
+)
+OUTCOMES_CAPTION = (
+    "The file's outcomes against the final labels (sensitivity: of the items the final labels call right, the "
+    "share the file calls right; specificity: the same for wrong); Wilson intervals over items."
+)
+ERROR_CAPTION = (
+    "The reviewers' own error, from the items labelled twice or more, and how far it could move the error "
+    "among the accepted items of the audit sample."
+)
+
+
+def _stat_cell(key: str, value: float | None) -> str:
+    return fmt.pct(value) if key == "percent_agreement" else fmt.num(value, 2)
+
+
+def agreement_rows(agreement: ReviewerAgreement) -> list[dict[str, str]]:
+    """One row per statistic of :class:`calib.labels.reviewers.ReviewerAgreement`:
+    estimate, its interval with the level, and why it is missing or what it rests on."""
+    level = agreement.level
+    out = []
+    for key, name in AGREEMENT_NAMES.items():
+        s = getattr(agreement, key)
+        lo, hi = s.ci if s.ci is not None else (None, None)
+        out.append({"statistic": name, "estimate": _stat_cell(key, s.estimate),
+                    "interval": fmt.level_interval(level, lo, hi, lambda x, k=key: _stat_cell(k, x)),
+                    "note": s.reason or ""})
+    return out
+
+
+def per_reviewer_rows(agreement: ReviewerAgreement) -> list[dict[str, object]]:
+    """Each reviewer's agreement with the final labels (user text: the name, shown in a table only)."""
+    level = agreement.level
+    return [{"reviewer": r.reviewer, "labels": r.labels, "compared with a final label": r.n, "agree": r.agree,
+             "agreement": fmt.pct(r.share),
+             "interval": fmt.level_interval(level, *(r.ci or (None, None)), fmt.pct)}
+            for r in agreement.per_reviewer]
+
+
+def outcome_rows(outcomes: OutcomesVsFinal) -> tuple[list[dict[str, object]], list[dict[str, str]]]:
+    """The confusion matrix (rows the file, columns the final label) and sensitivity,
+    specificity and accuracy with their Wilson intervals, of
+    :class:`calib.labels.reviewers.OutcomesVsFinal`."""
+    (rr, rw), (wr, ww) = outcomes.confusion
+    level = outcomes.level
+    confusion = [{"file's outcome": "right", "final label: right": rr, "final label: wrong": rw},
+                 {"file's outcome": "wrong", "final label: right": wr, "final label: wrong": ww}]
+    stats = []
+    for name in ("sensitivity", "specificity", "accuracy"):
+        s = getattr(outcomes, name)
+        lo, hi = s.ci if s.ci is not None else (None, None)
+        stats.append({"figure": name.capitalize(), "estimate": fmt.pct(s.estimate),
+                      "interval": fmt.level_interval(level, lo, hi, fmt.pct), "note": s.reason or ""})
+    return confusion, stats
+
+
+def certificate_line(bound: ErrorBound) -> str:
+    """Whether the certificate holds at the upper end of the reviewers' error, or why it
+    cannot be said."""
+    holds, target = bound.holds, bound.target
+    if target is None:
+        return "No target error rate is set on the Routing page: no certificate to check."
+    if holds is None:
+        return f"Whether the certificate (at most {fmt.pct(target)}) holds cannot be said: no estimate above."
+    return (f"The certificate (error among accepted at most {fmt.pct(target)}) "
+            + ("still holds" if holds else "does not hold") + " at the upper end of the reviewers' error.")

@@ -1,6 +1,7 @@
 """The Review page's use cases: the labels a click writes, each reviewer's current labels,
 the owner's adjudication and the disagreements awaiting it, the final labels, the card's
-fields, and everything computed from the labels so far (:mod:`calib.labels`).
+fields, everything computed from the labels so far, and what the labels say of themselves
+(agreement, the reviewers' error: :func:`review_report`) (:mod:`calib.labels`).
 
 The store that keeps the labels is :mod:`calib.hosting.labels`; the plans the reviewers
 label are :func:`calib.hosting.labels.plans_for`'s (a labelled file) and
@@ -22,11 +23,12 @@ if TYPE_CHECKING:
     from calib.decision.risk import Recommendation
     from calib.labels.final import FinalLabels
     from calib.labels.plan import ReviewItem
+    from calib.labels.report import ReviewReport
     from calib.runs.labels import LabelledAudit
 
 __all__ = ["ADJUDICATION", "OWNER", "Label", "LabelsSoFar", "adjudication", "card_fields", "current",
            "disagreements", "final", "item_labels", "labels_so_far", "new_label", "labels_to_csv", "labels_to_jsonl",
-           "read_labels"]
+           "read_labels", "review_report"]
 
 #: Who an adjudication is by (the owner's final label of an item).
 OWNER = "owner"
@@ -102,3 +104,18 @@ def labels_so_far(ds: Dataset, history: Sequence[Label], s: Settings, *, thresho
     assert rows is not None
     rec = recommend(rows, target=s.target_error, confidence=s.confidence, seed=s.seed or 0)
     return LabelsSoFar(got, audit(got.dataset, s), rec)
+
+
+def review_report(history: Sequence[Label], s: Settings, ds: Dataset | None = None, *,
+                  threshold: float | None = None, dataset: str = "") -> ReviewReport:
+    """What the labels of ``dataset`` say (:func:`calib.labels.report.review_report`):
+    agreement among the reviewers and each against the final labels, the reviewers' error
+    rate, at the settings' bootstrap; with ``ds`` (a labelled file with rows, not traffic)
+    the file's outcomes against the final labels and, at ``threshold``, the error among
+    accepted under the reviewers' error with the certificate at the settings' target."""
+    from calib.labels.report import review_report as run
+
+    rows = ds.rows if ds is not None else None
+    return run(list(history), rows, threshold=threshold if rows is not None else None,
+               target=s.target_error if rows is not None else None, reps=s.reps, seed=s.seed or 0, level=s.level,
+               dataset=dataset)
