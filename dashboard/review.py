@@ -223,11 +223,13 @@ def review_page(ctx: Context) -> None:
         st.caption(CERTIFICATE_WITHHELD)
     if not owner:
         return  # the other reviewers' labels, agreement and export are the owner's (who need not label)
-    from dashboard.review_owner import labels_section, owner_panel, review_report_of
+    from dashboard.review_owner import handoff_section, labels_section, owner_panel, review_report_of
 
     owner_panel(token, secret, plan, stored, history, all_plans, flow)
     if history:
-        labels_section(review_report_of(ctx, None if is_traffic(plan) else ctx.by_name(name), plan, stored, history))
+        report = review_report_of(ctx, None if is_traffic(plan) else ctx.by_name(name), plan, stored, history)
+        labels_section(report)
+        handoff_section(token, secret, plan, stored, history, report, ctx.access.user)
     if not is_traffic(plan):
         _so_far(ctx, ctx.by_name(name), plan, stored, history)
     _export_import(ctx, token, secret, got.labels, all_plans)
@@ -623,7 +625,7 @@ def _export_import(
         return
     round_ = st.session_state.get(_IMPORT_ROUND_KEY, 0)
     up = st.file_uploader(
-        "Import a labels file (JSONL or CSV, as exported)",
+        "Import a labels file (JSONL or CSV, as exported; a final-labels file imports as adjudications)",
         type=["jsonl", "csv", "json"],
         key=f"calib_labels_upload_{round_}",
     )
@@ -636,10 +638,10 @@ def _export_import(
 def _import(
     token: str, secret: str | None, user: str | None, name: str, data: bytes, all_plans: dict[str, ReviewPlan]
 ) -> None:
-    from calib.runs.review import read_labels
+    from calib.runs.labels import read_any_labels
 
     try:
-        labels, problems = read_labels(data, name)
+        labels, problems = read_any_labels(data, name)  # a final-labels file: as adjudications
         out = share_store().import_labels(token, labels, all_plans, owner_secret=secret, user=user)
     except CalibError as exc:
         st.session_state[_NOTICE_KEY] = (False, str(exc))

@@ -192,3 +192,27 @@ def labels_section(report: ReviewReport) -> None:
     if report.bound is not None:
         st.text(report.bound.sentence())
         st.text(words.certificate_line(report.bound))
+
+
+def handoff_section(token: str, secret: str | None, plan: ReviewPlan, stored: str, history: list[Label],
+                    report: ReviewReport, user: str | None) -> None:
+    """The hand-off downloads: final labels, assignment, agreement, each as JSONL and CSV
+    (:func:`calib.runs.review.handoff`, what ``calib labels export --what ...`` writes)."""
+    from calib.present.review import HANDOFF_CAPTION, HANDOFF_KINDS
+    from calib.runs.review import handoff, handoff_file
+    from calib.runs.settings import Settings
+    from dashboard.layout import safe_filename
+
+    st.subheader("Hand-off")
+    st.caption(HANDOFF_CAPTION)
+    rows = share_store().assignment_rows(token, stored, [it.item for it in plan.items], owner_secret=secret, user=user)
+    for kind, title in HANDOFF_KINDS.items():
+        recs = handoff(kind, history, Settings(), dataset=stored, report=report, assignment=rows or ())
+        c1, c2, c3 = st.columns([2, 1, 1])
+        c1.text(f"{title} ({len(recs):,} records)")
+        base = safe_filename(kind, "")
+        for col, fmt, mime in ((c2, "jsonl", "application/jsonl"), (c3, "csv", "text/csv")):
+            # the file is written when downloaded, not on every rerun
+            col.download_button(fmt.upper(), lambda r=recs, k=kind, f=fmt: handoff_file(r, k, f),
+                                file_name=f"{base}.{fmt}", mime=mime, key=f"calib_handoff_{kind}_{fmt}",
+                                on_click="ignore", disabled=not recs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 
 import pytest
 
@@ -64,7 +65,7 @@ def table(at, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
-def test_the_owners_page_shows_agreement_the_file_against_final_labels_and_the_reviewers_error():
+def test_the_owners_page_shows_agreement_the_file_against_final_labels_and_the_reviewers_error(tmp_path):
     owner, _ = owner_share()
     owner.sidebar.toggle(key="calib_review_on").set_value(True)
     ok(owner.run())
@@ -121,3 +122,19 @@ def test_the_owners_page_shows_agreement_the_file_against_final_labels_and_the_r
     holds = eng.bound.worst_ci[1] <= settings.DEFAULT_TARGET
     assert any(t.endswith(("still holds" if holds else "does not hold") + " at the upper end of the reviewers' "
                           "error.") for t in texts)
+
+    # the hand-off: final labels, assignment, agreement, each as JSONL and CSV
+    keys = {b.key for b in owner.get("download_button")}
+    for kind in ("final", "assignment", "agreement"):
+        assert {f"calib_handoff_{kind}_jsonl", f"calib_handoff_{kind}_csv"} <= keys
+    # a final-labels file imports back as adjudications, one per item with a final label
+    from calib.labels import handoff
+
+    final = handoff.final_records(labels, dataset="")
+    owner.file_uploader[0].set_value(("final.csv", handoff.to_csv(final, "final"), "text/csv"))
+    ok(owner.run())
+    assert not owner.warning, [w.value for w in owner.warning]
+    with sqlite3.connect(tmp_path / "data" / "catalog.sqlite3") as con:
+        got = dict(con.execute("SELECT item, correct FROM adjudications").fetchall())
+    assert got == {r["item"]: int(r["correct"]) for r in final if r["correct"] is not None}
+    assert len(got) == 27  # 30 items, 3 tied

@@ -158,7 +158,7 @@ def read_labels_file(path: str) -> tuple[tuple[Label, ...], tuple[str, ...]]:
     """The labels of ``--labels PATH`` and one message per bad line; a file with no
     usable label is refused, with its first messages."""
     from calib.limits import Limits
-    from calib.runs.labels import read_labels
+    from calib.runs.labels import read_any_labels
 
     try:
         data = Path(path).read_bytes()
@@ -166,7 +166,7 @@ def read_labels_file(path: str) -> tuple[tuple[Label, ...], tuple[str, ...]]:
         raise CalibError(f"--labels {path}: cannot read the file ({exc.strerror or exc})") from None
     options = Limits.from_env().load_options()
     Limits.from_env().check_upload(path, len(data))
-    labels, bad = read_labels(data, Path(path).name, options=options)
+    labels, bad = read_any_labels(data, Path(path).name, options=options)  # a final-labels file too
     if not labels:
         why = "; ".join(bad[:SHOW_BAD_LABELS]) if bad else "the file is empty"
         raise CalibError(f"--labels {path}: no usable label ({why})")

@@ -7,8 +7,10 @@ Both name the share by its link token (``--token``, or the whole link): the toke
 the only way to a share's labels, as on the page. ``export`` writes every label (the
 history, oldest first) as JSONL or CSV; it needs reviewing to be open on the link, or
 the owner secret (then it also works after the link was revoked or reviewing turned
-off). ``import`` is the owner's (``--owner-secret``): it reads a labels file
-(:func:`calib.labels.records.read_labels`), checks every label against the share's
+off); with ``--what final|assignment|agreement`` it writes the hand-off records of
+:mod:`calib.labels.handoff` instead (the assignment: the owner's). ``import`` is the
+owner's (``--owner-secret``): it reads a labels file, or a final-labels file as
+adjudications (:func:`calib.runs.labels.read_any_labels`), checks every label against the share's
 review plan (:func:`calib.hosting.labels.share_plans`) and appends the good ones in one
 transaction; bad lines and refused labels are listed on stderr, each with its reason.
 Secrets may come from the environment (``CALIB_SHARE_TOKEN``, ``CALIB_OWNER_SECRET``)
@@ -84,6 +86,13 @@ def add_labels(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="jsonl or csv (default: from --output's suffix, else jsonl)",
     )
     ex.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    ex.add_argument("--what", choices=("labels", "final", "assignment", "agreement"), default="labels",
+                    help="labels (every label, the default), final (each item's final label), assignment (who "
+                    "took which item; owner only) or agreement (the figures of calib labels agreement)")
+    ex.add_argument("--dataset", default=None, help="final, assignment, agreement: the dataset, when several")
+    ex.add_argument("--reps", type=int, default=2000, help="agreement: bootstrap resamples (default 2000)")
+    ex.add_argument("--seed", type=int, default=0, help="agreement: bootstrap seed (default 0)")
+    ex.add_argument("--level", type=float, default=0.95, help="agreement: interval level (default 0.95)")
     ex.set_defaults(func=run_export)
     im = act.add_parser("import", help="add a labels file's labels to a share (owner only)")
     im.add_argument("file", metavar="FILE", help="a labels file (JSONL or CSV, as export writes)")
@@ -160,20 +169,68 @@ def run_export(args: argparse.Namespace) -> int:
     fmt = args.format or ("csv" if (args.output or "").lower().endswith(".csv") else "jsonl")
     if args.output:
         check_writable(args.output, "--output")
+    if not 0 <= args.reps <= MAX_REPS:
+        raise CalibError(f"--reps: between 0 and {MAX_REPS:,}, got {args.reps:,}")
     token = token_of(args.token)
     got = _store(args).labels(token, owner_secret=_secret(args))
     if not got.ok:
         raise CalibError(got.message)
-    data = labels_to_csv(got.labels) if fmt == "csv" else labels_to_jsonl(got.labels)
+    if args.what == "labels":
+        count, data = len(got.labels), labels_to_csv(got.labels) if fmt == "csv" else labels_to_jsonl(got.labels)
+    else:
+        from calib.runs.review import handoff_file
+
+        records = _handoff_records(args, token, got.labels)
+        count, data = len(records), handoff_file(records, args.what, fmt)
+    what = "label(s)" if args.what == "labels" else f"{args.what} record(s)"
     if args.output:
         from calib.hosting.catalog import write_private
 
         write_private(args.output, data)  # 0600, like the store it comes from
-        print(f"calib: wrote {len(got.labels):,} label(s) to {args.output}", file=sys.stderr)
+        print(f"calib: wrote {count:,} {what} to {args.output}", file=sys.stderr)
     else:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     return EXIT_OK
+
+
+def _handoff_records(args: argparse.Namespace, token: str, labels: Sequence) -> list[dict]:
+    """The final, assignment or agreement records of the share's labels, as the Review
+    page's hand-off writes them (:func:`calib.runs.review.handoff`)."""
+    from calib.cli.args import run_settings
+    from calib.runs.review import handoff
+
+    names = sorted({lab.dataset for lab in labels})
+    if args.dataset is None and len(names) > 1:
+        raise CalibError(f"the labels are of {len(names)} datasets: say which with --dataset")
+    stored = args.dataset if args.dataset is not None else (names[0] if names else "")
+    mine = [lab for lab in labels if lab.dataset == stored]
+    if args.what == "agreement" and not mine:
+        raise CalibError("no labels: no agreement to export")
+    rows = _assignment_rows(args, token, stored) if args.what == "assignment" else ()
+    return handoff(args.what, mine, run_settings(args), dataset=stored, assignment=rows)
+
+
+def _assignment_rows(args: argparse.Namespace, token: str, stored: str) -> tuple:
+    from calib.hosting.labels import NOT_REVIEWABLE_MESSAGE, share_plans
+    from calib.limits import Limits
+
+    secret = _secret(args)
+    if secret is None:
+        raise CalibError("--owner-secret: the assignment is the link owner's (or set CALIB_OWNER_SECRET)")
+    store = _store(args)
+    opened = store.open_share(token)
+    setting = store.review_setting(token)
+    if not opened.available or setting is None:
+        raise CalibError(NOT_REVIEWABLE_MESSAGE)
+    plans = share_plans(opened.share, setting, Limits.from_env())
+    name = next((n for n in plans if (n if len(plans) > 1 else "") == stored), None)
+    if name is None:
+        raise CalibError(f"--dataset {stored[:80]!r}: not a dataset of this link")
+    rows = store.assignment_rows(token, stored, [it.item for it in plans[name].items], owner_secret=secret)
+    if rows is None:
+        raise CalibError("--owner-secret: not this link's owner key")
+    return rows
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -181,7 +238,7 @@ def run_import(args: argparse.Namespace) -> int:
     (listed on stderr), 2 when nothing could be imported (a refusal or an unreadable file)."""
     from calib.hosting.labels import share_plans
     from calib.limits import Limits
-    from calib.runs.labels import read_labels
+    from calib.runs.labels import read_any_labels
 
     token = token_of(args.token)
     secret = _secret(args)
@@ -193,7 +250,7 @@ def run_import(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CalibError(f"{path}: cannot read ({exc.strerror})") from None
     limits = Limits.from_env()
-    labels, problems = read_labels(data, path.name, options=limits.load_options(None))
+    labels, problems = read_any_labels(data, path.name, options=limits.load_options(None))
     store = _store(args)
     opened = store.open_share(token)
     setting = store.review_setting(token)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from calib.hosting.catalog import reported
 from calib.hosting.database import Connection
 from calib.hosting.labels import NOT_REVIEWABLE_MESSAGE, ReviewCatalog, ReviewSetting
+from calib.hosting.shares import is_owner
 from calib.hosting.workflow import Workflow
 
 #: Seconds a handed-out item stays held for a reviewer who does not label it.
@@ -266,6 +267,40 @@ class AssignmentCatalog(ReviewCatalog):
             setting = self._setting(con, row[0])
             state = self._state(con, row[0], stored)
         return progress(keys, planned_labels(keys, setting.flow, setting.seed, stored), state)
+
+    @reported
+    def assignment_rows(self, token: object, stored: str, keys: Sequence[str], *, owner_secret: str | None = None,
+                        user: str | None = None) -> tuple[tuple[str, int, str, str, str], ...] | None:
+        """Who took what, for the owner's hand-off (``None`` for anyone else): per item of
+        ``keys`` (the plan's order) its planned labels and each reviewer who took it,
+        ``(item, planned, reviewer, state, time)`` with state ``labelled`` (their latest
+        label's time), ``skipped``, ``held`` or ``released`` (a hold past
+        :attr:`hold_seconds`; the hand-out's time); an item nobody took, one ``open`` row
+        (reviewer and time ``""``). Planned labels are the link's current workflow's."""
+        from calib.hosting.labels import now_iso
+
+        with self._connect() as con:
+            row = self._share_row(con, token)
+            if row is None or not is_owner(row[1], row[2], owner_secret, user):
+                return None
+            sid = row[0]
+            setting = self._setting(con, sid)
+            took: dict[str, dict[str, tuple[str, str]]] = {}
+            for item, reviewer, kind, at in con.execute(
+                    "SELECT item, reviewer, state, at FROM assignments WHERE share_id = ? AND dataset = ?",
+                    (sid, stored)):
+                state = kind if kind == "skipped" else "held" if at > self.clock() - self.hold_seconds else "released"
+                took.setdefault(item, {})[reviewer] = (state, now_iso(at))
+            for item, reviewer, time in con.execute(
+                    "SELECT item, reviewer, MAX(time) FROM labels WHERE share_id = ? AND dataset = ?"
+                    " GROUP BY item, reviewer", (sid, stored)):
+                took.setdefault(item, {})[reviewer] = ("labelled", time)
+        planned = planned_labels(keys, setting.flow, setting.seed, stored)
+        out: list[tuple[str, int, str, str, str]] = []
+        for k in keys:
+            who = took.get(k, {})
+            out += [(k, planned[k], r, st, t) for r, (st, t) in sorted(who.items())] or [(k, planned[k], "", "open", "")]
+        return tuple(out)
 
     def _put(self, con: Connection, sid: str, stored: str, item: str, who: str, kind: str) -> None:
         con.execute(

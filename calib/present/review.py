@@ -159,3 +159,15 @@ def certificate_line(bound: ErrorBound) -> str:
         return f"Whether the certificate (at most {fmt.pct(target)}) holds cannot be said: no estimate above."
     return (f"The certificate (error among accepted at most {fmt.pct(target)}) "
             + ("still holds" if holds else "does not hold") + " at the upper end of the reviewers' error.")
+
+#: The hand-off downloads of the owner's Review page, by kind (:data:`calib.labels.handoff.FIELDS`).
+HANDOFF_KINDS = {
+    "final": "Final labels (adjudicated, else the majority; ties and unsure-only without one)",
+    "assignment": "Assignment (who labelled, holds, released or skipped which item; items nobody took)",
+    "agreement": "Agreement (the figures of calib labels agreement --json)",
+}
+HANDOFF_CAPTION = (
+    "The review's records for whoever takes it on; the same as `calib labels export --what final|assignment|"
+    "agreement`. CSV cells that a spreadsheet would read as a formula start with an apostrophe. A final-labels "
+    "file imports back (below, or with `calib audit FILE --labels final.csv`) as adjudications."
+)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from calib.labels.label_error import ReviewerError
     from calib.labels.reviewers import ReviewerAgreement
 
-__all__ = ["Label", "LabelledAudit", "Reviewers", "labels_to_csv", "labels_to_jsonl", "read_labels",
+__all__ = ["Label", "LabelledAudit", "Reviewers", "labels_to_csv", "labels_to_jsonl", "read_any_labels", "read_labels",
            "read_reviewer_labels", "reviewers",
            "with_labels"]
 
@@ -93,3 +93,11 @@ def reviewers(labels: Sequence[Label], s: Settings, *, messages: Sequence[str] =
     out = reviewer_agreement(labels, clusters=clusters, reps=s.reps, seed=s.seed, level=s.level, dataset=dataset)
     pa = out.percent_agreement
     return Reviewers(out, error_of(pa.estimate, pa.ci, out.double_coded, s.level), tuple(messages))
+
+
+def read_any_labels(data: bytes, name: str, *, options: Any = None) -> tuple[tuple[Label, ...], tuple[str, ...]]:
+    """Labels from a labels file, or from a final-labels file as adjudications (one per
+    item with a final label): :func:`calib.labels.handoff.read_any_labels`."""
+    from calib.labels.handoff import read_any_labels as run
+
+    return run(data, name, options=options)

@@ -1,7 +1,8 @@
 """The Review page's use cases: the labels a click writes, each reviewer's current labels,
 the owner's adjudication and the disagreements awaiting it, the final labels, the card's
 fields, everything computed from the labels so far, and what the labels say of themselves
-(agreement, the reviewers' error: :func:`review_report`) (:mod:`calib.labels`).
+(agreement, the reviewers' error: :func:`review_report`) and the hand-off of final labels,
+assignment and agreement (:func:`handoff`) (:mod:`calib.labels`).
 
 The store that keeps the labels is :mod:`calib.hosting.labels`; the plans the reviewers
 label are :func:`calib.hosting.labels.plans_for`'s (a labelled file) and
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from calib.dataset import Dataset
 from calib.labels.records import ADJUDICATION, Label, current, labels_to_csv, labels_to_jsonl, read_labels
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ADJUDICATION", "OWNER", "Label", "LabelsSoFar", "adjudication", "card_fields", "current",
            "disagreements", "final", "item_labels", "labels_so_far", "new_label", "labels_to_csv", "labels_to_jsonl",
-           "read_labels", "review_report"]
+           "read_labels", "review_report", "handoff", "handoff_file"]
 
 #: Who an adjudication is by (the owner's final label of an item).
 OWNER = "owner"
@@ -119,3 +120,30 @@ def review_report(history: Sequence[Label], s: Settings, ds: Dataset | None = No
     return run(list(history), rows, threshold=threshold if rows is not None else None,
                target=s.target_error if rows is not None else None, reps=s.reps, seed=s.seed or 0, level=s.level,
                dataset=dataset)
+
+
+def handoff(kind: str, history: Sequence[Label], s: Settings, *, dataset: str = "",
+            report: ReviewReport | None = None,
+            assignment: Sequence[tuple[str, int, str, str, str]] = ()) -> list[dict[str, Any]]:
+    """The hand-off records of ``kind`` (:mod:`calib.labels.handoff`): ``final`` from the
+    labels of ``dataset``; ``agreement`` from ``report`` (else :func:`review_report` of the
+    labels alone at the settings' bootstrap); ``assignment`` from the share store's rows
+    (:meth:`calib.hosting.assignment.AssignmentCatalog.assignment_rows`)."""
+    from calib.errors import CalibError
+    from calib.labels import handoff as ho
+
+    if kind == "final":
+        return ho.final_records([lab for lab in history if lab.dataset == dataset], dataset=dataset)
+    if kind == "agreement":
+        return ho.agreement_records(report or review_report(history, s, dataset=dataset), dataset=dataset)
+    if kind == "assignment":
+        return ho.assignment_records(assignment, dataset)
+    raise CalibError(f"no hand-off called {kind!r}: final, assignment or agreement")
+
+
+def handoff_file(records: Sequence[dict[str, Any]], kind: str, fmt: str) -> bytes:
+    """``records`` of ``kind`` as JSONL or spreadsheet-safe CSV (``fmt``: ``"jsonl"`` or
+    ``"csv"``; :func:`calib.labels.handoff.to_jsonl`, :func:`~calib.labels.handoff.to_csv`)."""
+    from calib.labels import handoff as ho
+
+    return (ho.to_csv if fmt == "csv" else ho.to_jsonl)(records, kind)
