@@ -36,7 +36,7 @@ FLAGS = ("__xss_script", "__xss_img", "__xss_js", "__xss_a", "__xss_id")
 ID_TAIL = "<img/src=x/onerror=window.__xss_id=1>"  # item ids are user text too (no spaces: one token)
 CONFIDENCES = (30, 50, 60, 70, 90, 95)  # default threshold 80: four of six go to the queue
 N_ITEMS, SAMPLE = 24, 5
-ITEM_LINE = re.compile(r"^Item \d+ of (\d+) \((review queue|audit sample)\): (\S+)$")
+ITEM_LINE = re.compile(r"^Item \d+ of (\d+)(?: \((review queue|audit sample)\))?: (\S+)$")  # blind: no list
 
 
 def hostile_file(prefix: str = "it", n: int = N_ITEMS) -> bytes:
@@ -102,8 +102,8 @@ def open_review(page, url: str, name: str | None = None) -> None:
     page.get_by_test_id("stText").filter(has_text="Reviewing as ").first.wait_for(timeout=SLOW)
 
 
-def item_shown(page) -> tuple[int, str, str]:
-    """(total, list, item id) of the item the page shows."""
+def item_shown(page) -> tuple[int, str | None, str]:
+    """(total, list (``None`` in a blind review), item id) of the item the page shows."""
     box = page.get_by_test_id("stText").filter(has_text=re.compile(r"^Item \d+ of "))
     m = ITEM_LINE.match(box.first.inner_text(timeout=SLOW).strip())
     assert m, "no item line"

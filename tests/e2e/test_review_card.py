@@ -19,7 +19,7 @@ from tests.e2e.conftest import screenshot
 from tests.e2e.hosting import SLOW
 
 QUEUED, ACCEPTED, SAMPLE = 40, 60, 5  # the default threshold 80: 40 below it, 60 at 95
-ITEM_LINE = re.compile(r"^Item (\d+) of (\d+) \((review queue|audit sample)\): (\S+)$")
+ITEM_LINE = re.compile(r"^Item (\d+) of (\d+)(?: \((review queue|audit sample)\))?: (\S+)$")  # blind: no list
 
 
 def judge_file() -> bytes:
@@ -62,7 +62,7 @@ def test_the_card_asks_whether_the_answer_is_right_and_meets_the_audit_sample_ea
 
         # the card: the question, the reason the item is here, no "judge's verdict", no highlighted button
         pos, total, kind, item = item_shown(page)
-        assert (pos, total, kind) == (1, QUEUED + SAMPLE, "review queue")
+        assert (pos, total, kind) == (1, QUEUED + SAMPLE, None)  # blind: the list says the judge scored it low
         page.get_by_test_id("stHeading").filter(has_text="Is this answer right?").first.wait_for(timeout=SLOW)
         page.get_by_test_id("stText").filter(has_text="Why this item: the review plan chose it").first.wait_for(
             timeout=SLOW)  # blind (issue 25): the score is hidden

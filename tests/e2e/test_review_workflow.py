@@ -40,8 +40,9 @@ GUIDELINES = (
     "[js](javascript:window.__xss_js=1)"
 )
 FLAGS = ("__xss_script", "__xss_img", "__xss_js")
-HIDDEN = ("Stated confidence", "As a probability", "Outcome in the file", "Why this item: below")
-ITEM_LINE = re.compile(r"^Item \d+ of \d+ \(review queue\): (\S+)$")
+HIDDEN = ("Stated confidence", "As a probability", "Outcome in the file", "Why this item: below", "(review queue)",
+          "(audit sample)")
+ITEM_LINE = re.compile(r"^Item \d+ of \d+: (\S+)$")  # blind: not even the list (the queue: scored low)
 DONE = "No item is left for you"
 
 
