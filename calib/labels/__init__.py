@@ -17,6 +17,10 @@
   audit sample, stratified, with a Korn-Graubard interval (:func:`accepted_error`).
 - :mod:`~calib.labels.card`: what the review card shows of an item (question, answer,
   reference, rationale; detected or overridden).
+- :mod:`~calib.labels.report`: all of the above on a share's labels in one call
+  (:func:`~calib.labels.report.review_report`: the owner's Review page).
+- :mod:`~calib.labels.handoff`: final labels, assignment and agreement as JSONL/CSV records,
+  read back; a final-labels file read as adjudications.
 """
 
 from calib.labels.agreement import Agreement, agreement, cohen_kappa
