@@ -221,3 +221,20 @@ def test_the_cli_assignment_is_the_owners(share, capsys):
     _, r, _ = share
     code, _, err = run(["labels", "export", "--token", r.token, "--what", "assignment"], capsys)
     assert code == 2 and "--owner-secret: the assignment is the link owner's" in err
+
+
+def test_limits_apply_before_parsing():
+    from calib.readers.base import LoadOptions
+
+    data = ho.to_jsonl(ho.final_records(labels()), "final")
+    with pytest.raises(CalibError, match=r"final.jsonl: more than 3 lines; refused"):
+        ho.read_records(data, "final.jsonl", "final", options=LoadOptions(max_rows=3))
+    with pytest.raises(CalibError, match="over the 100 bytes a final file may hold"):
+        ho.read_records(data, "final.jsonl", "final", options=LoadOptions(max_decompressed_bytes=100))
+
+
+def test_bytes_that_are_not_utf8_are_named_by_line():
+    data = ho.to_csv(ho.final_records(labels()), "final") + b'"x","\xff"\n'
+    lines = data.count(b"\n")
+    with pytest.raises(CalibError, match=f"final.csv line {lines}: bytes that are not UTF-8"):
+        ho.read_records(data, "final.csv", "final")

@@ -178,6 +178,9 @@ def read_records(data: bytes, name: str, kind: str, *, options: LoadOptions | No
     opts = options or LoadOptions()
     if len(data) > opts.max_decompressed_bytes:
         raise CalibError(f"{name}: over the {opts.max_decompressed_bytes:,} bytes a {kind} file may hold")
+    if data.count(b"\n") + (not data.endswith(b"\n")) > opts.max_rows:
+        raise CalibError(f"{name}: more than {opts.max_rows:,} lines; refused (raise CALIB_MAX_ROWS if this "
+                         "file is genuine)")
     check_lines_cost(data, name, opts)
     data = data.removeprefix(BOM)
     msgs = _Messages(name)
@@ -190,8 +193,9 @@ def read_records(data: bytes, name: str, kind: str, *, options: LoadOptions | No
         return out, msgs.done()
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CalibError(f"{name}: neither JSONL nor a UTF-8 CSV") from None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CalibError(f"{name} line {line}: bytes that are not UTF-8 (neither JSONL nor a UTF-8 CSV)") from None
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [h.strip() for h in next(reader, [])]
