@@ -52,8 +52,8 @@ def test_unsure_round_trips_through_jsonl_and_csv():
         assert back == tuple(labels) and msgs == ()
     assert json.loads(labels_to_jsonl(labels[1:2]))["unsure"] is True
     assert labels_to_csv(labels[1:2]).decode().splitlines() == [
-        '"dataset","item","correct","note","reviewer","time","kind","unsure"',
-        '"","q2","false","\'=1+1","ann","2026-12-01T18:30:00Z","audit","true"',
+        '"dataset","item","correct","note","reviewer","time","kind","unsure","judge_shown","reasons"',
+        '"","q2","false","\'=1+1","ann","2026-12-01T18:30:00Z","audit","true","false",""',
     ]
 
 
