@@ -84,15 +84,13 @@ def read_reviewer_labels(labels: Any) -> tuple[tuple[Label, ...], tuple[str, ...
 
 def reviewers(labels: Sequence[Label], s: Settings, *, messages: Sequence[str] = (),
               clusters: Mapping[str, Hashable] | None = None, dataset: str | None = None) -> Reviewers:
-    """The reviewers' agreement (:func:`calib.labels.reviewers.reviewer_agreement`) with its
-    bootstrap at the settings, and the reviewers' error from the percent agreement
-    (:func:`calib.labels.label_error.error_of`)."""
-    from calib.labels.label_error import error_of
-    from calib.labels.reviewers import reviewer_agreement
+    """The reviewers' agreement with its bootstrap at the settings and the reviewers' error
+    from the percent agreement: the labels-only part of the owner's review report
+    (:func:`calib.labels.report.review_report`, the one composition of both)."""
+    from calib.labels.report import review_report
 
-    out = reviewer_agreement(labels, clusters=clusters, reps=s.reps, seed=s.seed, level=s.level, dataset=dataset)
-    pa = out.percent_agreement
-    return Reviewers(out, error_of(pa.estimate, pa.ci, out.double_coded, s.level), tuple(messages))
+    rep = review_report(labels, None, clusters=clusters, reps=s.reps, seed=s.seed, level=s.level, dataset=dataset)
+    return Reviewers(rep.agreement, rep.reviewer_error, tuple(messages))
 
 
 def read_any_labels(data: bytes, name: str, *, options: Any = None) -> tuple[tuple[Label, ...], tuple[str, ...]]:
