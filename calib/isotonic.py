@@ -7,7 +7,6 @@ so the fit is the one Dimitriadis, Gneiting & Jordan (2021) use for CORP.
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
 
 def pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -52,7 +51,12 @@ def pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     if not pos.any():
         return np.full(n, np.nan)
     # SciPy's compiled PAVA (Busing 2022) on many cells: the loop below costs ~0.7 s per million
-    fitted = optimize.isotonic_regression(y[pos], weights=w[pos]).x if n > 1000 else _pav_positive(y[pos], w[pos])
+    if n > 1000:
+        from scipy import optimize  # lazy: see pav_rows
+
+        fitted = optimize.isotonic_regression(y[pos], weights=w[pos]).x
+    else:
+        fitted = _pav_positive(y[pos], w[pos])
     # a zero-weight cell carries no evidence: it takes the fitted value of the nearest
     # weighted cell to its left (to its right before the first one), which keeps the fit monotone
     idx = np.flatnonzero(pos)
@@ -115,6 +119,10 @@ def pav_rows(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     rep = np.broadcast_to(np.arange(reps)[:, None], n.shape)[m]
     y = k[m] / n[m]
     shift = 2.0 * rep
+    # lazy: scipy.optimize costs a fresh process about 0.15 s to import (linprog, shgo,
+    # scipy.sparse...), and importing calib.isotonic should not pay it
+    from scipy import optimize
+
     fit = optimize.isotonic_regression(y + shift, weights=n[m].astype(np.float64)).x - shift
     out[m] = fit
     return out

@@ -90,3 +90,19 @@ def test_cp_upper_is_the_beta_quantile() -> None:
     for c in (0.5, 0.9, 0.95, 0.999):
         assert np.array_equal(cp_upper(e, n, c), stats.beta.ppf(c, e + 1, n - e))
     assert cp_upper(3.0, 3.0, 0.95) == 1.0 and np.isnan(cp_upper(0.0, 0.0, 0.95))
+
+
+def test_importing_the_engine_does_not_import_scipy_optimize() -> None:
+    """scipy.optimize's import (linprog, shgo, scipy.linalg.interpolative, its docstrings
+    parsed) costs a fresh process about 0.15 s: it is imported only by the calls that use
+    it (Brent's root of the smooth ECE, the compiled PAVA, a temperature map's fit)."""
+    for module in ("calib.audit", "calib.routing", "calib.decision", "calib.curves", "calib.maps"):
+        mods = _modules_after(f"import {module}")
+        assert module in mods and "scipy.optimize" not in mods, module
+
+
+def test_routing_a_small_file_does_not_import_scipy_optimize() -> None:
+    code = ("import io, contextlib\nfrom calib.cli.main import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['route', {str(SAMPLE)!r}, '--json'])")
+    mods = _modules_after(code)
+    assert "calib.routing" in mods and "scipy.optimize" not in mods

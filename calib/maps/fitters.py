@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import expit, logsumexp
 
 from calib import metrics
@@ -111,6 +110,8 @@ def _temperature_slope(grad: Any, lo_a: float, hi_a: float) -> tuple[float, str]
         return lo_a, "upper"
     if grad(hi_a) < 0:
         return hi_a, "lower"
+    from scipy.optimize import brentq  # lazy: scipy.optimize costs a fresh process ~0.15 s
+
     return float(brentq(grad, lo_a, hi_a, xtol=1e-14, rtol=1e-12, maxiter=200)), "ok"
 
 
@@ -153,6 +154,8 @@ def _nonpositive_slope(grad: Any) -> float:
     lo = -1.0
     while grad(lo) > 0 and lo > -1e6:
         lo *= 4
+    from scipy.optimize import brentq
+
     return float(brentq(grad, lo, 0.0)) if grad(lo) <= 0 else lo
 
 

@@ -9,8 +9,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft as sfft
-from scipy import optimize, sparse
 
 from calib.metrics.cells import CellStats, safe_div, single
 from calib.table import CountTable
@@ -44,6 +42,8 @@ def _nodes(sigma: float, modes: int, per_sigma: float = 3.0) -> int:
     # evaluates the truncated series exactly); nodes - 1 5-smooth, so that the
     # DCT-I and DST-I (FFTs of length 2 (nodes - 1)) are fast
     need = max(modes + 2, int(math.ceil(per_sigma / sigma)) + 1, 33)
+    from scipy import fft as sfft  # lazy: scipy.fft is imported when a smooth ECE is computed
+
     return sfft.next_fast_len(need - 1, real=True) + 1
 
 
@@ -58,6 +58,8 @@ def _series_on_nodes(c: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]
         ang = np.pi * np.outer(m, t)
         prim = np.sin(ang[1:]) / (np.pi * m[1:, None])
         return c @ np.cos(ang), c[:, :1] * t + c[:, 1:] @ prim
+    from scipy import fft as sfft
+
     x = np.zeros((reps, nodes))
     x[:, 0] = c[:, 0]
     x[:, 1:modes] = c[:, 1:] / 2
@@ -231,6 +233,10 @@ def _fixed_point(coef: _SmoothCoeffs) -> SmoothEce:
         if lo == SMECE_MIN_WIDTH:
             return SmoothEce(exact(lo) + lo, lo)
         hi = lo
+    # lazy: importing scipy.optimize (linprog, shgo, scipy.sparse...) costs a fresh
+    # process about 0.15 s; only a smooth ECE's point estimate needs it
+    from scipy import optimize
+
     sig = optimize.brentq(fast, lo, hi, xtol=1e-14, rtol=1e-13)
     # polish on the exact evaluation by the secant method: the Hermite root
     # placement of `fast` is good to ~1e-6, so the exact fixed point is close by
@@ -266,6 +272,9 @@ class _SmoothCoeffs:
         self.pos, self.a = pos, a
         self.b = np.zeros((a.shape[0], 0))
         if pos.size > _DIRECT_CELLS and not direct:
+            from scipy import fft as sfft
+            from scipy import sparse
+
             q = _SPLIT_NODES
             x = np.clip(pos, 0.0, 1.0) * q
             j = np.minimum(np.floor(x).astype(np.int64), q - 1)
