@@ -24,7 +24,10 @@ Each row prints the figure, its floor, their ratio, the target ratio of issue 29
 it sets one (300 rows: 1.1x ``python -c "import numpy, pandas"``; 1,000,000 rows: 2x the
 parse for integer scores, 3x for continuous ones) and the load average (1 minute) when
 the row was measured: the first line says whether the machine was quiet (load average
-below 1) or loaded. Only the ratio is comparable between runs on a loaded machine.
+below 1) or loaded. The ratio of a command line is the median over the rounds of its
+time divided by the floor's in the same round (figure and floor run in turn); the CPU
+seconds (user + system, every thread) of both are printed beside it. Only the ratios
+are comparable between runs on a loaded machine.
 The commands run without ``PYTHONDONTWRITEBYTECODE`` (removed from their environment):
 as for an installed package, calib's modules are read from their cached bytecode, not
 compiled anew in every process (about 0.15 s of a small audit's start).
@@ -45,13 +48,16 @@ Run: ``python bench/bench_speed.py [--repeat 5] [--rows 1000000] [--skip-big] [-
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,31 +92,51 @@ def machine() -> str:
     return f"{'quiet' if la < 1 else 'loaded'} machine: load average {la:.2f} on {os.cpu_count()} cores"
 
 
-def walls(cmds: list[list[str]], repeat: int) -> list[float]:
-    """Median wall time of a fresh process running each of ``cmds`` (seconds), the
-    commands taken in turn so that a change of load hits the figure and its floor alike."""
-    times: list[list[float]] = [[] for _ in cmds]
+@dataclass(frozen=True)
+class Timed:
+    """One command's medians over the rounds: wall and CPU seconds (user + system, all
+    its threads), and the median over the rounds of its wall time divided by the floor's
+    in the same round (the floor's own ratio is 1)."""
+
+    wall: float
+    cpu: float
+    ratio: float
+
+
+def walls(cmds: list[list[str]], repeat: int) -> list[Timed]:
+    """Each of ``cmds`` run ``repeat`` times in a fresh process, the commands taken in
+    turn so that a change of load hits the figure and its floor (``cmds[0]``) alike."""
+    wall: list[list[float]] = [[] for _ in cmds]
+    cpu: list[list[float]] = [[] for _ in cmds]
     for _ in range(repeat):
-        for cmd, out in zip(cmds, times, strict=True):
+        for cmd, w, c in zip(cmds, wall, cpu, strict=True):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, check=True, env=ENV)
-            out.append(time.perf_counter() - t)
-    return [statistics.median(t) for t in times]
+            w.append(time.perf_counter() - t)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            c.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+    return [Timed(statistics.median(w), statistics.median(c),
+                  statistics.median(a / b for a, b in zip(w, wall[0], strict=True)))
+            for w, c in zip(wall, cpu, strict=True)]
 
 
 def row(what: str, figure: float, budget: float | None, floor: float, floor_what: str,
-        target: float | None = None) -> None:
+        target: float | None = None, paired: Timed | None = None, floor_cpu: float | None = None) -> None:
     """One printed figure: beside its budget (``None``: shown for information, the budget
-    is on another row), its floor, the ratio to the floor (against issue 29's target
-    ratio when it sets one) and the load average."""
+    is on another row), its floor, the ratio to the floor (the median of the rounds'
+    ratios when ``paired`` is given; against issue 29's target ratio when it sets one),
+    the CPU seconds of both when measured, and the load average."""
     if budget is None:
         verdict = "(for information)        "
     else:
         verdict = f"(budget {budget:.1f} s, {'met' if figure <= budget else 'NOT met':<7})"
-    ratio = f"{figure / floor:5.2f}x" if floor > 0 else "   - "
+    r = paired.ratio if paired is not None else (figure / floor if floor > 0 else math.nan)
+    ratio = f"{r:5.2f}x"
     if target is not None:
-        ratio += f" (target {target:.1f}x, {'met' if figure <= target * floor else 'NOT met':<7})"
-    print(f"{what:<62} {figure:6.3f} s  {verdict}  floor {floor:6.3f} s  {ratio:<29} "
+        ratio += f" (target {target:.1f}x, {'met' if r <= target else 'NOT met':<7})"
+    cpu = f"  cpu {paired.cpu:6.3f} s / {floor_cpu:6.3f} s" if paired is not None and floor_cpu is not None else ""
+    print(f"{what:<62} {figure:6.3f} s  {verdict}  floor {floor:6.3f} s  {ratio:<29}{cpu}  "
           f"load {load():4.2f}  floor: {floor_what}")
 
 
@@ -120,8 +146,9 @@ def cli_small(tmp: Path, repeat: int) -> None:
     path.write_text("".join(lines[:300]))
     audit = [sys.executable, "-m", "calib", "audit", str(path)]
     floor, text, js = walls([[sys.executable, "-c", "import numpy, pandas"], audit, [*audit, "--json"]], repeat)
-    row("calib audit, 300 rows, end to end", text, 0.8, floor, "python -c 'import numpy, pandas'")
-    row("calib audit --json, 300 rows, end to end", js, 0.8, floor, "python -c 'import numpy, pandas'", 1.1)
+    what = "python -c 'import numpy, pandas'"
+    row("calib audit, 300 rows, end to end", text.wall, 0.8, floor.wall, what, None, text, floor.cpu)
+    row("calib audit --json, 300 rows, end to end", js.wall, 0.8, floor.wall, what, 1.1, js, floor.cpu)
 
 
 def cli_big(tmp: Path, rows: int, repeat: int) -> None:
@@ -131,7 +158,8 @@ def cli_big(tmp: Path, rows: int, repeat: int) -> None:
         write(path, rows)
         floor, fig = walls([[sys.executable, "-c", parse, str(path)],
                             [sys.executable, "-m", "calib", "audit", str(path), "--json"]], repeat)
-        row(f"calib audit --json, {rows:,} rows, {name}", fig, budget, floor, "pyarrow parse of the file", target)
+        row(f"calib audit --json, {rows:,} rows, {name}", fig.wall, budget, floor.wall, "pyarrow parse of the file",
+            target, fig, floor.cpu)
 
 
 def _timed(run: Callable[[], object], repeat: int) -> float:
