@@ -49,6 +49,7 @@ A table built with ``from_judgments(rows, pool=True)`` is itself pooled
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -422,8 +423,7 @@ def _cells_of_rows(
             py_sum=tot(np.where(y, p, 0.0))[keep], sq_sum=tot(p * p)[keep], nll_sum=tot(nll(p, y))[keep],
             group=keep // slots, groups=names, scale=rows.scale, pooled=True,
         ), np.searchsorted(keep, key)
-    uniq, inv = np.unique(stated, return_inverse=True)
-    inv = inv.reshape(-1).astype(np.int64)
+    uniq, inv = distinct(stated)
     if groups * uniq.size > 4 * stated.size + 4096:  # many groups, few rows each: sort instead
         ps = rows.scale.to_prob(stated)  # the cell's probability, as in the closed form below
         cell: list[np.ndarray] = []
@@ -452,6 +452,30 @@ def _cells_of_rows(
         nll_sum=k * nll(prob, ones) + (n - k) * nll(prob, ~ones),
         group=keep // uniq.size, groups=names, scale=rows.scale, pooled=False,
     ), (np.searchsorted(keep, key) if rows.cluster is not None else None)
+
+
+#: Widest span of integer values :func:`distinct` counts instead of sorting.
+COUNT_SPAN = 1 << 16
+
+
+def distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(v, return_inverse=True)`` of a 1-d float array, the inverse as int64.
+
+    When every value is an integer (not ``-0.0``) within :data:`COUNT_SPAN` of the
+    smallest, the distinct values are found by counting, not sorting: a million integer
+    confidences in a few passes instead of a sort (~0.1 s). The same values (integers
+    are exact in float64) in the same order, and the same inverse."""
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    if v.size:
+        lo, hi = float(v.min()), float(v.max())
+        if (math.isfinite(lo) and math.isfinite(hi) and hi - lo < COUNT_SPAN
+                and np.array_equal(v, np.rint(v)) and not np.any(np.signbit(v) & (v == 0))):
+            off = (v - lo).astype(np.int64)
+            seen = np.bincount(off) > 0
+            code = np.cumsum(seen) - 1
+            return np.flatnonzero(seen) + lo, code[off]
+    uniq, inv = np.unique(v, return_inverse=True)
+    return uniq, inv.reshape(-1).astype(np.int64)
 
 
 def from_counts(
