@@ -50,7 +50,6 @@ from calib.labels.records import (
     ADJUDICATION,
     MAX_MESSAGES,
     Label,
-    _Messages,
     csv_cell,
     csv_uncell,
     current,
@@ -60,7 +59,7 @@ from calib.labels.records import (
     read_labels,
 )
 from calib.labels.report import ReviewReport
-from calib.readers.base import LoadOptions
+from calib.readers.base import BadLines, LoadOptions
 from calib.readers.jsonl import BOM, check_lines_cost, json_objects
 
 #: The fields of each kind of record, in order (the CSV header, the JSONL keys).
@@ -183,14 +182,14 @@ def read_records(data: bytes, name: str, kind: str, *, options: LoadOptions | No
                          "file is genuine)")
     check_lines_cost(data, name, opts)
     data = data.removeprefix(BOM)
-    msgs = _Messages(name)
+    msgs = BadLines(name, MAX_MESSAGES)
     out = []
     if data.lstrip()[:1] == b"{":
-        for no, obj in json_objects(data, opts.max_line_chars, msgs.bad):
+        for no, obj in json_objects(data, opts.max_line_chars, msgs.add):
             rec = _record(obj, kind, no, msgs, from_csv=False)
             if rec is not None:
                 out.append(rec)
-        return out, msgs.done()
+        return out, msgs.messages()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -206,25 +205,25 @@ def read_records(data: bytes, name: str, kind: str, *, options: LoadOptions | No
             if not any(c.strip() for c in row):
                 continue
             if len(row) != len(header):
-                msgs.bad(reader.line_num, f"{len(row)} cells where the header has {len(header)}")
+                msgs.add(reader.line_num, f"{len(row)} cells where the header has {len(header)}")
                 continue
             rec = _record(dict(zip(header, row, strict=True)), kind, reader.line_num, msgs, from_csv=True)
             if rec is not None:
                 out.append(rec)
     except csv.Error as exc:
-        msgs.bad(reader.line_num, f"the CSV row cannot be read ({exc})")
-    return out, msgs.done()
+        msgs.add(reader.line_num, f"the CSV row cannot be read ({exc})")
+    return out, msgs.messages()
 
 
-def _record(obj: dict[str, Any], kind: str, no: int, msgs: _Messages, *, from_csv: bool) -> dict[str, Any] | None:
+def _record(obj: dict[str, Any], kind: str, no: int, msgs: BadLines, *, from_csv: bool) -> dict[str, Any] | None:
     rec = {}
     for f in FIELDS[kind]:
         if f not in obj:
-            msgs.bad(no, f"{f} is missing")
+            msgs.add(no, f"{f} is missing")
             return None
         v = _typed(obj[f], TYPES[f], from_csv)
         if v is _BAD:
-            msgs.bad(no, f"{f} must be {_WORDS[TYPES[f].rstrip('?')]}, got {str(obj[f])[:60]!r}")
+            msgs.add(no, f"{f} must be {_WORDS[TYPES[f].rstrip('?')]}, got {str(obj[f])[:60]!r}")
             return None
         rec[f] = v
     return rec

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from calib.errors import CalibError
-from calib.readers.base import LoadOptions, megabytes
+from calib.readers.base import BadLines, LoadOptions, megabytes
 from calib.readers.jsonl import BOM, check_lines_cost, json_objects, too_long
 from calib.routing import formula_like, spreadsheet_cell
 from calib.rows import Judgments
@@ -396,40 +396,21 @@ def read_labels(
         )
     check_lines_cost(data, name, opts)
     data = data.removeprefix(BOM)
-    msgs = _Messages(name)
+    msgs = BadLines(name, MAX_MESSAGES)
     labels = _read_jsonl(data, opts, msgs) if data.lstrip()[:1] == b"{" else _read_csv(data, opts, msgs)
-    return tuple(labels), msgs.done()
+    return tuple(labels), msgs.messages()
 
 
-class _Messages:
-    """Bad-line messages, capped at :data:`MAX_MESSAGES`."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.items: list[str] = []
-        self.more = 0
-
-    def bad(self, line: int, why: str) -> None:
-        if len(self.items) < MAX_MESSAGES:
-            self.items.append(f"{self.name} line {line}: {why}")
-        else:
-            self.more += 1
-
-    def done(self) -> tuple[str, ...]:
-        tail = [f"{self.name}: {self.more:,} more bad lines"] if self.more else []
-        return tuple(self.items + tail)
-
-
-def _read_jsonl(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
+def _read_jsonl(data: bytes, opts: LoadOptions, msgs: BadLines) -> list[Label]:
     out: list[Label] = []
-    for no, obj in json_objects(data, opts.max_line_chars, msgs.bad):
+    for no, obj in json_objects(data, opts.max_line_chars, msgs.add):
         lab = _label_of(obj, no, msgs, from_csv=False)
         if lab is not None:
             out.append(lab)
     return out
 
 
-def _read_csv(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
+def _read_csv(data: bytes, opts: LoadOptions, msgs: BadLines) -> list[Label]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -454,7 +435,7 @@ def _read_csv(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
         )
     unknown = [h for h in header if h not in FIELDS]
     if unknown:
-        msgs.bad(1, "columns not read: " + ", ".join(_show(h) for h in unknown[:5]))
+        msgs.add(1, "columns not read: " + ", ".join(_show(h) for h in unknown[:5]))
     out: list[Label] = []
     start = reader.line_num + 1
     while True:
@@ -463,16 +444,16 @@ def _read_csv(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
         except StopIteration:
             break
         except csv.Error as exc:
-            msgs.bad(start, f"the CSV row cannot be read ({exc})")
+            msgs.add(start, f"the CSV row cannot be read ({exc})")
             break  # the reader cannot find the next row's start after a broken quote
         no, start = start, reader.line_num + 1
         if not any(c.strip() for c in row):
             continue
         if sum(len(c) for c in row) > opts.max_line_chars:
-            msgs.bad(no, too_long(sum(len(c) for c in row), opts.max_line_chars))
+            msgs.add(no, too_long(sum(len(c) for c in row), opts.max_line_chars))
             continue
         if len(row) != len(header):
-            msgs.bad(no, f"{len(row)} cells where the header has {len(header)}")
+            msgs.add(no, f"{len(row)} cells where the header has {len(header)}")
             continue
         lab = _label_of(dict(zip(header, row, strict=True)), no, msgs, from_csv=True)
         if lab is not None:
@@ -480,29 +461,29 @@ def _read_csv(data: bytes, opts: LoadOptions, msgs: _Messages) -> list[Label]:
     return out
 
 
-def _label_of(obj: dict[str, Any], no: int, msgs: _Messages, *, from_csv: bool) -> Label | None:
+def _label_of(obj: dict[str, Any], no: int, msgs: BadLines, *, from_csv: bool) -> Label | None:
     """A label from one line's fields, or ``None`` after reporting why not."""
     fields: dict[str, Any] = {}
     for f in FIELDS:
         if f not in obj:
             if f in REQUIRED:
-                msgs.bad(no, f"{f} is missing")
+                msgs.add(no, f"{f} is missing")
                 return None
             continue
         v = obj[f]
         if f in _BOOLS:
             v = _bool_of(v, from_csv)
             if v is None:
-                msgs.bad(no, f"{f} must be true or false, got {_show(obj[f])}")
+                msgs.add(no, f"{f} must be true or false, got {_show(obj[f])}")
                 return None
         elif f == "reasons":
             v = _tags_of(v, from_csv)
             if v is None:
-                msgs.bad(no, f"reasons must be a list of tags{' (a CSV cell: tags joined by commas)' if from_csv else ''}"
+                msgs.add(no, f"reasons must be a list of tags{' (a CSV cell: tags joined by commas)' if from_csv else ''}"
                          f", got {_show(obj[f])}")
                 return None
         elif not isinstance(v, str):
-            msgs.bad(no, f"{f} must be text, got {_show(v)}")
+            msgs.add(no, f"{f} must be text, got {_show(v)}")
             return None
         elif from_csv:
             v = csv_uncell(v)
@@ -510,7 +491,7 @@ def _label_of(obj: dict[str, Any], no: int, msgs: _Messages, *, from_csv: bool) 
     lab = Label(**fields)
     why = label_problem(lab)
     if why is not None:
-        msgs.bad(no, why)
+        msgs.add(no, why)
         return None
     return lab
 

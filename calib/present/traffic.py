@@ -9,12 +9,12 @@ these sentences; the pages show it with ``st.text``.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from calib.present import format as fmt
+from calib.readers.base import more_bad_lines
 
 if TYPE_CHECKING:  # plotly is imported when the figure is drawn: the sidebar's words need none of it
     import plotly.graph_objects as go
@@ -64,9 +64,9 @@ BUDGET_HELP = (
 
 def dropped_count(messages: tuple[str, ...]) -> int:
     """Lines a traffic file dropped, from the reader's messages (one a line, then
-    ``"... and N more bad lines"``: :data:`calib.traffic.read.MAX_MESSAGES`)."""
-    more = re.fullmatch(r"\.\.\. and (\d+) more bad lines", messages[-1]) if messages else None
-    return len(messages) - 1 + int(more.group(1)) if more else len(messages)
+    ``"<name>: N more bad lines"``: :class:`calib.readers.base.BadLines`)."""
+    more = more_bad_lines(messages[-1]) if messages else None
+    return len(messages) - 1 + more if more is not None else len(messages)
 
 
 def load_lines(name_items: int, dropped: int, top: float, strata: int) -> list[str]:

@@ -10,6 +10,7 @@ dashboard's and the command line's from the environment.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from calib.errors import CalibError
@@ -125,6 +126,32 @@ class Source:
 
 #: What every reader returns: the usable rows and what happened to every line.
 Read = tuple[Judgments, LoadReport]
+
+
+class BadLines:
+    """Bad-line messages of a side file (labels, traffic, hand-off records), each
+    ``"<name> line <n>: <why>"``, kept up to ``cap``; the rest counted in one last
+    ``"<name>: N more bad lines"`` (:func:`more_bad_lines` reads N back)."""
+
+    def __init__(self, name: str, cap: int) -> None:
+        self.name, self.cap = name, cap
+        self.kept: list[str] = []
+        self.more = 0
+
+    def add(self, line: int, why: str) -> None:
+        if len(self.kept) < self.cap:
+            self.kept.append(f"{self.name} line {line}: {why}")
+        else:
+            self.more += 1
+
+    def messages(self) -> tuple[str, ...]:
+        return (*self.kept, f"{self.name}: {self.more:,} more bad lines") if self.more else tuple(self.kept)
+
+
+def more_bad_lines(message: str) -> int | None:
+    """N of a :class:`BadLines` tail ``"<name>: N more bad lines"``; ``None`` for another message."""
+    m = re.fullmatch(r".*: ([\d,]+) more bad lines", message, flags=re.S)
+    return int(m.group(1).replace(",", "")) if m else None
 
 
 class IssueCollector:

@@ -39,7 +39,7 @@ from calib.errors import CalibError
 from calib.labels.outcomes import SHOW_UNKNOWN
 from calib.labels.records import MAX_KEY_CHARS, Label, current, item_keys, parse_time, read_labels
 from calib.loadreport import LoadReport
-from calib.readers.base import LoadOptions, megabytes
+from calib.readers.base import BadLines, LoadOptions, megabytes
 from calib.readers.jsonl import BOM, as_number, check_lines_cost, json_objects
 from calib.readers.stated.rules import CONFIDENCE_KEYS, ID_KEYS
 from calib.rows import Judgments
@@ -128,21 +128,7 @@ class Labelled:
                 "queue_items": int(self.from_queue().sum())}
 
 
-class _Messages:
-    def __init__(self, name: str) -> None:
-        self.name, self.kept, self.more = name, [], 0
-
-    def add(self, no: int, why: str) -> None:
-        if len(self.kept) < MAX_MESSAGES:
-            self.kept.append(f"{self.name} line {no}: {why}")
-        else:
-            self.more += 1
-
-    def all(self) -> tuple[str, ...]:
-        return (*self.kept, f"... and {self.more} more bad lines") if self.more else tuple(self.kept)
-
-
-def _records(data: bytes, name: str, opts: LoadOptions, msgs: _Messages) -> list[tuple[int, dict]]:
+def _records(data: bytes, name: str, opts: LoadOptions, msgs: BadLines) -> list[tuple[int, dict]]:
     """``(line number, object)`` per readable row: JSONL objects or CSV rows as dicts."""
     if data.lstrip()[:1] == b"{":
         # a BOM opening a line, as the stated reader accepts
@@ -170,7 +156,7 @@ def records(data: bytes, name: str, opts: LoadOptions) -> list[tuple[int, dict]]
         raise CalibError(f"{name}: {megabytes(len(data))} MB, over the {megabytes(opts.max_decompressed_bytes)} MB "
                          "a file may hold")
     check_lines_cost(data, name, opts)
-    msgs = _Messages(name)
+    msgs = BadLines(name, MAX_MESSAGES)
     out = _records(data.removeprefix(BOM), name, opts, msgs)
     if msgs.kept:
         raise CalibError(msgs.kept[0])
@@ -208,7 +194,7 @@ def read_traffic(data: bytes, name: str, *, confidence_key: str | None = None, i
                          f"{megabytes(opts.max_decompressed_bytes)} MB a traffic file may hold")
     check_lines_cost(data, name, opts)
     data = data.removeprefix(BOM)
-    msgs = _Messages(name)
+    msgs = BadLines(name, MAX_MESSAGES)
     objs = _records(data, name, opts, msgs)
     if len(objs) > opts.max_rows:
         raise CalibError(f"{name}: more than {opts.max_rows:,} rows; refused (raise CALIB_MAX_ROWS)")
@@ -244,11 +230,11 @@ def read_traffic(data: bytes, name: str, *, confidence_key: str | None = None, i
         keys.append(key)
         values.append(x)
     if not values:
-        first = "; ".join(msgs.all()[:3])
+        first = "; ".join(msgs.messages()[:3])
         raise CalibError(f"{name}: no usable row" + (f" ({first})" if first else ""))
     stated = np.asarray(values, dtype=float)
     top = 1.0 if stated.max() <= 1.0 else 100.0
-    return Traffic(name, np.asarray(keys, dtype=object), stated, top, msgs.all())
+    return Traffic(name, np.asarray(keys, dtype=object), stated, top, msgs.messages())
 
 
 def join_labels(traffic: Traffic, labels: Sequence[Label]) -> Labelled:
@@ -296,7 +282,7 @@ def from_rows(rows: Judgments, report: LoadReport, name: str) -> Traffic:
     keys = item_keys(rows)
     messages = [i.message() for i in report.issues[:MAX_MESSAGES]]
     if report.dropped > len(messages):
-        messages.append(f"... and {report.dropped - len(messages):,} more bad lines")
+        messages.append(f"{name}: {report.dropped - len(messages):,} more bad lines")
     ids = [str(v) for v in rows.item_id]
     if len(rows) and all(ids) and str(keys[0]) != ids[0]:
         messages.append(f"{name}: item ids repeat or cannot be carried by a label; items are keyed by "
