@@ -251,6 +251,10 @@ def test_text_report_and_figure_show_the_audit_s_figures() -> None:
     np.testing.assert_allclose(path.y, 100 * a.failure.cumulative.path)
     band = next(t for t in fig.data if "band" in (t.name or ""))
     assert band.y[0] == pytest.approx(100 * 2.2414 * a.failure.cumulative.sigma, rel=1e-4)
+    # the axis holds the path, the band and zero, and they fill most of it (a symmetric axis left half empty)
+    lo, hi = fig.layout.yaxis.range
+    ext = (min(*path.y, *band.y, 0.0), max(*path.y, *band.y, 0.0))
+    assert lo <= ext[0] and hi >= ext[1] and (ext[1] - ext[0]) / (hi - lo) > 0.85
 
 
 def test_overview_and_reliability_pages_show_the_figures() -> None:

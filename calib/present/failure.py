@@ -70,12 +70,13 @@ def cumulative_figure(c: CumulativeDifferences, *, name: str, color: str, level:
     ename = esc(name)
     x, y = 100 * np.asarray(c.share, dtype=np.float64), 100 * np.asarray(c.path, dtype=np.float64)
     fig = go.Figure()
-    if c.sigma:
-        h = 100 * brownian_max_abs_critical(1 - level) * c.sigma
-        for sign, show in ((1, True), (-1, False)):
-            fig.add_trace(go.Scatter(x=[0, 100], y=[sign * h, sign * h], mode="lines", showlegend=show,
-                                     name=f"{100 * level:g}% band of a calibrated judge", hoverinfo="skip",
-                                     line={"color": REFERENCE_COLOR, "dash": "dot", "width": 1}))
+    h = 100 * brownian_max_abs_critical(1 - level) * c.sigma if c.sigma else 0.0
+    if h:
+        # a shaded band, not two lines: the region a calibrated judge's path stays in is part of the reading
+        fig.add_trace(go.Scatter(x=[0, 100, 100, 0, 0], y=[h, h, -h, -h, h], mode="lines", fill="toself",
+                                 fillcolor="rgba(127,127,127,0.12)", line={"color": REFERENCE_COLOR, "dash": "dot",
+                                                                          "width": 1},
+                                 name=f"{100 * level:g}% band of a calibrated judge", hoverinfo="skip"))
     vals = np.where(np.isfinite(c.value), c.value, np.nan)
     fig.add_trace(go.Scatter(
         x=x, y=y, mode="lines+markers" if x.size <= 200 else "lines", name=ename,
@@ -83,9 +84,11 @@ def cumulative_figure(c: CumulativeDifferences, *, name: str, color: str, level:
         customdata=vals, hovertemplate=("up to stated %{customdata:.4g}" + esc(unit) + "<br>%{x:.1f}% of answers"
                                         "<br>right minus stated %{y:.2f} points<extra>" + ename + "</extra>"),
     ))
-    span = max(float(np.max(np.abs(y))) if y.size else 0.0, 100 * brownian_max_abs_critical(1 - level) * (c.sigma or 0))
+    # the axis holds the path, the band and zero, no more: a symmetric axis left half of it empty
+    lo, hi = min(float(np.min(y)) if y.size else 0.0, -h, 0.0), max(float(np.max(y)) if y.size else 0.0, h, 0.0)
+    pad = 0.06 * (hi - lo) + 1e-6
     fig.update_xaxes(range=[0, 100])
-    fig.update_yaxes(range=[-1.15 * span - 1e-6, 1.15 * span + 1e-6], zeroline=True)
+    fig.update_yaxes(range=[lo - pad, hi + pad], zeroline=True)
     return _layout(fig, title="Cumulative differences<br><sup>flat is calibrated; falling: overconfident there; "
                    "rising: underconfident</sup>",
                    x="answers sorted by stated confidence (cumulative %)", y="right minus stated (points of all answers)")
