@@ -90,6 +90,9 @@ COUNTS: frozenset[str] = frozenset(
         "Temperature T",
         "Items",
         "Runs",
+        "Shared items",
+        "Kept their answer",
+        "Anchor items",
     }
 )
 
