@@ -75,7 +75,8 @@ def test_the_page_links_draw_their_icons_without_an_emoji_font(server: Any, size
 #: The kinds of trace the reliability figure draws, read from Plotly's own data in its frame.
 DRAWN_JS = """() => {
   const parts = new Set();
-  for (const f of document.querySelectorAll(FRAME)) {
+  // the reliability figure only: the page's first figure (the cumulative differences come later)
+  for (const f of [document.querySelector(FRAME)].filter(Boolean)) {
     const plot = f.contentDocument && f.contentDocument.querySelector('.js-plotly-plot');
     if (!plot || !plot._fullData) return null;
     for (const t of plot._fullData) {
