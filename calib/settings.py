@@ -62,7 +62,7 @@ DRIFT_PAIRINGS: tuple[str, ...] = ("auto", "paired", "unpaired")
 DRIFT_ORDERS: tuple[str, ...] = ("date", "mtime", "name", "given")
 DRIFT_EWMA_LAMBDA = 0.2
 DRIFT_EWMA_WIDTH = 3.0
-#: Warehouses `calib sql` writes the aggregation query for (calib.sql).
+#: Warehouses `calib sql` writes the aggregation query for (calib.readers.sql).
 SQL_DIALECTS: tuple[str, ...] = ("duckdb", "spark", "bigquery", "snowflake")
 #: DuckDB's memory limit when a glob of logs is reduced out of core (calib.readers.warehouse);
 #: beyond it DuckDB spills to a temporary folder. CALIB_DUCKDB_MEMORY overrides it.

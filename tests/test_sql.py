@@ -1,4 +1,4 @@
-"""The SQL value rules (calib.sql) judge every value as the Python rules do, and the
+"""The SQL value rules (calib.readers.sql) judge every value as the Python rules do, and the
 ``calib sql`` query, run for real in DuckDB, gives the audit of the rows.
 
 The reference is :mod:`calib.readers.stated.rules` (``_conf_value``, ``_outcome_value``)
@@ -22,10 +22,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-from calib import sql
 from calib.audit import audit
 from calib.errors import CalibError
 from calib.loading import load
+from calib.readers import sql
 from calib.readers.base import LoadOptions
 from calib.readers.stated.rules import (
     _CONF_REASON,

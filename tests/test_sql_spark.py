@@ -26,9 +26,9 @@ import pytest
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from calib import sql
 from calib.audit import audit
 from calib.loading import load
+from calib.readers import sql
 from calib.readers.base import LoadOptions
 from calib.readers.stated.rules import FALSE_TOKENS, TRUE_TOKENS
 from tests.cli_run import run

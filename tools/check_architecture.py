@@ -46,7 +46,7 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
 #: The faces of issue 23: they read calib.runs (and calib.present), nothing below them.
 FACE_ROOMS: tuple[str, ...] = ("calib.cli", "calib.api", "calib.present.notebook", "dashboard", "pages", "app")
 #: The engine below calib.runs. Foundations (errors, settings, numbers, scale, verbal, rows...)
-#: and input (loading, readers, dataset, table, limits, options, clusters, sql) stay open to
+#: and input (loading, readers, dataset, table, limits, options, clusters) stay open to
 #: the faces: they load what the user gives and name its parts.
 ENGINE_ROOMS: tuple[str, ...] = (
     "calib.metrics", "calib.bootstrap", "calib.curves", "calib.maps", "calib.routing", "calib.thresholds",
@@ -60,7 +60,7 @@ ENGINE_ROOMS: tuple[str, ...] = (
 OPEN_ROOMS: tuple[str, ...] = (
     "calib.errors", "calib.settings", "calib.numbers", "calib.wording", "calib.scale", "calib.verbal",
     "calib.rows", "calib.loadreport", "calib.readers", "calib.loading", "calib.options", "calib.limits",
-    "calib.clusters", "calib.table", "calib.dataset", "calib.sql", "calib.runs", "calib.present",
+    "calib.clusters", "calib.table", "calib.dataset", "calib.runs", "calib.present",
     "calib.hosting", "calib.cli", "calib.api", "calib.__main__",
 )
 

@@ -1,4 +1,4 @@
-"""``calib sql``: print the aggregation query for the user's warehouse (:mod:`calib.sql`).
+"""``calib sql``: print the aggregation query for the user's warehouse (:mod:`calib.readers.sql`).
 
 The query reduces a table of judgments to the count table ``[group,] value, n, correct``
 with the stated reader's value rules; its result is audited with ``calib audit
@@ -33,7 +33,7 @@ def add_sql(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    from calib.sql import aggregation_query, dropped_query
+    from calib.readers.sql import aggregation_query, dropped_query
 
     for flag, key in (("--confidence-key", args.confidence_key), ("--outcome-key", args.outcome_key),
                       ("--group-key", args.group_key), ("--table", args.table)):

@@ -25,6 +25,6 @@ Also: :mod:`~calib.readers.jsonl` reads a JSON array of records as lines;
 :mod:`~calib.readers.counts` reads a count-table file (CSV, Parquet or JSON) under limits
 that trust no footer; :mod:`~calib.readers.warehouse` reduces a glob or folder of
 Parquet/JSONL/CSV to the count table in DuckDB, out of core (with ``--cluster-key``, the
-per-cluster counts too), with the value rules in SQL from :mod:`calib.sql` (which also
+per-cluster counts too), with the value rules in SQL from :mod:`.sql` (which also
 writes the ``calib sql`` query per warehouse dialect).
 """

@@ -11,7 +11,7 @@ decides it, in one place each:
 
 - the fields: :func:`calib.readers.stated.fields._resolve` on the first objects (JSONL:
   the first lines parsed by the stated reader's sampler; Parquet/CSV: the first rows);
-- the value rules and their reasons: :func:`calib.sql.rules` (the SQL twin of
+- the value rules and their reasons: :func:`calib.readers.sql.rules` (the SQL twin of
   :mod:`calib.readers.stated.rules`), and for JSONL lines ``invalid JSON`` / ``not a
   JSON object`` and blank lines;
 - the scale: :func:`calib.scale.read_scale` on the distinct (value, form) cells, each
@@ -56,6 +56,7 @@ from calib.limits import check_groups
 from calib.loadreport import LineIssue, LoadReport
 from calib.readers.base import LoadOptions
 from calib.readers.jsonl import R_JSON, R_NOT_OBJECT
+from calib.readers.sql import dialect, rules
 from calib.readers.stated.fields import (
     SAMPLE_LINES,
     SAMPLE_OBJECTS,
@@ -67,7 +68,6 @@ from calib.readers.stated.fields import (
 from calib.readers.stated.rules import MISSING_GROUP, R_AMBIGUOUS, R_OUTSIDE
 from calib.scale import AMBIGUOUS, FORM_NUMBER, FORM_PERCENT, OUTSIDE, read_scale, snap
 from calib.settings import WAREHOUSE_MAX_CLUSTER_PAIRS, WAREHOUSE_MEMORY, WAREHOUSE_SCALE_ROWS
-from calib.sql import dialect, rules
 from calib.table import from_counts
 
 KINDS = {"parquet": (".parquet",), "jsonl": (".jsonl", ".ndjson", ".json"), "csv": (".csv",)}
@@ -207,7 +207,7 @@ def _json_path(path: tuple[str, ...]) -> str:
 
 
 def _json_value(path: tuple[str, ...]) -> tuple[str, str]:
-    """(text, kind) of a JSON field (:mod:`calib.sql`'s kinds, from ``json_type``)."""
+    """(text, kind) of a JSON field (:mod:`calib.readers.sql`'s kinds, from ``json_type``)."""
     jp = _json_path(path)
     kind = (f"CASE json_type(json_extract(j, {jp})) WHEN 'BOOLEAN' THEN 'B' WHEN 'VARCHAR' THEN 'S' "
             f"WHEN 'BIGINT' THEN 'F' WHEN 'UBIGINT' THEN 'F' WHEN 'DOUBLE' THEN 'F' WHEN 'HUGEINT' THEN 'F' "
@@ -281,7 +281,7 @@ def _query(kind: str, src: str, fields: _Fields, types: dict[str, str],
            cluster: tuple[str, ...] | None = None) -> str:
     """The GROUP BY over (reason, group, value, percent[, cluster]). The rows never leave
     DuckDB and are grouped first by their raw values (native columns: fast), so that the
-    rules (:func:`calib.sql.rules`) run once per distinct (confidence, outcome, group)."""
+    rules (:func:`calib.readers.sql.rules`) run once per distinct (confidence, outcome, group)."""
     assert fields.outcome is not None
     cl = "NULL" if cluster is None else _cluster_value(kind, cluster, types)
     keys = [fields.confidence, fields.outcome, *([fields.group] if fields.group else [])]
