@@ -47,7 +47,7 @@ from calib.numbers import finite_or_none
 
 if TYPE_CHECKING:
     from calib.loadreport import LoadReport
-    from calib.readers.base import LoadOptions, Source
+    from calib.readers.base import LoadOptions
     from calib.rows import Judgments
 
 #: Numbers drawn per numpy call in :func:`draw` (as :data:`calib.bootstrap.DRAW_SLICE`).
@@ -392,16 +392,16 @@ def named_note(how: str, count: int, rows: int, missing: int) -> str:
     return f"clusters: {how}: {count:,} clusters of {rows:,} rows; intervals resample clusters" + missing_note(missing)
 
 
-def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Source | None = None,
-          ) -> tuple[Judgments, LoadReport]:
+def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Judgments, LoadReport]:
     """Set ``rows.cluster`` from ``options.cluster_key`` and say so in the report.
 
     - ``cluster_key`` ``"none"``: rows are independent.
     - ``cluster_key`` ``None`` (inferred): the reader's own clusters (Inspect epochs:
       the sample id), else the item id when some id is on several rows.
-    - a field name: the item id when it is the id field, the reader's clusters when the
-      reader read that field (Inspect), else the field read from the row's line of a
-      JSONL source.
+    - a field name: the values the reader read from that field in its one pass over the
+      input (:func:`calib.readers.jsonl.cluster_key`: the stated, log-prob, lm-eval,
+      Inspect and platform readers), else the item id when it is the id field. The input is
+      never read again here.
 
     A row without a value is its own cluster (counted in the note).
     """
@@ -428,16 +428,16 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions, source: Sou
                 f"{len(np.unique(lab)):,} ids (clusters), not the {len(rows):,} rows; "
                 f"--cluster-key {NONE} treats rows as independent") + missing_note(missing)
     else:
-        if rows.cluster is not None:
+        if rows.cluster is not None:  # read by the reader in its one pass
             values, how = rows.cluster, f"field {key!r}"
         elif np.any(rows.item_id != "") and (key == id_field or (id_field is None and key in ("id", "item_id"))):
             values, how = rows.item_id, f"item id ({key})"
+        elif key == id_field:  # the id field, on no kept row: said below ("no row has the field")
+            values, how = np.full(len(rows), None, dtype=object), f"field {key!r}"
         else:
-            if source is None:
-                raise _error(f"{report.source}: --cluster-key {key}: a field can be read per row only from a "
-                             f"single JSONL file or an Inspect log; here the item id "
-                             f"({id_field or 'id'}) is the only choice")
-            values, how = _field_by_line(source, rows.line, key), f"field {key!r}"
+            raise _error(f"{report.source}: --cluster-key {key}: a field can be read per row only from "
+                         f"JSONL, an Inspect log or an eval platform's file; here the item id "
+                         f"({id_field or 'id'}) is the only choice")
         lab, missing = labels(values, rows.line)
         if missing == len(rows):
             raise _error(f"{report.source}: --cluster-key {key}: no row has the field {key!r}; "
@@ -470,29 +470,3 @@ def _error(msg: str) -> Exception:
     from calib.errors import CalibError
 
     return CalibError(msg)
-
-
-def _field_by_line(source: Source, line: np.ndarray, key: str) -> np.ndarray:
-    """The value of field ``key`` (dotted path) on each given 1-based line of a JSONL
-    source, as text; ``None`` where absent or unreadable. Only kept rows are parsed
-    again (their lines already passed the reader's limits), one line at a time."""
-    import io
-    import json
-
-    where: dict[int, list[int]] = {}
-    for j, no in enumerate(np.asarray(line, dtype=np.int64).tolist()):
-        where.setdefault(no, []).append(j)
-    path = key.split(".")
-    out = np.full(len(line), None, dtype=object)
-    for no, raw in enumerate(io.BytesIO(source.data), start=1):
-        rows = where.get(no)
-        if rows is None:
-            continue
-        try:
-            v = json.loads(raw)
-        except (ValueError, RecursionError):
-            v = None
-        for part in path:
-            v = v.get(part) if isinstance(v, dict) else None
-        out[rows] = None if v is None or isinstance(v, dict | list) else str(v)
-    return out

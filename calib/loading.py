@@ -181,7 +181,7 @@ def load(
         ds = _load_counts(src, ds_name, options)
     else:
         rows, report = _read_rows(src, kind, options, records)
-        ds = _dataset(ds_name, rows, report, options, src)
+        ds = _dataset(ds_name, rows, report, options)
     if src.notes:  # what was done to the bytes before the reader saw them (read_source)
         ds = dataclasses.replace(ds, report=dataclasses.replace(ds.report, notes=src.notes + ds.report.notes))
     return ds
@@ -243,7 +243,7 @@ def read_rows(path: str | Path, data: bytes | None = None, *, options: LoadOptio
     if kind == "counts":
         return src, kind, None
     rows, report = _read_rows(src, kind, options, records)
-    rows, report = clusters.infer(rows, report, options, src)
+    rows, report = clusters.infer(rows, report, options)
     if src.notes:
         report = dataclasses.replace(report, notes=src.notes + report.notes)
     return src, kind, (rows, report)
@@ -262,12 +262,11 @@ def load_many(
     return _dataset(name, rows, report, options)
 
 
-def _dataset(name: str, rows: Judgments, report: LoadReport, options: LoadOptions,
-             src: Source | None = None) -> Dataset:
+def _dataset(name: str, rows: Judgments, report: LoadReport, options: LoadOptions) -> Dataset:
     """A reader's result as a dataset. Dependent rows (Inspect epochs, repeated ids,
     ``--cluster-key``; across a folder, a repeated task/doc_id) are clustered first, so
     that intervals resample clusters."""
-    rows, report = clusters.infer(rows, report, options, src)
+    rows, report = clusters.infer(rows, report, options)
     table = from_judgments(rows)
     check_groups(len(table.groups), report.source, options.max_groups, options.group_key)
     return Dataset(name, table, report, rows)

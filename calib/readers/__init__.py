@@ -27,4 +27,8 @@ that trust no footer; :mod:`~calib.readers.warehouse` reduces a glob or folder o
 Parquet/JSONL/CSV to the count table in DuckDB, out of core (with ``--cluster-key``, the
 per-cluster counts too), with the value rules in SQL from :mod:`.sql` (which also
 writes the ``calib sql`` query per warehouse dialect).
+
+A named cluster field (``--cluster-key``) is read by the row readers in their one pass
+over the input (:func:`calib.readers.jsonl.cluster_key`); :func:`calib.clusters.infer`
+only turns the values into clusters and the note.
 """

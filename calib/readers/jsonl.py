@@ -7,7 +7,8 @@
 - Lines: :class:`JsonLines` yields ``(line number, object)`` and reports every line that
   is too long, not UTF-8, not JSON or not an object.
 - Fields and values: :func:`get_path` / :func:`get_or` / :func:`is_missing` (dotted
-  paths), :func:`first_key`, :func:`as_number`, :func:`short_text`.
+  paths), :func:`first_key`, :func:`as_number`, :func:`short_text`; a named cluster
+  field (:func:`cluster_key`, :func:`cluster_label`), read in the reader's one pass.
 """
 
 from __future__ import annotations
@@ -407,6 +408,30 @@ def get_or(obj: Any, path: str, default: Any = None) -> Any:
     """:func:`get_path` with ``default`` for an absent path."""
     v = get_path(obj, path)
     return default if v is _MISSING else v
+
+
+def cluster_label(value: Any) -> str | None:
+    """A cluster field's value as text (Python's ``str``: ``1``, ``True``, ``q7``); ``None``
+    when absent, null, an object or a list (the row is then its own cluster,
+    :func:`calib.clusters.labels`). Every reader that reads ``--cluster-key`` uses it."""
+    if value is None or is_missing(value) or isinstance(value, dict | list):
+        return None
+    return str(value)
+
+
+def cluster_how(key: str) -> str:
+    """How clusters read from the field ``key`` were found, in words (``Judgments.cluster_how``)."""
+    return f"field {key!r}"
+
+
+def cluster_key(options: LoadOptions, id_key: str | None = None) -> str | None:
+    """The field a reader reads each row's cluster from in its own pass: ``--cluster-key``
+    unless it is absent, ``none`` (rows independent) or the reader's id field ``id_key``
+    (then :func:`calib.clusters.infer` clusters by the item ids the reader read)."""
+    key = options.cluster_key
+    if key is None or key.strip().lower() == "none" or key == id_key:
+        return None
+    return key
 
 
 def is_missing(value: Any) -> bool:

@@ -30,6 +30,7 @@ and continuation, is not counted, as in lm-evaluation-harness' ``acc_norm``),
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -51,7 +52,17 @@ from calib.options import (
     too_many_options,
 )
 from calib.readers.base import IssueCollector, LoadOptions, Read, Source
-from calib.readers.jsonl import JsonLines, as_number, first_key, get_path, is_missing, short_text
+from calib.readers.jsonl import (
+    JsonLines,
+    as_number,
+    cluster_how,
+    cluster_key,
+    cluster_label,
+    first_key,
+    get_path,
+    is_missing,
+    short_text,
+)
 from calib.rows import OptionScores
 from calib.settings import NORMALISATIONS
 
@@ -69,12 +80,13 @@ SUM_TOLERANCE = 1e-6
 
 # --------------------------------------------------------------------------- reader
 class _Row:
-    __slots__ = ("line", "keys", "values", "gold", "lengths", "item_id", "group", "text")
+    __slots__ = ("line", "keys", "values", "gold", "lengths", "item_id", "group", "text", "cluster")
 
     def __init__(self, line: int, keys: list[str] | None, values: list[float], gold: Any,
                  lengths: list[float] | None, item_id: str, group: str, text: str) -> None:
         self.line, self.keys, self.values, self.gold = line, keys, values, gold
         self.lengths, self.item_id, self.group, self.text = lengths, item_id, group, text
+        self.cluster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,9 @@ def read(source: Source, options: LoadOptions) -> Read:
         group=np.array([r.group for r in kept], dtype=str) if keys.group else None,
         text=np.array([r.text for r in kept], dtype=str) if keys.text else None,
     )
+    if (ckey := cluster_key(options, keys.item_id)) is not None:  # read in the one pass (_parse_lines)
+        rows_out = dataclasses.replace(rows_out, cluster=np.array([r.cluster for r in kept], dtype=object),
+                                       cluster_how=cluster_how(ckey))
     notes = [kind_note] + (["outcome: not read (traffic: outcomes come from the reviewers' labels)"]
                            if options.traffic else [])
     if renormalised:
@@ -146,9 +161,11 @@ def _parse_lines(lines: JsonLines, options: LoadOptions, issues: IssueCollector,
     (``None`` when no line has any)."""
     keys: _Keys | None = None
     rows: list[_Row] = []
+    ckey: str | None = None
     for no, obj in lines:
         if keys is None:
             keys = _find_keys(obj, options, name)
+            ckey = None if keys is None else cluster_key(options, keys.item_id)
             if keys is None:
                 issues.bad(no, None, "no option scores",
                            f"no option scores: none of {', '.join(LOG_KEYS + PROB_KEYS)} is present",
@@ -161,6 +178,8 @@ def _parse_lines(lines: JsonLines, options: LoadOptions, issues: IssueCollector,
         row.item_id = "" if keys.item_id is None else _as_id(get_path(obj, keys.item_id))
         row.group = "" if keys.group is None else _as_id(get_path(obj, keys.group))
         row.text = "" if keys.text is None else short_text(obj.get(keys.text))
+        if ckey is not None:
+            row.cluster = cluster_label(get_path(obj, ckey))
         rows.append(row)
     return rows, keys
 

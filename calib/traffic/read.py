@@ -309,7 +309,7 @@ def load_traffic(path: str | Path, data: bytes | None = None, *, options: LoadOp
 
         files = sorted(f for f in Path(path).iterdir() if f.is_file())
         rows, report = read_folder([(str(f), f.read_bytes()) for f in files], name=Path(path).name, options=opts)
-        rows, report = clusters.infer(rows, report, opts, None)
+        rows, report = clusters.infer(rows, report, opts)
         return from_rows(rows, report, Path(path).name)
     src, _, read = read_rows(path, data, options=opts, fmt=fmt)
     if read is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
 
@@ -22,6 +22,10 @@ from calib.readers.jsonl import (
     JsonLines,
     big_int,
     check_json_size,
+    cluster_how,
+    cluster_key,
+    cluster_label,
+    get_path,
     may_hold_surrogates,
     no_lone_surrogates,
 )
@@ -33,6 +37,8 @@ SAMPLES_RE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9
 RESULTS_RE = re.compile(r"^results_(?P<date>.+)\.json$")
 #: lm-eval's default ``target_delimiter``.
 DEFAULT_DELIMITER = " "
+#: The field of a sample's item id.
+ID_FIELD = "doc_id"
 
 
 def task_of(filename: str) -> str:
@@ -113,6 +119,8 @@ def _read(
         text=np.array([s.text for s in kept], dtype=str),
         correct=sc.ok[sc.idx],
     )
+    if (ckey := cluster_key(options, ID_FIELD)) is not None:
+        rows = replace(rows, cluster=np.array([s.cluster for s in kept], dtype=object), cluster_how=cluster_how(ckey))
     # fixed order: task, variant, the two stored-score checks, then anything particular
     notes = [f"task {task!r}: {len(kept):,} multiple-choice samples with {sc.k} choices at most",
              _variant_note(options.variant, norm, delim)]
@@ -131,7 +139,7 @@ def _read(
         kept=len(kept), dropped=issues.dropped + skipped, dropped_by_reason=_with(issues, skipped),
         issues=issues.log.issues(),
         fields={"scores": "filtered_resps", "gold": "target", "choices": "arguments.gen_args_i.arg_1",
-                "id": "doc_id", "group": "task (file name)"},
+                "id": ID_FIELD, "group": "task (file name)"},
         scale=TOP_LABEL_SCALE.to_dict(), notes=tuple(notes + extra),
     )
     return rows, report, checks
@@ -166,9 +174,12 @@ def _parse_all(source: Source, options: LoadOptions, issues: IssueCollector,
         jl = JsonLines(source, options, issues, text_factor=3.0)
         iterator, counter = iter(jl), jl
     samples: list[_Sample] = []
+    ckey = cluster_key(options, ID_FIELD)
     for no, obj in iterator:
         s = _parse_sample(no, obj, delim, issues, traffic=options.traffic)
         if s is not None:
+            if ckey is not None:  # the cluster field, read in this one pass
+                s.cluster = cluster_label(get_path(obj, ckey))
             samples.append(s)
     return samples, counter
 

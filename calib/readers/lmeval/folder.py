@@ -184,4 +184,6 @@ def concat(parts: list[Judgments]) -> Judgments:
         group=cat("group"),
         options=opts,
         text=cat("text"),
+        cluster=(cluster := cat("cluster")),  # --cluster-key's values, read by each file's reader
+        cluster_how=first.cluster_how if cluster is not None else "",
     )

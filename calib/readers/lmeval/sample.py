@@ -20,7 +20,7 @@ QUESTION_KEYS = ("question", "query", "ctx", "goal", "sentence", "text", "premis
 
 class _Sample:
     __slots__ = ("line", "doc_id", "lls", "lens_char", "lens_byte", "gold", "stored", "text", "filter", "multi",
-                 "text_target")
+                 "text_target", "cluster")
 
     def __init__(self) -> None:
         self.line = 0
@@ -34,6 +34,7 @@ class _Sample:
         self.filter = "none"
         self.multi = False
         self.text_target = False
+        self.cluster: str | None = None  # --cluster-key's value (calib.readers.jsonl.cluster_label)
 
 
 def _parse_sample(no: int, obj: dict[str, Any], delim: str, issues: IssueCollector, *,

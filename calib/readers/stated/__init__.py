@@ -32,7 +32,11 @@ half of them wins:
 - item id (:data:`ID_KEYS`, a string or integer; ``""`` when absent), question
   text for the review queue (:data:`TEXT_KEYS`, strings only, cut to
   :data:`TEXT_CHARS` characters), and the group only when
-  ``options.group_key`` names it (lines without it go to group ``"(missing)"``).
+  ``options.group_key`` names it (lines without it go to group ``"(missing)"``);
+- the cluster only when ``options.cluster_key`` names a field other than the id, read
+  in this one pass as Python's ``str`` of the value (``None`` where absent, null, an
+  object or a list: :func:`calib.readers.jsonl.cluster_label`; the pyarrow path takes a
+  cluster field of text only).
 
 A key given in the options that contains a dot is read as a literal key when the
 sampled objects have it, else as a path (``meta.conf`` is ``obj["meta"]["conf"]``).
@@ -102,6 +106,7 @@ bad-input corpus, random files and hypothesis-generated lines. ``bench/bench_loa
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -109,9 +114,9 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.readers.base import LoadOptions, Read, Source
-from calib.readers.jsonl import BOM
+from calib.readers.jsonl import BOM, cluster_key
 from calib.readers.stated.chunks import CHUNK_BYTES, _chunk, _chunks, _split
-from calib.readers.stated.fields import SAMPLE_LINES, SAMPLE_OBJECTS, _resolve, _sample
+from calib.readers.stated.fields import SAMPLE_LINES, SAMPLE_OBJECTS, _Key, _resolve, _sample
 from calib.readers.stated.finish import _finish
 from calib.readers.stated.rules import (
     CONFIDENCE_KEYS,
@@ -174,6 +179,9 @@ def read(source: Source, options: LoadOptions, *, fast: bool | None = None) -> R
         )
     sample = _sample(data, name, options.max_line_chars)
     fields, notes = _resolve(sample, options, name)
+    if (ckey := cluster_key(options, fields.item_id.name if fields.item_id else None)) is not None:
+        # --cluster-key is read in this one pass, beside the other fields
+        fields = dataclasses.replace(fields, cluster=_Key(ckey, sample.path_of(ckey), "given"))
     parse_options = None
     if fields.phrases is None and ((len(data) >= PER_LINE_BELOW) if fast is None else fast):
         from calib.readers.stated.columnar import _schema  # imports pyarrow

@@ -76,8 +76,10 @@ def _kind_of(values: list[Any], role: str) -> pa.DataType | None:
         for v in values
     )
     if not kinds:
-        return pa.string() if role in ("group", "item_id", "text") else pa.float64()
+        return pa.string() if role in ("group", "item_id", "text", "cluster") else pa.float64()
     top = kinds.most_common(1)[0][0]
+    if role == "cluster":  # as text only: pyarrow's text of a number can differ from Python's str
+        return pa.string() if top == "str" else None
     if role == "text":
         return pa.string()
     if top == "str":
@@ -208,6 +210,7 @@ def _fast(buf: bytes, numbers: np.ndarray, ctx: _Ctx) -> tuple[_Part, np.ndarray
         line=numbers[good], conf=j.x[good] + 0.0, pct=j.pct[good], correct=j.y[good], item_id=ids[good],
         group=None if groups is None else groups[good], text=None if texts is None else texts[good],
         issues=ex.kept, counts=ex.counts,
+        cluster=None if f.cluster is None else _cluster_labels(_column(tb, f.cluster.path))[good],
     )
     return part, np.flatnonzero(j.redo)
 
@@ -343,6 +346,14 @@ def _examples(j: _Judged, buf: bytes, numbers: np.ndarray, name: str) -> IssueLo
             ))
         ex.counts[reason] += int(rows.size)
     return ex
+
+
+def _cluster_labels(col: pa.Array) -> np.ndarray:
+    """A string column's values, ``None`` where null, as :func:`calib.readers.jsonl.cluster_label`
+    reads them on the per-line path (the schema types a cluster field as text only, :func:`_kind_of`)."""
+    if pa.types.is_null(col.type):
+        return np.full(len(col), None, dtype=object)
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def _labels(tb: pa.Table, f: _Fields, n: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:

@@ -52,9 +52,11 @@ class _Fields:
     text: _Key | None
     #: Set when the confidences are phrases (:mod:`calib.verbal`): the phrases accepted.
     phrases: PhraseBook | None = None
+    #: ``--cluster-key``'s field when the reader reads it (:func:`calib.readers.jsonl.cluster_key`).
+    cluster: _Key | None = None
 
     def used(self) -> list[tuple[str, _Key]]:
-        roles = ("confidence", "outcome", "pred", "gold", "group", "item_id", "text")
+        roles = ("confidence", "outcome", "pred", "gold", "group", "item_id", "text", "cluster")
         return [(r, getattr(self, r)) for r in roles if getattr(self, r) is not None]
 
 

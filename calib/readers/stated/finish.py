@@ -10,7 +10,7 @@ import numpy as np
 from calib.errors import CalibError
 from calib.loadreport import EXAMPLES_PER_REASON, LineIssue, LoadReport, preview_of
 from calib.readers.base import Read
-from calib.readers.jsonl import BOM
+from calib.readers.jsonl import BOM, cluster_how
 from calib.readers.stated.chunks import CHUNK_BYTES, _chunks
 from calib.readers.stated.fields import _Fields
 from calib.readers.stated.rules import MISSING_GROUP, R_AMBIGUOUS, R_OUTSIDE, _num
@@ -32,7 +32,7 @@ def _finish(
     """The pieces read (in any order) as rows in line order and the report; the scale is
     read here, from the lines that passed every other check."""
     name, options, f = ctx.name, ctx.options, ctx.fields
-    every = _gather(parts, f is not None and f.group is not None, f.text is not None)
+    every = _gather(parts, f is not None and f.group is not None, f.text is not None, f.cluster is not None)
     # the scale, from the lines that passed every other check; each value by its written
     # form ("85%" is on 0-100 whatever the others are), bare numbers by the bulk rule
     try:
@@ -53,7 +53,8 @@ def _finish(
         first = min(issues, key=lambda i: i.line)
         raise CalibError(first.message() + " (strict mode stops at the first bad line)")
     _refuse_empty(name, int(keep.sum()), every.counts, issues)
-    rows = _rows(every, reading.stated, keep, reading.scale)
+    rows = _rows(every, reading.stated, keep, reading.scale,
+                 "" if f.cluster is None else cluster_how(f.cluster.name))
     notes.extend(_kept_notes(rows, f))
     report = LoadReport(
         source=name, format="stated", lines_read=n_lines, blank=every.blank, kept=len(rows),
@@ -64,7 +65,7 @@ def _finish(
     return rows, report
 
 
-def _gather(parts: list[_Part], has_group: bool, has_text: bool) -> _Part:
+def _gather(parts: list[_Part], has_group: bool, has_text: bool, has_cluster: bool = False) -> _Part:
     """The pieces as one, rows in line order (the threads and the re-read lines mix them)."""
     line = np.concatenate([p.line for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     order = np.argsort(line, kind="stable") if line.size and np.any(np.diff(line) < 0) else None
@@ -86,6 +87,7 @@ def _gather(parts: list[_Part], has_group: bool, has_text: bool) -> _Part:
         item_id=cat([_cat_labels([p.item_id for p in parts])]),
         group=cat([_cat_labels([p.group for p in parts if p.group is not None])]) if has_group else None,
         text=cat([p.text for p in parts if p.text is not None]) if has_text else None,
+        cluster=cat([p.cluster for p in parts if p.cluster is not None]).astype(object) if has_cluster else None,
         issues=issues, counts=counts, blank=sum(p.blank for p in parts),
     )
 
@@ -120,8 +122,9 @@ def _refuse_empty(name: str, kept: int, counts: Counter[str], issues: list[LineI
     )
 
 
-def _rows(every: _Part, stated: np.ndarray, keep: np.ndarray, scale: Scale) -> Judgments:
-    """The kept rows, ``stated`` on the scale's form, ids and groups as compact text."""
+def _rows(every: _Part, stated: np.ndarray, keep: np.ndarray, scale: Scale, how: str = "") -> Judgments:
+    """The kept rows, ``stated`` on the scale's form, ids and groups as compact text, and
+    their ``--cluster-key`` values when read (found so: ``how``)."""
     # every line kept (the common case): the arrays as they are, not a copy of each
     sel: np.ndarray | slice = slice(None) if keep.all() else keep
     kept = stated[sel]
@@ -130,6 +133,7 @@ def _rows(every: _Part, stated: np.ndarray, keep: np.ndarray, scale: Scale) -> J
         item_id=_fixed_text(every.item_id[sel]), scale=scale,
         group=None if every.group is None else _fixed_text(every.group[sel]),
         text=None if every.text is None else np.asarray(every.text[sel], dtype=object),
+        cluster=None if every.cluster is None else every.cluster[sel], cluster_how=how if every.cluster is not None else "",
     )
 
 

@@ -25,6 +25,7 @@ from calib.readers.jsonl import (
     R_UTF8,
     JsonLimitError,
     big_int,
+    cluster_label,
     cut_off,
     json_loads,
     not_json,
@@ -71,6 +72,8 @@ class _Part:
     issues: list[LineIssue] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
     blank: int = 0
+    #: Each row's ``--cluster-key`` value (:func:`calib.readers.jsonl.cluster_label`), when read.
+    cluster: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class _Slow:
         self.ctx = ctx
         self.ex = IssueLog()
         self.blank = 0
-        self.rows: list[tuple[int, float, bool, bool, str, str, str]] = []
+        self.rows: list[tuple[int, float, bool, bool, str, str, str, str | None]] = []
 
     def bad(self, no: int, fld: str | None, reason: str, detail: str, text: str) -> None:
         if self.ex.counts[reason] >= EXAMPLES_PER_REASON:  # counted only: no example kept
@@ -172,14 +175,15 @@ class _Slow:
         iv = None if f.item_id is None else _get(obj, f.item_id.path)
         gv2 = None if f.group is None else _get(obj, f.group.path)
         tv = None if f.text is None else _get(obj, f.text.path)
+        cl = None if f.cluster is None else cluster_label(_get(obj, f.cluster.path))
         self.rows.append((
             no, x + 0.0, pct, y, "" if iv is None else _label(iv),
-            MISSING_GROUP if gv2 is None else _label(gv2), _text(tv),
+            MISSING_GROUP if gv2 is None else _label(gv2), _text(tv), cl,
         ))
 
     def part(self) -> _Part:
         f = self.ctx.fields
-        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 7
+        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 8
         return _Part(
             line=np.array(cols[0], dtype=np.int64),
             conf=np.array(cols[1], dtype=np.float64),
@@ -188,6 +192,7 @@ class _Slow:
             item_id=np.array(cols[4], dtype=object),
             group=None if f.group is None else np.array(cols[5], dtype=object),
             text=None if f.text is None else np.array(cols[6], dtype=object),
+            cluster=None if f.cluster is None else np.array(cols[7], dtype=object),
             issues=self.ex.kept, counts=self.ex.counts, blank=self.blank,
         )
 
