@@ -5,9 +5,12 @@ module per format, sharing :mod:`calib.readers.base` and :mod:`calib.readers.jso
 each takes a :class:`~calib.readers.base.Source` and
 :class:`~calib.readers.base.LoadOptions` and returns ``(Judgments, LoadReport)``
 (:data:`~calib.readers.base.Read`), a folder of lm-eval files too. This module infers
-the clusters of dependent rows (:func:`calib.clusters.infer`) and turns that into a
-:class:`~calib.dataset.Dataset` with its count table; a count table (CSV, Parquet,
-JSON) is read by :func:`calib.readers.counts.read_counts`.
+the clusters of dependent rows (:func:`calib.clusters.infer`, from what the reader read)
+and turns that into a :class:`~calib.dataset.Dataset` with its count table; a count
+table (CSV, Parquet, JSON) is read by :func:`calib.readers.counts.read_counts` (a
+:class:`~calib.table.CountTable`), and a glob by
+:func:`calib.readers.warehouse.load_glob`, which returns the dataset itself (reduced in
+SQL, it has no rows).
 """
 
 from __future__ import annotations

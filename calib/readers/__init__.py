@@ -1,4 +1,14 @@
-"""The readers: one module (or package) per input format, all returning the same thing.
+"""The readers: one module (or package) per input format.
+
+What each returns (``tests/test_readers_return_type.py`` checks it):
+
+- every row reader (each format :func:`calib.loading.load` dispatches on but ``counts``,
+  and an lm-eval folder): :data:`~calib.readers.base.Read`, ``(Judgments, LoadReport)``;
+- the count-table reader, :func:`calib.readers.counts.read_counts`: a
+  :class:`~calib.table.CountTable` (the file holds counts, not rows);
+- the glob reader, :func:`calib.readers.warehouse.load_glob`: a whole
+  :class:`~calib.dataset.Dataset` without rows (its input can be bigger than memory: the
+  rows are reduced to the count table in SQL and never exist in Python).
 
 - :mod:`calib.readers.base`: what every reader shares: :class:`~calib.readers.base.Source`
   (an input's name and bytes), :class:`~calib.readers.base.LoadOptions` (field names,
@@ -7,7 +17,7 @@
 - :mod:`calib.readers.jsonl`: JSON from untrusted inputs: the limits checked before
   parsing, the line rules (:class:`~calib.readers.jsonl.JsonLines`), field access, numbers.
 - :mod:`calib.readers.source`: an input's bytes, ``.gz`` decompressed under the cap.
-- One reader per format, each ``read(source, options) -> Read``: :mod:`.stated`
+- One row reader per format, each ``read(source, options) -> Read``: :mod:`.stated`
   (stated confidences), :mod:`.logprobs` (option log-probs), :mod:`.lmeval`
   (lm-evaluation-harness samples; a whole output folder with
   :func:`calib.readers.lmeval.read_folder`), :mod:`.inspect` (Inspect AI logs).

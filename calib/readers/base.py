@@ -3,7 +3,9 @@
 A reader is a function ``read(source: Source, options: LoadOptions) -> Read``: it takes
 one input's name and (decompressed) bytes, reads every usable row and reports every
 other one, and returns the rows with their load report. :mod:`calib.loading` picks the
-reader and turns its result into a :class:`~calib.dataset.Dataset`. The limits
+reader and turns its result into a :class:`~calib.dataset.Dataset`. Two readers have no
+rows to return (:mod:`calib.readers` says what each returns): the count-table reader
+returns the table, the glob reader (rows reduced in SQL) the dataset. The limits
 (``MAX_*``) are the defaults of :class:`LoadOptions`; :mod:`calib.limits` reads the
 dashboard's and the command line's from the environment.
 """
