@@ -20,6 +20,8 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from calib.readers.jsonl import get_or
+
 #: The card's fields and the keys each is detected by, in order.
 CARD_KEYS: dict[str, tuple[str, ...]] = {
     "question": ("question", "prompt", "input", "query", "instruction", "problem"),
@@ -30,14 +32,6 @@ CARD_KEYS: dict[str, tuple[str, ...]] = {
 }
 #: Longest text of one field on the card, characters.
 MAX_FIELD_CHARS = 5_000
-
-
-def _at(obj: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj
 
 
 def _text(value: Any) -> str:
@@ -63,7 +57,7 @@ def fields_of(obj: Mapping[str, Any], overrides: Mapping[str, str] | None = None
         for key in ((chosen,) if chosen else keys):
             if key in exclude:
                 continue
-            text = _text(_at(obj, key))
+            text = _text(get_or(obj, key))
             if text.strip():
                 out[name] = text
                 break

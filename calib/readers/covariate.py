@@ -17,7 +17,7 @@ import numpy as np
 
 from calib.errors import CalibError
 from calib.readers.base import LoadOptions
-from calib.readers.jsonl import json_loads
+from calib.readers.jsonl import get_or, json_loads
 from calib.rows import Judgments
 
 #: The formats whose rows are JSON Lines, one row a line.
@@ -27,12 +27,11 @@ FIELD_SAMPLE = 200
 MAX_FIELDS = 200
 
 
-def _get(obj: Any, path: list[str]) -> Any:
-    for part in path:
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj if isinstance(obj, (str, int, float, bool)) else (None if obj is None else str(obj)[:80])
+def _get(obj: Any, key: str) -> Any:
+    """The field ``key`` (:func:`calib.readers.jsonl.get_path`) as a scalar: an object or a
+    list as its text cut to 80 characters; ``None`` when absent or null."""
+    v = get_or(obj, key)
+    return v if isinstance(v, (str, int, float, bool)) else (None if v is None else str(v)[:80])
 
 
 def read_covariate(path: str, fmt: str, rows: Judgments | None, key: str,
@@ -77,11 +76,10 @@ def covariate_values(data: bytes, rows: Judgments, key: str, path: str) -> np.nd
     names the file in messages."""
     data = data.removeprefix(b"\xef\xbb\xbf")
     starts = _line_starts(data)
-    parts = key.split(".")
     out = np.empty(len(rows), dtype=object)
     found = 0
     for i, line in enumerate(np.asarray(rows.line, dtype=np.int64)):
-        out[i] = _get(_line_object(data, starts, int(line), key, path), parts)
+        out[i] = _get(_line_object(data, starts, int(line), key, path), key)
         found += out[i] is not None
     if len(rows) and found == 0:
         raise CalibError(f"--covariate {key}: no row of {path} has the field {key!r}")

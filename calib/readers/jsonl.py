@@ -388,13 +388,21 @@ def _json_msg(exc: ValueError) -> str:
 _MISSING = object()
 
 
-def get_path(obj: Any, path: str) -> Any:
-    """``obj["a"]["b"]`` for ``path="a.b"`` (a key containing the dot wins); a
-    sentinel when absent."""
-    if isinstance(obj, dict) and path in obj:
+def get_path(obj: Any, path: str | tuple[str, ...]) -> Any:
+    """The value at a dotted field path: ``obj["a"]["b"]`` for ``path="a.b"`` (a key
+    containing the dot wins) or for the steps ``("a", "b")``; a step that is a number
+    indexes a list (``"choices.0"``); a sentinel (:func:`is_missing`) when absent.
+
+    The one resolver of a field path: every reader, the covariate and the review card
+    read a named field through it (:func:`get_or` gives ``None`` for absent)."""
+    if isinstance(path, tuple):
+        parts: tuple[str, ...] | list[str] = path
+    elif isinstance(obj, dict) and path in obj:
         return obj[path]
+    else:
+        parts = path.split(".")
     cur = obj
-    for part in path.split("."):
+    for part in parts:
         if isinstance(cur, dict) and part in cur:
             cur = cur[part]
         elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
@@ -404,7 +412,7 @@ def get_path(obj: Any, path: str) -> Any:
     return cur
 
 
-def get_or(obj: Any, path: str, default: Any = None) -> Any:
+def get_or(obj: Any, path: str | tuple[str, ...], default: Any = None) -> Any:
     """:func:`get_path` with ``default`` for an absent path."""
     v = get_path(obj, path)
     return default if v is _MISSING else v

@@ -11,6 +11,8 @@ import math
 import re
 from typing import Any
 
+from calib.readers.jsonl import get_or
+
 CONFIDENCE_KEYS: tuple[str, ...] = (
     "confidence", "stated_confidence", "verbalized_confidence", "verbal_confidence",
     "confidence_score", "conf", "probability", "prob", "p", "p_correct", "prob_correct",
@@ -191,11 +193,5 @@ def _outcome_detail(status: int, name: str, v: Any) -> str:
 
 
 def _get(obj: Any, path: tuple[str, ...]) -> Any:
-    """``obj[a][b]...``; ``None`` when any step is missing, null or not an object."""
-    for p in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(p)
-        if obj is None:
-            return None
-    return obj
+    """The value at ``path`` (:func:`calib.readers.jsonl.get_path`); ``None`` when absent or null."""
+    return get_or(obj, path)
