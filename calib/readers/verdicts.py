@@ -54,6 +54,7 @@ from calib.readers.jsonl import (
     BOM,
     as_number,
     check_json_size,
+    cluster_how,
     get_path,
     is_missing,
     json_loads,
@@ -326,6 +327,6 @@ def _rows(kept: list[tuple[Item, float, bool, str, str | None]], stated: np.ndar
         # an item without a cluster is its own (named by its position: ids repeat across groups)
         cluster=np.asarray([c if c is not None else f"{plat.unit} {k[0].pos}" for c, k in zip(clusters, kept, strict=True)],
                            dtype=object)[sel] if has_cluster else None,
-        cluster_how=(f"field {options.cluster_key!r}" if options.cluster_key else plat.cluster_how)
+        cluster_how=(cluster_how(options.cluster_key) if options.cluster_key else plat.cluster_how)
         if has_cluster else "",
     )

@@ -90,7 +90,7 @@ from calib.readers.inspect.samples import (
     outcome_of,
     stated_confidence,
 )
-from calib.readers.jsonl import as_number, get_or, short_text
+from calib.readers.jsonl import as_number, cluster_how, cluster_key, cluster_label, get_or, short_text
 from calib.rows import Judgments
 from calib.scale import AMBIGUOUS, FORM_NUMBER, OUTSIDE, Scale, ScaleReading, onto_ends, read_scale
 from calib.scale import OK as SCALE_OK
@@ -173,7 +173,7 @@ def _context(name: str, header: dict[str, Any], options: LoadOptions) -> _Ctx:
         mode, key = key, None
     scorers = get_or(header, "eval.scorers")
     scorer_names = [s.get("name") for s in (scorers if isinstance(scorers, list) else []) if isinstance(s, dict)]
-    ckey = options.cluster_key if options.cluster_key and options.cluster_key.lower() != "none" else None
+    ckey = cluster_key(options)
     return _Ctx(name=name, options=options, issues=IssueCollector(name, options.strict), mode=mode, key=key,
                 default_scorer=scorer_names[0] if scorer_names else None, cluster_key=ckey)
 
@@ -297,10 +297,7 @@ def _sample_row(n: int, member: str, sample: Any, ctx: _Ctx, tally: _Tally) -> _
 def _kept(n: int, sid: str, sample: dict[str, Any], c: float, form: int, ok: bool, where: str,
           ctx: _Ctx) -> _Kept:
     """The row of a usable sample: its epoch, group, question text and cluster value."""
-    cluster = None
-    if ctx.cluster_key:
-        cv = get_or(sample, ctx.cluster_key)
-        cluster = None if cv is None or isinstance(cv, dict | list) else str(cv)
+    cluster = None if ctx.cluster_key is None else cluster_label(get_or(sample, ctx.cluster_key))
     ep = as_number(sample.get("epoch"))
     g = get_or(sample, ctx.options.group_key or "metadata.subject")
     return _Kept(
@@ -421,7 +418,7 @@ def _rows(kept: list[_Kept], values: np.ndarray, keep: np.ndarray, scale: Scale,
         # epochs of one sample are dependent: the sample is the cluster (calib.clusters)
         cluster=(np.asarray([k.cluster for k in kept], dtype=object)[sel] if ckey
                  else np.asarray(ids, dtype=object)[sel] if multi_epoch else None),
-        cluster_how=f"field {ckey!r}" if ckey else "Inspect epochs: sample id" if multi_epoch else "",
+        cluster_how=cluster_how(ckey) if ckey else "Inspect epochs: sample id" if multi_epoch else "",
     )
 
 
