@@ -146,7 +146,7 @@ def test_other_dialects_quote_and_escape(name: str) -> None:
     quote = "`" if name in ("spark", "bigquery") else '"'
     assert f"{quote}conf{quote}" in q and f"{quote}subject{quote}" in q and f"{quote}group{quote}" in q
     assert q.count("(") == q.count(")") and "FROM db.judgments" in q
-    # the regex literals mean, once the dialect unescapes them, the patterns of calib.sql
+    # the regex literals mean, once the dialect unescapes them, the patterns of calib.readers.sql
     d = sql.dialect(name)
     for regex in (sql.CONF_PATTERN, sql.NUMBER_PART, sql.STRIP_PATTERN):
         lit = sql._lit(d, sql.pattern(d, regex))
