@@ -388,13 +388,14 @@ def _json_msg(exc: ValueError) -> str:
 _MISSING = object()
 
 
-def get_path(obj: Any, path: str | tuple[str, ...]) -> Any:
+def get_or(obj: Any, path: str | tuple[str, ...], default: Any = None) -> Any:
     """The value at a dotted field path: ``obj["a"]["b"]`` for ``path="a.b"`` (a key
     containing the dot wins) or for the steps ``("a", "b")``; a step that is a number
-    indexes a list (``"choices.0"``); a sentinel (:func:`is_missing`) when absent.
+    indexes a list (``"choices.0"``); ``default`` when absent (a null is ``None``).
 
     The one resolver of a field path: every reader, the covariate and the review card
-    read a named field through it (:func:`get_or` gives ``None`` for absent)."""
+    read a named field through it or :func:`get_path`. One function, no inner call: the
+    stated reader's per-line path calls it several times a line."""
     if isinstance(path, tuple):
         parts: tuple[str, ...] | list[str] = path
     elif isinstance(obj, dict) and path in obj:
@@ -403,19 +404,20 @@ def get_path(obj: Any, path: str | tuple[str, ...]) -> Any:
         parts = path.split(".")
     cur = obj
     for part in parts:
-        if isinstance(cur, dict) and part in cur:
-            cur = cur[part]
+        if type(cur) is dict or isinstance(cur, dict):
+            cur = cur.get(part, _MISSING)
+            if cur is _MISSING:
+                return default
         elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
             cur = cur[int(part)]
         else:
-            return _MISSING
+            return default
     return cur
 
 
-def get_or(obj: Any, path: str | tuple[str, ...], default: Any = None) -> Any:
-    """:func:`get_path` with ``default`` for an absent path."""
-    v = get_path(obj, path)
-    return default if v is _MISSING else v
+def get_path(obj: Any, path: str | tuple[str, ...]) -> Any:
+    """:func:`get_or` with a sentinel (:func:`is_missing`) for an absent path."""
+    return get_or(obj, path, _MISSING)
 
 
 def cluster_label(value: Any) -> str | None:

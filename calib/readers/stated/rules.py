@@ -192,6 +192,6 @@ def _outcome_detail(status: int, name: str, v: Any) -> str:
     return f"{name} is {_show(v)}, not an outcome (true/false, 1/0, yes/no, C/I)"
 
 
-def _get(obj: Any, path: tuple[str, ...]) -> Any:
-    """The value at ``path`` (:func:`calib.readers.jsonl.get_path`); ``None`` when absent or null."""
-    return get_or(obj, path)
+#: The value at a resolved field path, ``None`` when absent or null (the one resolver,
+#: :func:`calib.readers.jsonl.get_or`, called directly: the per-line path's hot loop).
+_get = get_or
