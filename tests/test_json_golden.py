@@ -1,0 +1,42 @@
+"""The ``--json`` of ``calib audit``, ``route``, ``fit`` and ``compare`` is a contract: the
+engine's result types may change inside (issue 23 item 4: one :class:`calib.estimate.Estimate`
+for a figure and its interval instead of parallel ``x`` and ``x_ci`` fields), their JSON may
+not, byte for byte.
+
+The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
+the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes
+nothing else), with the commands of :data:`CASES` run from the repository root.
+If a deliberate change to a schema or a computation alters one, regenerate it with that
+command and say why in the commit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli_run import run
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "data" / "golden"
+SAMPLE = ROOT / "sample_data"
+
+#: golden file -> the CLI arguments that wrote it (``--json`` last)
+CASES: dict[str, list[str]] = {
+    "audit_judge_a.json": ["audit", "sample_data/judge_a_synthetic.jsonl", "--json"],
+    "route_judge_a.json": ["route", "sample_data/judge_a_synthetic.jsonl", "--threshold", "90",
+                           "--cost-review", "1", "--cost-miss", "5", "--json"],
+    "fit_judge_a.json": ["fit", "sample_data/judge_a_synthetic.jsonl", "--method", "isotonic", "--json"],
+    "compare_judge_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl",
+                              "sample_data/judge_b_synthetic.jsonl", "--reps", "200", "--json"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_json_is_byte_for_byte_main_s(name: str, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(CASES[name], capsys)
+    assert code == 0, err
+    assert out == (GOLDEN / name).read_text(encoding="utf-8"), f"calib {' '.join(CASES[name])} changed its JSON"
