@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ import numpy as np
 from calib import metrics as m
 from calib.bootstrap import Bootstrap, bootstrap
 from calib.errors import CalibError
+from calib.estimate import PERCENTILE, WILSON, Estimate
 from calib.failure import FailurePrediction, failure_prediction
 from calib.loadreport import LoadReport
 from calib.numbers import finite_or_none, plain
@@ -85,14 +87,15 @@ class Audit:
         Dataset name (file or model); for a per-group audit, the group.
     group:
         The group name for a per-group audit, ``None`` for the pooled audit.
-    metrics:
-        Point estimate of every metric of :data:`calib.metrics.BATCH_METRICS`
-        (``None`` where undefined).
-    ci:
-        Bootstrap interval of each of them (``(None, None)`` without resamples or
-        where undefined in too many resamples): percentile, except ``ece`` and
+    estimates:
+        Every metric of :data:`calib.metrics.BATCH_METRICS` as an
+        :class:`~calib.estimate.Estimate`: the point estimate (``None`` where undefined)
+        with its interval at ``level`` (``(None, None)`` without resamples or where
+        undefined in too many resamples): percentile bootstrap, except ``ece`` and
         ``ece_debiased``, whose interval is for the population ECE
-        (:func:`calib.bootstrap.ece_interval`).
+        (:func:`calib.bootstrap.ece_interval`, :data:`ECE_CI_METHOD`), and
+        ``share_top`` (Wilson, :func:`_top_share_interval`). :attr:`metrics` and
+        :attr:`ci` read them as two dicts.
     per_value, bin_table:
         Per distinct stated value (only with per-value bins, i.e. on a stated scale
         whose values repeat: empty otherwise), and per bin of the ECE's scheme.
@@ -123,8 +126,7 @@ class Audit:
     below: float
     n: int
     correct: int
-    metrics: dict[str, float | None]
-    ci: dict[str, tuple[float | None, float | None]]
+    estimates: dict[str, Estimate]
     auroc_grid_bound: float
     distinct_values: int
     top_value: float | None
@@ -150,7 +152,17 @@ class Audit:
 
     @property
     def ece(self) -> float | None:
-        return self.metrics["ece"]
+        return self.estimates["ece"].value
+
+    @cached_property
+    def metrics(self) -> dict[str, float | None]:
+        """The point estimate of every metric, by name (:attr:`estimates`' values)."""
+        return {k: e.value for k, e in self.estimates.items()}
+
+    @cached_property
+    def ci(self) -> dict[str, tuple[float | None, float | None]]:
+        """The interval ``(lo, hi)`` of every metric, by name (:attr:`estimates`' intervals)."""
+        return {k: e.ci for k, e in self.estimates.items()}
 
     def to_frame(self) -> Any:
         """The headline figures as a pandas DataFrame: one row per metric of
@@ -158,8 +170,9 @@ class Audit:
         NaN without resamples), ``n`` and what it measures."""
         import pandas as pd
 
-        rows = [{"metric": k, "estimate": self.metrics[k], "lo": self.ci[k][0], "hi": self.ci[k][1], "n": self.n,
-                 "what": what} for k, what in HEADLINE]
+        es = self.estimates
+        rows = [{"metric": k, "estimate": es[k].value, "lo": es[k].lo, "hi": es[k].hi, "n": self.n, "what": what}
+                for k, what in HEADLINE]
         return pd.DataFrame(rows).set_index("metric").astype({"estimate": float, "lo": float, "hi": float})
 
     def per_value_frame(self) -> Any:
@@ -235,33 +248,33 @@ class Audit:
         - ``groups``: one such object per group (without ``load_report``) when the
           data has several; ``load_report`` (:meth:`LoadReport.to_dict`) when given.
         """
-        mt, ci = self.metrics, self.ci
+        es = self.estimates
         out: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "group": self.group, "n": self.n,
                                "correct": self.correct}
         for key in ("accuracy", "mean_confidence"):
-            out[key], out[f"{key}_ci"] = mt[key], list(ci[key])
-        mc = mt["mean_confidence"]
+            out[key], out[f"{key}_ci"] = es[key].value, es[key].to_list()
+        mc = es["mean_confidence"].value
         out["mean_stated"] = None if mc is None else float(self.scale.to_stated(mc))
         for key in ("overconfidence", "brier", "brier_base_rate", "brier_skill", "brier_diff", "log_loss",
                     "auroc", "ece", "ece_debiased", "mce", "ece_l2_debiased", "smooth_ece"):
-            out[key], out[f"{key}_ci"] = mt[key], list(ci[key])
+            out[key], out[f"{key}_ci"] = es[key].value, es[key].to_list()
         out["ece_ci_method"] = ECE_CI_METHOD
         out["auroc_grid_bound"] = self.auroc_grid_bound
         out["smooth_ece_sigma"] = self.smooth.sigma
         sp = self.tests["spiegelhalter"]
         out["spiegelhalter_z"], out["spiegelhalter_p"] = sp.statistic, sp.p_value
         out["murphy"] = self.murphy.to_dict()
-        out["murphy_ci"] = {k: list(ci[f"murphy_{k}"]) for k in ("reliability", "resolution", "uncertainty")}
+        out["murphy_ci"] = {k: es[f"murphy_{k}"].to_list() for k in ("reliability", "resolution", "uncertainty")}
         out["corp"] = self.corp.to_dict()
-        out["corp_ci"] = {k: list(ci[f"corp_{k}"]) for k in ("mcb", "dsc", "unc")}
+        out["corp_ci"] = {k: es[f"corp_{k}"].to_list() for k in ("mcb", "dsc", "unc")}
         cox = self.cox.to_dict()
-        cox["intercept_bootstrap_ci"] = list(ci["cox_intercept"])
-        cox["slope_bootstrap_ci"] = list(ci["cox_slope"])
+        cox["intercept_bootstrap_ci"] = es["cox_intercept"].to_list()
+        cox["slope_bootstrap_ci"] = es["cox_slope"].to_list()
         out["cox"] = cox
         out["distinct_values"] = self.distinct_values
-        out["top_value"] = {"value": self.top_value, "n": self.top_count, "share": mt["share_top"],
-                            "share_ci": list(ci["share_top"])}
-        out["share_below"] = {"value": self.below, "share": mt["share_below"], "share_ci": list(ci["share_below"])}
+        top, below = es["share_top"], es["share_below"]
+        out["top_value"] = {"value": self.top_value, "n": self.top_count, "share": top.value, "share_ci": top.to_list()}
+        out["share_below"] = {"value": self.below, "share": below.value, "share_ci": below.to_list()}
         out["per_value"] = [r.to_dict() for r in self.per_value]
         if self.scale.labels:  # confidence in words: the phrase is the value, its rank beside it
             for row in out["per_value"] + [out["top_value"]]:
@@ -410,7 +423,7 @@ def _audit_one(
     a = Audit(
         name=name, group=group, scale=t.scale, pooled=t.pooled, scheme=scheme, bins=int(bins), reps=int(reps),
         seed=int(seed), level=float(level), below=below, n=t.total, correct=t.total_correct,
-        metrics=metrics, ci=ci, auroc_grid_bound=m.auroc_grid_bound(t), distinct_values=m.distinct_values(t),
+        estimates=_estimates(metrics, ci, level if boot else None), auroc_grid_bound=m.auroc_grid_bound(t), distinct_values=m.distinct_values(t),
         top_value=top_v, top_count=top_n, per_value=per_value, bin_table=m.bin_table(t, scheme, bins, level),
         murphy=m.Murphy(metrics["murphy_reliability"], metrics["murphy_resolution"], metrics["murphy_uncertainty"],
                         m.murphy(t, scheme, bins).within_cell),
@@ -423,6 +436,34 @@ def _audit_one(
     from dataclasses import replace
 
     return replace(a, verdict=Verdict(verdict(a)), notes=tuple(notes(a, t)))
+
+
+#: Why the ECE's interval may not hold the plug-in ECE (:attr:`Estimate.note`).
+ECE_NOTE = ("the interval is for the population ECE; the plug-in ECE is biased upward by each bin's noise "
+            "and can lie above it")
+#: Distances from calibration measured on noisy data, biased upward: a resample, noisier
+#: still, sits further up, so their percentile interval can lie above the figure (seen on
+#: 30-40 answers, ``tests/test_audit.py``).
+UPWARD = ("mce", "smooth_ece", "murphy_reliability", "corp_mcb")
+#: Why the interval of one of :data:`UPWARD` may not hold its figure (:attr:`Estimate.note`).
+UPWARD_NOTE = ("a distance from calibration measured with noise is biased upward, more so in a resample: the "
+               "percentile interval can lie above the figure on few answers")
+
+
+def _estimates(metrics: dict[str, float | None], ci: dict[str, tuple[float | None, float | None]],
+               level: float | None) -> dict[str, Estimate]:
+    """Each metric's point estimate and interval as one :class:`Estimate`, with how the
+    interval was made (``level`` ``None``: no resamples, no interval)."""
+    out = {}
+    for k, x in metrics.items():
+        if level is None:
+            out[k] = Estimate.point(x)
+        elif k in ("ece", "ece_debiased"):
+            out[k] = Estimate.of(x, ci[k], level, ECE_CI_METHOD, ECE_NOTE if k == "ece" else "")
+        else:
+            out[k] = Estimate.of(x, ci[k], level, WILSON if k == "share_top" else PERCENTILE,
+                                 UPWARD_NOTE if k in UPWARD else "")
+    return out
 
 
 #: Tables of at least this many cells run two parts of the audit on a second thread

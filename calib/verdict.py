@@ -79,7 +79,8 @@ def ranks(a: Audit) -> str | None:
     by the Mann-Whitney test of AUROC = 0.5 at ``1 - level``. ``None`` when every answer
     has the same outcome or the same stated value. One decision for every face: the
     verdict's sentence and the Overview's line word it."""
-    auc, (lo, hi) = a.metrics["auroc"], a.ci["auroc"]
+    e = a.estimates["auroc"]
+    auc, lo, hi = e.value, e.lo, e.hi
     if auc is None or a.distinct_values == 1:
         return None
     if lo is None or hi is None:
@@ -90,7 +91,7 @@ def ranks(a: Audit) -> str | None:
 
 
 def _side(a: Audit) -> str:
-    gap = a.metrics["overconfidence"]
+    gap = a.estimates["overconfidence"].value
     return "overconfident" if gap is not None and gap > 0 else "underconfident"
 
 
@@ -98,7 +99,7 @@ def _headline(a: Audit) -> str:
     mt = a.metrics
     acc, mc, gap = mt["accuracy"], mt["mean_confidence"], mt["overconfidence"]
     assert acc is not None and mc is not None and gap is not None
-    lo, hi = a.ci["accuracy"]
+    lo, hi = a.estimates["accuracy"].ci
     ci = "" if lo is None or hi is None else f" [{100 * lo:.1f}, {100 * hi:.1f}]"
     return (f"{a.n:,} answers, {pct(acc, 1)} right{ci}; mean stated confidence "
             f"{stated(a, mc)} on the {a.scale.name} scale, {points(a, gap)} {_side(a)} on average.")
@@ -132,7 +133,7 @@ def _ece_text(a: Audit) -> str:
     mt = a.metrics
     if mt["ece"] is None:
         return "ECE undefined"
-    lo_e, hi_e = a.ci["ece"]
+    lo_e, hi_e = a.estimates["ece"].ci
     # the interval is for the population ECE; the plug-in figure is biased upward
     return (f"ECE {mt['ece']:.3f}" + (f" (debiased {mt['ece_debiased']:.3f})" if mt["ece_debiased"] is not None
                                       else "")
@@ -140,7 +141,7 @@ def _ece_text(a: Audit) -> str:
 
 
 def _how_miscalibrated(a: Audit) -> list[str]:
-    tests, alpha, gap = a.tests, 1 - a.level, a.metrics["overconfidence"]
+    tests, alpha, gap = a.tests, 1 - a.level, a.estimates["overconfidence"].value
     how: list[str] = []
     if tests["calibration_in_the_large"].rejects(alpha / 3) and gap is not None:
         how.append(f"{_side(a)} by {points(a, gap)} on average")
@@ -190,7 +191,7 @@ def _hedges(a: Audit) -> list[str]:
         out.append(f"The tests disagree: {' and '.join(near)} would count at the {100 * alpha:g}% level on its own, "
                    f"but the verdict runs {k} tests and needs one below p={alpha / k:.4g} (Bonferroni), so that a "
                    f"calibrated judge is called miscalibrated at most {100 * alpha:g}% of the time.")
-    hi = a.ci["ece"][1]
+    hi = a.estimates["ece"].hi
     if hi is not None and hi >= HEDGE_ECE:
         out.append(f"Not proof of calibration: with {a.n:,} answers the calibration error could still be as large "
                    f"as {hi:.3f} (the ECE interval's upper end); more answers would narrow it.")
@@ -218,8 +219,8 @@ def _against_constant(a: Audit) -> list[str]:
 
 
 def _ranking(a: Audit) -> str:
-    auc = a.metrics["auroc"]
-    lo, hi = a.ci["auroc"]
+    e = a.estimates["auroc"]
+    auc, lo, hi = e.value, e.lo, e.hi
     if auc is None:
         return ("Whether the number ranks answers cannot be told: every answer is "
                 + ("right." if a.correct == a.n else "wrong."))
@@ -260,7 +261,7 @@ def notes(a: Audit, t: CountTable) -> list[str]:
                    f"them pooled on a 0.001 grid ({t.coarse().cells:,} cells), moved by exact minus pooled figure.")
     if a.scheme_why:
         out.append(f"{a.scheme_why[0].upper()}{a.scheme_why[1:]}.")
-    if a.metrics["ece"] is not None and a.ci["ece"][0] is not None:
+    if a.estimates["ece"].value is not None and a.estimates["ece"].lo is not None:
         out.append("The ECE interval is for the population ECE: the plug-in ECE is biased upward by each bin's "
                    "noise, so the lower end comes from the debiased ECE (each bin's noise removed in "
                    "quadrature), the upper end from the plug-in's resamples.")

@@ -578,9 +578,10 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
     st.subheader("The audit on the reviewers' outcomes")
     st.caption(summary.sentence())
     m1, m2, m3 = st.columns(3)
-    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(a.metrics["accuracy"]),
-           fmt.level_interval(v.level, *a.ci["accuracy"], fmt.pct), help=explain.help_text("accuracy"))
-    metric(m2, "ECE (reviewers' outcomes)", fmt.num(a.metrics["ece"]), fmt.level_interval(v.level, *a.ci["ece"]),
+    acc, ece = a.estimates["accuracy"], a.estimates["ece"]
+    metric(m1, "Accuracy (reviewers' outcomes)", fmt.pct(acc.value),
+           fmt.level_interval(v.level, *acc.ci, fmt.pct), help=explain.help_text("accuracy"))
+    metric(m2, "ECE (reviewers' outcomes)", fmt.num(ece.value), fmt.level_interval(v.level, *ece.ci),
            help=explain.help_text("ece"))
     metric(m3, "Recommended threshold (reviewers' outcomes)",
            "none qualifies" if rec.threshold is None else fmt.value(rec.threshold))

@@ -42,20 +42,21 @@ def ci_help(c) -> str | None:  # noqa: ANN001
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Distinct values used", f"{fa.distinct_values:,}")
 c2.metric("Most common value", fmt.MISSING if fa.top_value is None else f"{fa.top_value:g}")
-metric(c3, "Share at the most common value", fmt.pct(fa.metrics["share_top"]), ci_help(fa.ci["share_top"]),
+top, below = fa.estimates["share_top"], fa.estimates["share_below"]
+metric(c3, "Share at the most common value", fmt.pct(top.value), ci_help(top.ci),
        help=explain.help_text("share_top"))
-metric(c4, f"Share stated below {fa.below:g}", fmt.pct(fa.metrics["share_below"]),
-       ci_help(fa.ci["share_below"]), help=explain.help_text("share_below"))
+metric(c4, f"Share stated below {fa.below:g}", fmt.pct(below.value),
+       ci_help(below.ci), help=explain.help_text("share_below"))
 st.text(f"model: {focus.name}")
-st.caption(md_escape(explain.what_this_means("share_top", fa.metrics["share_top"])))
+st.caption(md_escape(explain.what_this_means("share_top", top.value)))
 
 if len(ctx.datasets) > 1:
     rows = [{
         "model": name, "answers": a.n, "distinct values": a.distinct_values, "most common value": a.top_value,
         "answers at it": a.top_count,
-        "share at it (%)": None if a.metrics["share_top"] is None else 100 * a.metrics["share_top"],
+        "share at it (%)": None if a.estimates["share_top"].value is None else 100 * a.estimates["share_top"].value,
         "below": a.below,
-        "share below (%)": None if a.metrics["share_below"] is None else 100 * a.metrics["share_below"],
+        "share below (%)": None if a.estimates["share_below"].value is None else 100 * a.estimates["share_below"].value,
     } for name, a in audits.items()]
     st.dataframe(
         pd.DataFrame(rows), hide_index=True,

@@ -68,16 +68,17 @@ lvl = f"{100 * v.level:g}%"
 
 
 def ci_help(key: str, digits: int = 3) -> str | None:
-    c = a.ci.get(key)
-    return fmt.level_interval(v.level, *c, lambda x: fmt.num(x, digits)) if c else None
+    e = a.estimates.get(key)
+    return fmt.level_interval(v.level, *e.ci, lambda x: fmt.num(x, digits)) if e else None
 
 
 m1, m2, m3, m4 = st.columns(4)
 for col, key in zip((m1, m2, m3, m4), ("ece", "mce", "smooth_ece", "ece_l2_debiased"), strict=True):
-    metric(col, explain.QUANTITIES[key].label, fmt.num(a.metrics[key]), ci_help(key),
-           help=f"{explain.help_text(key)}  \n{explain.what_this_means(key, a.metrics[key])}")
+    x = a.estimates[key].value
+    metric(col, explain.QUANTITIES[key].label, fmt.num(x), ci_help(key),
+           help=f"{explain.help_text(key)}  \n{explain.what_this_means(key, x)}")
 for key in ("ece", "mce"):
-    st.caption(md_escape(explain.what_this_means(key, a.metrics[key])))
+    st.caption(md_escape(explain.what_this_means(key, a.estimates[key].value)))
 st.caption(
     f"Binning: {SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")
@@ -104,10 +105,10 @@ with st.expander("For experts: the Brier score decomposed, the tests, the Cox fi
               "corp_unc")
     rows = []
     for key in decomp:
-        c = a.ci.get(key)
+        e = a.estimates[key]
         q = explain.QUANTITIES[key]
-        rows.append({"": f"{q.label} ({q.name})", "value": a.metrics.get(key),
-                     f"{lvl} interval": fmt.ci_text(c, 4) if c and c[0] is not None else "",
+        rows.append({"": f"{q.label} ({q.name})", "value": e.value,
+                     f"{lvl} interval": fmt.ci_text(e.ci, 4) if e.lo is not None else "",
                      "in plain words": f"{q.what} {q.good}"})
     st.dataframe(pd.DataFrame(rows), hide_index=True,
                  column_config={"value": st.column_config.NumberColumn(format="%.4f")})

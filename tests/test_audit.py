@@ -213,3 +213,40 @@ def test_the_parts_run_beside_the_rest_equal_them_run_alone() -> None:
     assert a.cox == alone and a.tests["cox_lr"] == alone.test
     assert a.tests["goodness_of_fit"] == m.goodness_of_fit(t, a.scheme, a.bins, seed=4)
     assert a.tests["goodness_of_fit"].p_value is not None and a.cox.slope is not None
+
+
+@pytest.mark.parametrize(("values", "n", "right", "seed", "key"), [
+    ([55.0, 65.0, 85.0, 100.0], [10, 3, 9, 13], [6, 2, 8, 12], 36, "mce"),
+    ([50.0, 60.0, 80.0, 85.0, 90.0], [3, 9, 9, 3, 6], [1, 6, 7, 3, 5], 49, "smooth_ece"),
+])
+def test_an_interval_that_misses_its_figure_says_why(values, n, right, seed, key) -> None:  # type: ignore[no-untyped-def]
+    """Fixed-seed miniatures (from 60 random 2-5-value tables of 30-40 answers) where the
+    percentile interval of an upward-biased distance lies above its figure: the
+    :class:`~calib.estimate.Estimate` must carry a note saying why; the JSON keeps the
+    figure and its interval as they are."""
+    t = from_counts(np.array(values), np.array(n), np.array(right), scale=PCT)
+    a = audit(t, reps=200, seed=seed)
+    e = a.estimates[key]
+    assert e.lo is not None and e.value is not None and e.value < e.lo  # the interval misses the figure
+    assert e.excludes_own_estimate and "biased upward" in e.note
+    assert (e.value, e.ci, e.level) == (a.metrics[key], a.ci[key], 0.95)
+    d = a.to_dict()
+    assert d[key] == e.value and d[f"{key}_ci"] == [e.lo, e.hi]
+    # no interval of this audit misses its figure without a note
+    assert all(x.note for x in a.estimates.values() if x.excludes_own_estimate)
+
+
+def test_every_figure_is_one_estimate_with_how_its_interval_was_made() -> None:
+    a, bare = audit(qwen(), reps=200, seed=1), audit(qwen(), reps=0)
+    assert a.estimates.keys() == set(m.BATCH_METRICS) == bare.estimates.keys()
+    assert a.estimates["accuracy"].method == "percentile bootstrap" and a.estimates["accuracy"].level == 0.95
+    assert a.estimates["share_top"].method == "Wilson"
+    assert "population ECE" in a.estimates["ece"].method and a.estimates["ece"].note
+    # the Wilson interval of the share at 95, worked here: 878 of 1000 at 95%
+    z, k, nn = 1.959963984540054, 878, 1000
+    p = k / nn
+    centre, half = (p + z * z / (2 * nn)) / (1 + z * z / nn), z / (1 + z * z / nn) * math.sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn))
+    assert a.estimates["share_top"].ci == pytest.approx((centre - half, centre + half), rel=1e-12)
+    # without resamples: the figure alone, no interval and no level
+    assert all(e.ci == (None, None) and e.level is None and e.method == "none" for e in bare.estimates.values())
+    assert bare.estimates["accuracy"].value == pytest.approx(0.783)

@@ -571,7 +571,8 @@ def headline(a: Audit) -> tuple[Headline, ...]:
     """The headline figures of an audit (:data:`HEADLINE`), written once for every face."""
     out = []
     for key, as_pct, digits in HEADLINE:
-        x, ci = a.metrics.get(key), a.ci.get(key)
+        e = a.estimates.get(key)
+        x, ci = (None, None) if e is None else (e.value, e.ci)
         val = pct(x, digits) if as_pct else num(x, digits)
         iv = (
             ci_text(ci, digits)

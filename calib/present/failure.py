@@ -96,9 +96,8 @@ def cumulative_figure(c: CumulativeDifferences, *, name: str, color: str, level:
 
 def auroc_row(a: Audit) -> tuple[str, str, str, str]:
     """AUROC as a row of :func:`failure_rows`' shape: the figure the others stand beside."""
-    auc = a.metrics.get("auroc")
-    ci = a.ci.get("auroc") or (None, None)
-    return ("AUROC (0.5 chance, 1 perfect)", num(auc), interval(*ci), explain.meaning("auroc", auc))
+    e = a.estimates["auroc"]
+    return ("AUROC (0.5 chance, 1 perfect)", num(e.value), interval(*e.ci), explain.meaning("auroc", e.value))
 
 
 def failure_frame(a: Audit) -> Any:

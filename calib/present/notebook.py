@@ -7,7 +7,8 @@ wraps what the engine returns:
 
 - :class:`AuditResult` (what :func:`audit` returns): the engine's
   :class:`~calib.audit.Audit` (``.audit``; every attribute of it is reachable on the
-  result too: ``.ece``, ``.metrics``, ``.ci``, ``.tests``...) with its dataset
+  result too: ``.ece``, ``.estimates`` (each figure an :class:`calib.estimate.Estimate`),
+  ``.metrics``, ``.ci``, ``.tests``...) with its dataset
   (``.dataset``); ``.verdict`` reads as text; ``.to_frame()`` (the headline figures
   with their intervals), ``.per_value`` and ``.bins`` as pandas DataFrames (on the
   engine's Audit, ``per_value`` is the tuple of rows and ``bins`` the number of bins);
@@ -159,9 +160,8 @@ def audit_html(a: Audit, svg: str | None = None) -> str:
     level = f"{100 * a.level:g}%"
     rows = []
     for key, _what in _headline():
-        est = a.metrics.get(key)
-        lo, hi = a.ci.get(key, (None, None))
-        rows.append(f"<tr><td>{esc(key)}</td><td>{_num(est)}</td><td>{_interval(lo, hi)}</td></tr>")
+        e = a.estimates[key]
+        rows.append(f"<tr><td>{esc(key)}</td><td>{_num(e.value)}</td><td>{_interval(e.lo, e.hi)}</td></tr>")
     verdict = "".join(f"<li>{esc(s)}</li>" for s in a.verdict)
     groups = ""
     if a.groups:

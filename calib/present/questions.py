@@ -42,8 +42,8 @@ QUESTIONS: dict[str, str] = {
 
 
 def _ci(a: Audit, key: str, digits: int = 2) -> str:
-    c = a.ci.get(key)
-    text = ci_text(c, digits) if c else ""
+    e = a.estimates.get(key)
+    text = ci_text(e.ci, digits) if e else ""
     return f" {text}" if text else ""
 
 

@@ -55,7 +55,7 @@ def _n2(x: float | None) -> str:
 
 def figures(a: Audit) -> list[str]:
     """The table of figures with their bootstrap intervals."""
-    mt, ci = a.metrics, a.ci
+    es = a.estimates
     level = f"{100 * a.level:g}%"
 
     def stated(p: float | None) -> str:
@@ -66,15 +66,15 @@ def figures(a: Audit) -> list[str]:
         f"  {'':<{LABEL}}{'estimate':>12}   {level} interval ({a.reps:,} resamples)" if a.reps else
         f"  {'':<{LABEL}}{'estimate':>12}",
         _line("Answers", f"{a.n:,}"),
-        _line("Right", pct(mt["accuracy"]), _ival(ci["accuracy"], pct)),
-        _line(f"Mean stated ({a.scale.name})", stated(mt["mean_confidence"]), _ival(ci["mean_confidence"], stated)),
-        _line("Overconfidence (stated - right)", points(mt["overconfidence"]), _ival(ci["overconfidence"], points)),
+        _line("Right", pct(es["accuracy"].value), _ival(es["accuracy"].ci, pct)),
+        _line(f"Mean stated ({a.scale.name})", stated(es["mean_confidence"].value), _ival(es["mean_confidence"].ci, stated)),
+        _line("Overconfidence (stated - right)", points(es["overconfidence"].value), _ival(es["overconfidence"].ci, points)),
     ]
     for label, key in (("Brier score", "brier"), ("Brier, constant base rate", "brier_base_rate"),
                        ("Brier skill vs base rate", "brier_skill"), ("Log loss", "log_loss"),
                        ("AUROC (0.5 = no ranking)", "auroc"), (f"ECE ({scheme})", "ece"), ("MCE", "mce"),
                        ("Debiased L2 error", "ece_l2_debiased"), ("Smooth ECE", "smooth_ece")):
-        rows.append(_line(label, num(mt[key]), _ival(ci[key])))
+        rows.append(_line(label, num(es[key].value), _ival(es[key].ci)))
     for label, x, key in (
         ("Murphy reliability", a.murphy.reliability, "murphy_reliability"),
         ("Murphy resolution", a.murphy.resolution, "murphy_resolution"),
@@ -83,7 +83,7 @@ def figures(a: Audit) -> list[str]:
         ("CORP discrimination (DSC)", a.corp.dsc, "corp_dsc"),
         ("CORP uncertainty (UNC)", a.corp.unc, "corp_unc"),
     ):
-        rows.append(_line(label, _n4(x), _ival(ci[key], _n4)))
+        rows.append(_line(label, _n4(x), _ival(es[key].ci, _n4)))
     rows += [
         _line("Cox intercept (0 = calibrated)", _n2(a.cox.intercept), _ival(a.cox.intercept_ci, _n2)),
         _line("Cox slope (1 = calibrated)", _n2(a.cox.slope), _ival(a.cox.slope_ci, _n2)),
@@ -141,13 +141,13 @@ def groups_block(a: Audit) -> list[str]:
     """One line per group: the comparison table of the reference post."""
     out = [f"  {'group':<24} {'n':>8} {'right':>7} {'stated':>7} {'ECE':>7} {'interval':>16}  {'Brier':>6} {'const':>6}"]
     for g in a.groups:
-        mt = g.metrics
-        ival = _ival(g.ci["ece"])
-        mc = mt["mean_confidence"]
+        es = g.estimates
+        ival = _ival(es["ece"].ci)
+        mc = es["mean_confidence"].value
         out.append(
-            f"  {g.name[:24]:<24} {g.n:>8,} {pct(mt['accuracy']):>7} "
-            f"{sig(None if mc is None else float(g.scale.to_stated(mc))):>7} {num(mt['ece']):>7} {ival:>16}  "
-            f"{num(mt['brier']):>6} {num(mt['brier_base_rate']):>6}"
+            f"  {g.name[:24]:<24} {g.n:>8,} {pct(es['accuracy'].value):>7} "
+            f"{sig(None if mc is None else float(g.scale.to_stated(mc))):>7} {num(es['ece'].value):>7} {ival:>16}  "
+            f"{num(es['brier'].value):>6} {num(es['brier_base_rate'].value):>6}"
         )
     return out
 
