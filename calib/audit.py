@@ -34,7 +34,7 @@ import numpy as np
 from calib import metrics as m
 from calib.bootstrap import Bootstrap, bootstrap
 from calib.errors import CalibError
-from calib.estimate import PERCENTILE, WILSON, Estimate
+from calib.estimate import PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, WILSON, Estimate
 from calib.failure import FailurePrediction, failure_prediction
 from calib.loadreport import LoadReport
 from calib.numbers import finite_or_none, plain
@@ -46,8 +46,7 @@ from calib.verdict import notes, verdict
 #: Version of the JSON schema of :meth:`Audit.to_dict`.
 SCHEMA = "calib.audit/1"
 #: How ``ece_ci`` is made (the JSON's ``ece_ci_method``).
-ECE_CI_METHOD = ("interval for the population ECE: lower end the basic-bootstrap bound of the debiased ECE, "
-                 "upper end the percentile bound of the plug-in ECE (calib.bootstrap.ece_interval)")
+ECE_CI_METHOD = POPULATION_ECE
 
 
 class Verdict(tuple[str, ...]):
@@ -438,9 +437,6 @@ def _audit_one(
     return replace(a, verdict=Verdict(verdict(a)), notes=tuple(notes(a, t)))
 
 
-#: Why the ECE's interval may not hold the plug-in ECE (:attr:`Estimate.note`).
-ECE_NOTE = ("the interval is for the population ECE; the plug-in ECE is biased upward by each bin's noise "
-            "and can lie above it")
 #: Distances from calibration measured on noisy data, biased upward: a resample, noisier
 #: still, sits further up, so their percentile interval can lie above the figure (seen on
 #: 30-40 answers, ``tests/test_audit.py``).
@@ -459,7 +455,7 @@ def _estimates(metrics: dict[str, float | None], ci: dict[str, tuple[float | Non
         if level is None:
             out[k] = Estimate.point(x)
         elif k in ("ece", "ece_debiased"):
-            out[k] = Estimate.of(x, ci[k], level, ECE_CI_METHOD, ECE_NOTE if k == "ece" else "")
+            out[k] = Estimate.of(x, ci[k], level, ECE_CI_METHOD, POPULATION_ECE_NOTE if k == "ece" else "")
         else:
             out[k] = Estimate.of(x, ci[k], level, WILSON if k == "share_top" else PERCENTILE,
                                  UPWARD_NOTE if k in UPWARD else "")

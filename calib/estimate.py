@@ -6,8 +6,10 @@ so results, tables and sentences read one thing instead of a figure and a parall
 ``x_ci`` field that could drift apart. The JSON schemas keep their ``x`` and ``x_ci``
 keys: :attr:`Estimate.ci` and :meth:`Estimate.to_list` give the ``[lo, hi]`` they hold.
 
-Missing is ``None`` throughout: a figure undefined on the data, an interval not computed
-(no resamples) or undefined in too many resamples.
+Missing is ``None``: a figure undefined on the data, an interval not computed (no
+resamples) or undefined in too many resamples. The map scores of :mod:`calib.maps.scoring`
+keep NaN from their kernels instead (their readers test ``math.isnan``); :meth:`Estimate.to_dict`
+writes both as ``null``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ PERCENTILE = "percentile bootstrap"
 WILSON = "Wilson"
 #: :attr:`Estimate.method` of a figure given without an interval.
 NONE = "none"
+#: :attr:`Estimate.method` of the ECE's interval (:func:`calib.bootstrap.ece_interval`;
+#: the audit's JSON ``ece_ci_method``).
+POPULATION_ECE = ("interval for the population ECE: lower end the basic-bootstrap bound of the debiased ECE, "
+                  "upper end the percentile bound of the plug-in ECE (calib.bootstrap.ece_interval)")
+#: :attr:`Estimate.note` of the plug-in ECE beside the interval for the population ECE.
+POPULATION_ECE_NOTE = ("the interval is for the population ECE; the plug-in ECE is biased upward by each bin's "
+                       "noise and can lie above it")
 
 
 @dataclass(frozen=True)

@@ -588,3 +588,22 @@ def test_kfold_isotonic_ece_interval_holds_its_estimate_and_says_what_it_is(seed
             assert e.lo <= e.value <= e.hi, (side, e)
     ds = Dataset("judge", from_judgments(r), LoadReport("judge.jsonl", "stated"), r)
     assert FIT_ECE_INTERVAL_TEXT.split(":")[0] in " ".join(fit_text(res, ds, None, None))
+
+
+def test_scores_are_the_one_estimate_type_saying_how_their_interval_was_made():
+    """A map's Brier, log loss and ECE are :class:`calib.estimate.Estimate` values (one
+    type for a figure and its interval, issue 23), each saying its level and method."""
+    from pathlib import Path
+
+    from calib.estimate import PERCENTILE, POPULATION_ECE, Estimate
+    from calib.loading import load
+
+    data = load(str(Path(__file__).resolve().parent.parent / "sample_data" / "judge_a_synthetic.jsonl"))
+    f = maps.fit(data, "isotonic", scoring="oddeven", reps=200, seed=2, level=0.9)
+    assert maps.Estimate is Estimate
+    for scores in (f.before, f.after):
+        assert isinstance(scores.brier, Estimate) and scores.brier.level == 0.9
+        assert scores.brier.method == PERCENTILE and scores.ece.method == POPULATION_ECE and scores.ece.note
+    assert f.change.ece.method == PERCENTILE  # the paired difference: plain percentile
+    bare = maps.fit(data, "isotonic", scoring="oddeven", reps=0).before.brier
+    assert bare.level is None and bare.method == "none" and bare.to_dict()["ci"] == [None, None]

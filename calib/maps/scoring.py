@@ -15,31 +15,20 @@ import numpy as np
 from calib import metrics
 from calib.bootstrap import ece_interval, percentile_interval, resample_counts
 from calib.errors import CalibError
+from calib.estimate import NONE, PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, Estimate
 from calib.maps.calibration_map import CalibrationMap, cell_prob
 from calib.maps.fitters import nonempty_cells
-from calib.numbers import finite_or_none
 from calib.rows import Judgments
 from calib.scale import PROBABILITY, Scale
 from calib.table import GRID, MAX_EXACT_CELLS, CountTable, nll
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """A point estimate with its bootstrap interval: percentile, except the ECE of one
-    forecast, whose interval is the audit's for the population ECE
-    (:func:`calib.bootstrap.ece_interval`)."""
-
-    value: float
-    lo: float
-    hi: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": finite_or_none(self.value), "ci": [finite_or_none(self.lo), finite_or_none(self.hi)]}
-
-
-@dataclass(frozen=True)
 class Scores:
-    """Brier score, log loss and ECE of one forecast on the evaluation data."""
+    """Brier score, log loss and ECE of one forecast on the evaluation data, each an
+    :class:`~calib.estimate.Estimate` with its bootstrap interval: percentile, except the
+    ECE of one forecast, whose interval is the audit's for the population ECE
+    (:func:`calib.bootstrap.ece_interval`). Undefined figures and ends are NaN here."""
 
     brier: Estimate
     log_loss: Estimate
@@ -248,11 +237,12 @@ class Draws:
                            for m in _NAMES[:2])
         ece = self.points[side]["ece"]
         if self.draws is None:
-            return Scores(brier, log_loss, Estimate(ece, math.nan, math.nan))
+            return Scores(brier, log_loss, Estimate(ece, math.nan, math.nan, None, NONE))
         deb = self.points[side]["ece_debiased"]
         lo, hi = ece_interval(self.draws[side]["ece"], self.draws[side]["ece_debiased"],
                               None if math.isnan(deb) else deb, self.level)
-        return Scores(brier, log_loss, Estimate(ece, math.nan if lo is None else lo, math.nan if hi is None else hi))
+        return Scores(brier, log_loss, Estimate(ece, math.nan if lo is None else lo, math.nan if hi is None else hi,
+                                                self.level, POPULATION_ECE, POPULATION_ECE_NOTE))
 
     def change(self, side: str, ref: str) -> Scores:
         """``side - ref``, its interval from the same resamples (paired)."""
@@ -262,8 +252,10 @@ class Draws:
         ) for m in _NAMES))
 
     def _est(self, value: float, draws: np.ndarray | None) -> Estimate:
-        lo, hi = (math.nan, math.nan) if draws is None else _ci(draws, self.level)
-        return Estimate(value, lo, hi)
+        if draws is None:
+            return Estimate(value, math.nan, math.nan, None, NONE)
+        lo, hi = _ci(draws, self.level)
+        return Estimate(value, lo, hi, self.level, PERCENTILE)
 
 
 def score_all(sc: Scored, *, scheme: str, bins: int, reps: int, seed: int, level: float) -> Draws:

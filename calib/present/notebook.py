@@ -47,8 +47,8 @@ if TYPE_CHECKING:  # types for annotations only (the structure check allows them
     from calib.compare import Comparison
     from calib.dataset import Dataset
     from calib.decision.decide import Decision
+    from calib.estimate import Estimate
     from calib.maps.fitting import FitResult
-    from calib.maps.scoring import Estimate
     from calib.present.static import StaticFigure
 
 load = api.load
