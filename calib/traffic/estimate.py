@@ -62,8 +62,10 @@ from calib.traffic.read import Labelled
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """One quantity's estimate: ``method`` is ``"stratified Horvitz-Thompson"`` or
+class TrafficEstimate:
+    """One quantity's survey estimate on the whole traffic, with its design details (not
+    :class:`calib.estimate.Estimate`, the engine's figure-with-interval: this one adds the
+    standard error, the labels behind it and the method not reported): ``method`` is ``"stratified Horvitz-Thompson"`` or
     ``"PPI++ (difference estimator)"``; ``se`` its standard error; ``labels`` the labelled
     items in the domain; ``other`` the method not reported, with its estimate and interval."""
 
@@ -194,7 +196,7 @@ def _uniform_equivalent(est: float, se: float, m: int, total: int) -> int | None
 
 
 def domain_estimate(lab: Labelled, st: Strata, in_domain: np.ndarray, z_all: np.ndarray | None,
-                    g_all: np.ndarray, level: float = LEVEL) -> Estimate:
+                    g_all: np.ndarray, level: float = LEVEL) -> TrafficEstimate:
     """The estimate of the mean of ``z`` over the items ``in_domain`` (see the module's contract).
 
     ``z_all`` is ``None`` and ``lab.correct`` used for right, or a per-labelled-item array;
@@ -206,13 +208,13 @@ def domain_estimate(lab: Labelled, st: Strata, in_domain: np.ndarray, z_all: np.
     m = int(in_domain.sum())
     labels = int(in_domain[rows].sum())
     if m == 0:
-        return Estimate(None, None, None, "none", 0, None, "no item in the domain")
+        return TrafficEstimate(None, None, None, "none", 0, None, "no item in the domain")
     h = len(st)
     touched = np.bincount(st.of, weights=in_domain.astype(float), minlength=h) > 0
     n = np.bincount(st.of[rows], minlength=h)
     bare = touched & (n == 0)
     if bare.any():
-        return Estimate(None, None, None, "none", labels, None,
+        return TrafficEstimate(None, None, None, "none", labels, None,
                         f"{int(bare.sum())} stratum(s) holding part of it have no label yet; plan labels first")
     of = st.of[rows]
     cl = lab.traffic.cluster
@@ -228,7 +230,7 @@ def domain_estimate(lab: Labelled, st: Strata, in_domain: np.ndarray, z_all: np.
     est = min(max(est, 0.0), 1.0)
     other = {"method": oname, "estimate": min(max(oest, 0.0), 1.0), "ci": list(_interval(oest, ose, level)),
              "se": ose}
-    return Estimate(est, _interval(est, se, level), se, name, labels, _uniform_equivalent(est, se, m, total),
+    return TrafficEstimate(est, _interval(est, se, level), se, name, labels, _uniform_equivalent(est, se, m, total),
                     other=other)
 
 
