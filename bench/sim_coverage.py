@@ -170,8 +170,8 @@ def run(d: Design, datasets: int, reps: int, seed: int) -> tuple[dict[str, float
         b = bootstrap(t, scheme=scheme, reps=reps, seed=i)
         cis = {f: b.ci(f) for f in FIGURES[:-1]}
         basis = routing.basis(t, reps=reps, seed=i)
-        cis["routing_accuracy"] = tuple(routing.route(basis, float(t.scale.to_stated(THRESHOLD))).ci[
-            "accuracy_accepted"].to_list())  # type: ignore[assignment]
+        cis["routing_accuracy"] = tuple(routing.route(basis, float(t.scale.to_stated(THRESHOLD))).estimates[
+            "accuracy_accepted"].ci)  # type: ignore[assignment]
         for f in FIGURES:
             lo, hi = cis[f]
             hits[f] += lo is not None and hi is not None and lo - 1e-12 <= truth[f] <= hi + 1e-12

@@ -46,6 +46,7 @@ import pandas as pd
 from calib import metrics
 from calib.bootstrap import SMALL_SAMPLE, percentile_interval, resample_counts
 from calib.errors import CalibError
+from calib.estimate import PERCENTILE, Estimate
 from calib.maps import CalibrationMap, cell_prob
 from calib.rows import Judgments
 from calib.scale import Scale, snap
@@ -206,17 +207,6 @@ def cell_scores(
     return t, score, inv
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A percentile bootstrap interval (``None`` ends when not computed or undefined)."""
-
-    lo: float | None
-    hi: float | None
-
-    def to_list(self) -> list[float | None]:
-        return [self.lo, self.hi]
-
-
 def _fin(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -253,10 +243,12 @@ class Routing:
         Cost of one review and of one error accepted unseen, and
         ``cost_review * to_person + cost_miss * errors_slipping`` (``None`` when no
         cost was given).
-    ci:
-        Percentile bootstrap intervals by field name (``to_person``, ``accepted``,
-        ``accuracy_accepted``, ``errors_slipping``, ``errors_caught``, ``coverage``,
-        ``risk``, ``cost_total``); empty without a bootstrap.
+    estimates:
+        The figures with a bootstrap interval, by field name (``to_person``,
+        ``accepted``, ``accuracy_accepted``, ``errors_slipping``, ``errors_caught``,
+        ``coverage``, ``risk``, ``cost_total``), each an :class:`~calib.estimate.Estimate`
+        (the field's value, its percentile interval at ``level``); empty without a
+        bootstrap. The JSON's ``ci`` holds their ``[lo, hi]``.
     level:
         Interval level.
     """
@@ -279,7 +271,7 @@ class Routing:
     cost_review: float | None
     cost_miss: float | None
     cost_total: float | None
-    ci: dict[str, Interval]
+    estimates: dict[str, Estimate]
     level: float
     small_sample: bool = False  # intervals from under bootstrap.SMALL_SAMPLE items, which run narrow
 
@@ -294,7 +286,7 @@ class Routing:
             "cost_miss": self.cost_miss, "cost_total": self.cost_total, "level": self.level,
             "small_sample": self.small_sample,
         }
-        out["ci"] = {k: v.to_list() for k, v in self.ci.items()}
+        out["ci"] = {k: v.to_list() for k, v in self.estimates.items()}
         return out
 
 
@@ -354,7 +346,7 @@ def route(
     total_cost = None
     if cr is not None or cm is not None:
         total_cost = (cr or 0.0) * person + (cm or 0.0) * slip
-    ci: dict[str, Interval] = {}
+    ci: dict[str, tuple[float | None, float | None]] = {}
     if b.boot_n is not None and b.boot_k is not None and b.boot_score is not None:
         costs = (cr, cm) if total_cost is not None else None
         j_lo = int(np.searchsorted(b.boot_score, lower, side="left"))
@@ -365,12 +357,15 @@ def route(
         with np.errstate(invalid="ignore"):
             shift = {k: np.nan_to_num(exact[k][0] - rough[k][0]) for k in draws}
         ci = {name: _interval(x + shift[name], level) for name, x in draws.items()}
+    coverage, risk = _div(acc_n, N), None if accuracy is None else 1 - accuracy
+    point = {"to_person": person, "accepted": acc_n, "accuracy_accepted": accuracy, "errors_slipping": slip,
+             "errors_caught": caught, "coverage": coverage, "risk": risk, "cost_total": total_cost}
     return Routing(
         lower=lower, upper=upper, on=b.on, total=N, to_person=person, middle=mid_n, accepted=acc_n,
         accepted_correct=acc_k, accuracy_accepted=accuracy, errors_slipping=slip, errors_caught=caught,
-        reviewed_needlessly=person_k, middle_correct=mid_k, coverage=_div(acc_n, N),
-        risk=None if accuracy is None else 1 - accuracy, cost_review=cr, cost_miss=cm,
-        cost_total=total_cost, ci=ci, level=level, small_sample=bool(ci) and N < SMALL_SAMPLE,
+        reviewed_needlessly=person_k, middle_correct=mid_k, coverage=coverage, risk=risk, cost_review=cr,
+        cost_miss=cm, cost_total=total_cost, level=level, small_sample=bool(ci) and N < SMALL_SAMPLE,
+        estimates={k: Estimate.of(point[k], iv, level, PERCENTILE) for k, iv in ci.items()},
     )
 
 
@@ -395,8 +390,8 @@ def _figures(
     return out
 
 
-def _interval(x: np.ndarray, level: float) -> Interval:
-    return Interval(*percentile_interval(x, level))
+def _interval(x: np.ndarray, level: float) -> tuple[float | None, float | None]:
+    return percentile_interval(x, level)
 
 
 @dataclass(frozen=True, eq=False)

@@ -251,7 +251,7 @@ def _costs(v: views.View, r: Routing, d: Decision | None, ds: Dataset, axis: Thr
     with left:
         _cost_inputs(v)
         if r.cost_total is not None:
-            iv = r.ci.get("cost_total")
+            iv = r.estimates.get("cost_total")
             metric(st, "Total cost", fmt.money(r.cost_total),
                    None if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, fmt.money),
                    help=f"{explain.help_text('total_cost')}  \n{explain.what_this_means('total_cost', r.cost_total)}")

@@ -83,7 +83,7 @@ def traffic_section(ctx: Context, r: Routing | None = None) -> None:
             continue
         left, right = st.columns(2)
         if r is not None and ctx.focus is not None:
-            iv = r.ci.get("risk")
+            iv = r.estimates.get("risk")
             metric(left, "Error among accepted, labelled file", fmt.pct(r.risk),
                    None if iv is None else fmt.level_interval(r.level, iv.lo, iv.hi, fmt.pct))
         ci = err.get("ci")

@@ -168,7 +168,7 @@ def test_routing_counts_equal_the_review_queue_at_any_threshold(maker) -> None: 
         direct = int(np.sum(s < thr))
         assert r.to_person == direct == len(routing.review_queue(rows, float(thr)))
         assert r.accepted_correct == int(np.asarray(rows.correct)[s >= thr].sum())
-        lo_ci, hi_ci = r.ci["to_person"].to_list()
+        lo_ci, hi_ci = r.estimates["to_person"].ci
         assert lo_ci is not None and hi_ci is not None and lo_ci <= r.to_person <= hi_ci
     # the risk-coverage sweep (on the 0.001 grid for a continuous score) counts exactly too
     sw = routing.sweep(b)

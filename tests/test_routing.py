@@ -110,8 +110,10 @@ def test_intervals_match_a_direct_bootstrap():
     }
     for name, draws in expect.items():
         lo, hi = np.quantile(draws, [0.05, 0.95])
-        assert res.ci[name].lo == pytest.approx(lo) and res.ci[name].hi == pytest.approx(hi), name
-    assert routing.route(routing.basis(t), 85).ci == {}
+        e = res.estimates[name]
+        assert e.lo == pytest.approx(lo) and e.hi == pytest.approx(hi), name
+        assert e.value == getattr(res, name) and e.level == 0.9 and e.method == "percentile bootstrap", name
+    assert routing.route(routing.basis(t), 85).estimates == {}
 
 
 def test_sweep_and_lowest_threshold_match_brute_force():

@@ -82,7 +82,7 @@ def routing_rows(r: Routing, keys: Sequence[str] = MAIN) -> tuple[RoutingRow, ..
         if (key == "middle" and r.upper is None) or (key == "cost_total" and r.cost_total is None):
             continue
         value = getattr(r, key)
-        iv = r.ci.get(key)
+        iv = r.estimates.get(key)
         w = writer(key)
         out.append(RoutingRow(key, LABELS[key], value, None if iv is None else iv.lo,
                               None if iv is None else iv.hi, w(value), w))
