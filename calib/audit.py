@@ -419,10 +419,11 @@ def _audit_one(
     # a per-value table means something only where the values repeat (a stated scale)
     per_value = m.per_value(t, level) if scheme == "values" and not t.pooled else ()
     miscal = miscalibrated(tests, level)
+    estimates = _estimates(metrics, ci, level if boot else None)
     a = Audit(
         name=name, group=group, scale=t.scale, pooled=t.pooled, scheme=scheme, bins=int(bins), reps=int(reps),
         seed=int(seed), level=float(level), below=below, n=t.total, correct=t.total_correct,
-        estimates=_estimates(metrics, ci, level if boot else None), auroc_grid_bound=m.auroc_grid_bound(t), distinct_values=m.distinct_values(t),
+        estimates=estimates, auroc_grid_bound=m.auroc_grid_bound(t), distinct_values=m.distinct_values(t),
         top_value=top_v, top_count=top_n, per_value=per_value, bin_table=m.bin_table(t, scheme, bins, level),
         murphy=m.Murphy(metrics["murphy_reliability"], metrics["murphy_resolution"], metrics["murphy_uncertainty"],
                         m.murphy(t, scheme, bins).within_cell),
@@ -430,7 +431,7 @@ def _audit_one(
         cox=cox, smooth=plan.smooth, tests=tests, miscalibrated=miscal,
         verdict=Verdict(), notes=(), scheme_why=choice.why,
         clusters=None if t.clusters is None else t.clusters.to_dict(),
-        failure=failure_prediction(t, metrics, ci, seed=seed),
+        failure=failure_prediction(t, estimates, seed=seed),
     )
     from dataclasses import replace
 

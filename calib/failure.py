@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calib import metrics as m
+from calib.estimate import Estimate
 from calib.table import CountTable
 
 #: What the JSON's ``prr_definition`` says.
@@ -28,36 +29,34 @@ PRR_DEFINITION = ("(AURC_random - AURC) / (AURC_random - AURC_oracle), AURC_rand
 class FailurePrediction:
     """The failure-prediction figures of one audit (see the module docstring).
 
-    ``auprc_errors_baseline`` is the error rate: the average precision of a confidence
-    that ranks no better than chance."""
+    ``auprc_errors`` and ``prr`` are :class:`~calib.estimate.Estimate` values (the figure
+    and its interval from the audit's resamples); ``auprc_errors_baseline`` is the error
+    rate: the average precision of a confidence that ranks no better than chance."""
 
-    auprc_errors: float | None
-    auprc_errors_ci: tuple[float | None, float | None]
+    auprc_errors: Estimate
     auprc_errors_baseline: float | None
-    prr: float | None
-    prr_ci: tuple[float | None, float | None]
+    prr: Estimate
     accuracy_at_coverage: tuple[m.CoverageRow, ...]
     cumulative: m.CumulativeDifferences
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "auprc_errors": self.auprc_errors, "auprc_errors_ci": list(self.auprc_errors_ci),
+            "auprc_errors": self.auprc_errors.value, "auprc_errors_ci": self.auprc_errors.to_list(),
             "auprc_errors_baseline": self.auprc_errors_baseline,
-            "prr": self.prr, "prr_ci": list(self.prr_ci), "prr_definition": PRR_DEFINITION,
+            "prr": self.prr.value, "prr_ci": self.prr.to_list(), "prr_definition": PRR_DEFINITION,
             "accuracy_at_coverage": [r.to_dict() for r in self.accuracy_at_coverage],
             "cumulative_differences": self.cumulative.to_dict(),
         }
 
 
-def failure_prediction(t: CountTable, metrics: dict[str, float | None],
-                       ci: dict[str, tuple[float | None, float | None]], *, seed: int = 0) -> FailurePrediction:
-    """The figures from an audit's point estimates and intervals (``metrics``, ``ci``:
-    :data:`calib.metrics.BATCH_METRICS` keys) and the cumulative-differences test of ``t``."""
-    acc = metrics["accuracy"]
+def failure_prediction(t: CountTable, estimates: dict[str, Estimate], *, seed: int = 0) -> FailurePrediction:
+    """The figures from an audit's estimates (:attr:`calib.audit.Audit.estimates`, by
+    :data:`calib.metrics.BATCH_METRICS` key) and the cumulative-differences test of ``t``."""
+    acc, auprc = estimates["accuracy"].value, estimates["auprc_errors"]
     return FailurePrediction(
-        auprc_errors=metrics["auprc_errors"], auprc_errors_ci=ci["auprc_errors"],
-        auprc_errors_baseline=None if acc is None or metrics["auprc_errors"] is None else 1.0 - acc,
-        prr=metrics["prr"], prr_ci=ci["prr"],
-        accuracy_at_coverage=m.accuracy_at_coverage(t, ci),
+        auprc_errors=auprc,
+        auprc_errors_baseline=None if acc is None or auprc.value is None else 1.0 - acc,
+        prr=estimates["prr"],
+        accuracy_at_coverage=m.accuracy_at_coverage(t, {k: e.ci for k, e in estimates.items()}),
         cumulative=m.cumulative_differences(t, seed=seed),
     )

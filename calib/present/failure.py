@@ -26,11 +26,11 @@ def failure_rows(a: Audit) -> list[tuple[str, str, str, str]]:
     f = a.failure
     if f is None:
         return []
+    auprc, prr = f.auprc_errors, f.prr
     rows = [
-        (f"{explain.QUANTITIES['auprc_errors'].label} (chance {num(f.auprc_errors_baseline)})", num(f.auprc_errors),
-         interval(*f.auprc_errors_ci), explain.meaning("auprc_errors", f.auprc_errors,
-                                                       baseline=f.auprc_errors_baseline)),
-        ("PRR (0 chance, 1 oracle)", num(f.prr), interval(*f.prr_ci), explain.meaning("prr", f.prr)),
+        (f"{explain.QUANTITIES['auprc_errors'].label} (chance {num(f.auprc_errors_baseline)})", num(auprc.value),
+         interval(*auprc.ci), explain.meaning("auprc_errors", auprc.value, baseline=f.auprc_errors_baseline)),
+        ("PRR (0 chance, 1 oracle)", num(prr.value), interval(*prr.ci), explain.meaning("prr", prr.value)),
     ]
     for r in f.accuracy_at_coverage:
         tie = f" {r.split:,} answers tied at {r.value:.4g} share the cut." if r.split and r.value is not None else ""
@@ -118,12 +118,13 @@ def prr_metric(a: Audit) -> tuple[str, str | None, str] | None:
     f = a.failure
     if f is None:
         return None
-    ci = interval(*f.prr_ci)
+    prr, auprc = f.prr, f.auprc_errors
+    ci = interval(*prr.ci)
     top = next((r for r in f.accuracy_at_coverage if abs(r.coverage - 0.1) < 1e-9), None)
-    more = (f"AUPRC for errors {num(f.auprc_errors)} {interval(*f.auprc_errors_ci)} (chance "
+    more = (f"AUPRC for errors {num(auprc.value)} {interval(*auprc.ci)} (chance "
             f"{num(f.auprc_errors_baseline)})")
     if top is not None:
         more += f"; right among the most confident 10%: {pct(top.accuracy)} {interval(*top.ci, pct)}"
-    help_ = (f"{explain.help_text('prr')}  \n{explain.meaning('prr', f.prr)}  \n{more}. On the stated confidence "
+    help_ = (f"{explain.help_text('prr')}  \n{explain.meaning('prr', prr.value)}  \n{more}. On the stated confidence "
              "(the audit's); the Overview lists them all.")
-    return num(f.prr), (f"{100 * a.level:g}% {ci}" if f.prr_ci[0] is not None else None), help_
+    return num(prr.value), (f"{100 * a.level:g}% {ci}" if prr.lo is not None else None), help_
