@@ -5,7 +5,11 @@ not, byte for byte.
 
 The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
 the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes
-nothing else), with the commands of :data:`CASES` run from the repository root.
+nothing else), with the commands of :data:`CASES` run from the repository root
+(``compare_judges_ab.json`` and ``route_stability.json`` from ``git archive b67ccf0``,
+the same code, when the paired judges and route stability were converted;
+``repeated_judge_a.jsonl`` is the first 400 rows of ``judge_a_synthetic.jsonl``, two
+judgments per item id).
 If a deliberate change to a schema or a computation alters one, regenerate it with that
 command and say why in the commit.
 """
@@ -30,6 +34,10 @@ CASES: dict[str, list[str]] = {
     "fit_judge_a.json": ["fit", "sample_data/judge_a_synthetic.jsonl", "--method", "isotonic", "--json"],
     "compare_judge_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl",
                               "sample_data/judge_b_synthetic.jsonl", "--reps", "200", "--json"],
+    "route_stability.json": ["route", "tests/data/golden/repeated_judge_a.jsonl", "--stability", "--threshold", "90",
+                             "--reps", "50", "--json"],
+    "compare_judges_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
+                               "--target-error", "0.2", "--reps", "200", "--json"],
 }
 
 
