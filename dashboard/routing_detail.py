@@ -170,12 +170,12 @@ def _risk_coverage(ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis, color
     show_figure(rc, key="fig_route_rc")
     if d is not None:
         a = d.aurc
-        ci = fmt.ci_text(a.aurc_ci, 4)
+        ci = fmt.ci_text(a.aurc.ci, 4)
         c1, c2 = st.columns(2)
-        metric(c1, "AURC", fmt.num(a.aurc, 4), f"{100 * v.level:g}% {ci}" if ci else None,
-               help=f"{explain.help_text('aurc')}  \n{explain.what_this_means('aurc', a.aurc)}  \n"
+        metric(c1, "AURC", fmt.num(a.aurc.value, 4), f"{100 * v.level:g}% {ci}" if ci else None,
+               help=f"{explain.help_text('aurc')}  \n{explain.what_this_means('aurc', a.aurc.value)}  \n"
                     f"Oracle {fmt.num(a.aurc_oracle, 4)} (the best any confidence could do on these outcomes), "
-                    f"excess {fmt.estimate(a.eaurc, *a.eaurc_ci, lambda x: fmt.num(x, 4))}.")
+                    f"excess {fmt.estimate(a.eaurc.value, *a.eaurc.ci, lambda x: fmt.num(x, 4))}.")
         _prr(c2, ds, v)
 
 

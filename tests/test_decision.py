@@ -421,9 +421,9 @@ def test_paired_comparison_against_direct_computation():
     order_b = {k: i for i, k in enumerate(b.item_id)}
     d = np.array([int(acc_a[i]) - int(acc_b[order_b[k]]) for i, k in enumerate(a.item_id) if k in shared], float)
     half = 1.96 * d.std() * math.sqrt(d.size)
-    lo, hi = p.difference_ci
+    lo, hi = p.difference.ci
     assert (hi - lo) / 2 == pytest.approx(half, rel=0.12)
-    assert lo <= p.difference <= hi
+    assert lo <= p.difference.value <= hi and p.difference.value == p.accepted_a - p.accepted_b
     assert p.better == ("A" if lo > 0 else "B" if hi < 0 else None)
     json.dumps(cmp.to_dict(), allow_nan=False)
     assert cmp.to_dict()["judges"][0]["cheapest_cost"] is not None
@@ -444,10 +444,10 @@ def brute_oracle(y):
 def test_aurc_matches_brute_force(seed):
     s, y = discrete(seed, n=600)
     got = decision.aurc(rows_of(s, y), reps=300, seed=seed)
-    assert got.aurc == pytest.approx(brute_aurc(s, y))
+    assert got.aurc.value == pytest.approx(brute_aurc(s, y))
     assert got.aurc_oracle == pytest.approx(brute_oracle(y))
-    assert got.eaurc == pytest.approx(got.aurc - got.aurc_oracle)
-    assert got.aurc_ci[0] <= got.aurc <= got.aurc_ci[1]
+    assert got.eaurc.value == pytest.approx(got.aurc.value - got.aurc_oracle)
+    assert got.aurc.contains(got.aurc.value) and got.aurc.level == 0.95 and got.aurc.method == "percentile bootstrap"
     d = got.to_dict()
     assert {"aurc", "aurc_ci", "aurc_oracle", "eaurc"} <= set(d)
     json.dumps(d, allow_nan=False)
@@ -459,9 +459,9 @@ def test_aurc_without_ties_is_the_usual_mean_over_k():
     order = np.argsort(-p, kind="stable")
     e = np.cumsum(~y[order])
     if np.unique(p).size == p.size:
-        assert got.aurc == pytest.approx(float(np.mean(e / np.arange(1, p.size + 1))))
-    assert got.aurc == pytest.approx(brute_aurc(p, y))
-    assert got.aurc_ci[0] <= got.aurc <= got.aurc_ci[1]
+        assert got.aurc.value == pytest.approx(float(np.mean(e / np.arange(1, p.size + 1))))
+    assert got.aurc.value == pytest.approx(brute_aurc(p, y))
+    assert got.aurc.contains(got.aurc.value)
     assert decision.oracle_aurc(10, 0) == 0 and decision.oracle_aurc(10, 10) == pytest.approx(1.0)
 
 

@@ -141,7 +141,7 @@ def test_decision_figures_mark_the_engines_points(tmp_path):
     assert "give the cost" in cost_curve_figure({"cost_curve": [], "cheapest": None}).layout.title.text
     sw = routing.sweep(routing.basis(ds.table))
     fig = risk_coverage_figure("x", "#000", sw, aurc=d.aurc, recommendation=d.recommendation)
-    assert fig.layout.title.text.startswith(f"Risk–coverage<br><sup>AURC {d.aurc.aurc:.3f} [")
+    assert fig.layout.title.text.startswith(f"Risk–coverage<br><sup>AURC {d.aurc.aurc.value:.3f} [")
     rec = next(t for t in fig.data if t.name == RECOMMENDED_NAME)
     assert (rec.x[0], rec.y[0]) == (pytest.approx(60.0), pytest.approx(1.0))
 

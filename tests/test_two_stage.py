@@ -128,7 +128,8 @@ def test_stability_counted_by_hand():
     k, n = 2, 3
     centre = (k + z * z / 2) / (n + z * z)
     half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
-    assert s.flip_ci == pytest.approx((centre - half, centre + half))
+    assert s.flip.ci == pytest.approx((centre - half, centre + half))
+    assert s.flip.value == s.flip_share == 2 / 3 and s.flip.method == "Wilson" and s.flip.level == 0.95
     sds = [np.std([85, 70], ddof=1), np.std([90, 95], ddof=1), np.std([79, 80, 81], ddof=1)]
     assert s.sd_median == pytest.approx(np.median(sds))
     assert s.range_max == 15

@@ -37,6 +37,7 @@ from scipy.special import digamma
 from calib import routing
 from calib.bootstrap import percentile_interval
 from calib.dataset import Data, table_and_rows
+from calib.estimate import NONE, PERCENTILE, Estimate
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
 from calib.settings import REPS
@@ -70,18 +71,17 @@ def aurc_from_cells(n: np.ndarray, wrong: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AURC:
-    """AURC, its oracle, the excess, and percentile intervals at ``level``."""
+    """AURC and the excess over the oracle (:class:`~calib.estimate.Estimate` values, with
+    percentile intervals at ``level``), and the oracle's AURC."""
 
-    aurc: float | None
-    aurc_ci: tuple[float | None, float | None]
+    aurc: Estimate
     aurc_oracle: float | None
-    eaurc: float | None
-    eaurc_ci: tuple[float | None, float | None]
+    eaurc: Estimate
     level: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"aurc": self.aurc, "aurc_ci": list(self.aurc_ci), "aurc_oracle": self.aurc_oracle,
-                "eaurc": self.eaurc, "eaurc_ci": list(self.eaurc_ci)}
+        return {"aurc": self.aurc.value, "aurc_ci": self.aurc.to_list(), "aurc_oracle": self.aurc_oracle,
+                "eaurc": self.eaurc.value, "eaurc_ci": self.eaurc.to_list()}
 
 
 def aurc(
@@ -102,4 +102,6 @@ def aurc(
         draws = aurc_from_cells(cn, cn - ck) + (point - rough if np.isfinite(rough) else 0.0)
         ci = percentile_interval(draws, level)
         eci = percentile_interval(draws - oracle_aurc(b.boot_n[:, -1], b.boot_n[:, -1] - b.boot_k[:, -1]), level)
-    return AURC(finite_or_none(point), ci, finite_or_none(oracle), finite_or_none(point - oracle), eci, level)
+    how, at = (PERCENTILE, level) if b.boot_n is not None else (NONE, None)
+    return AURC(Estimate.of(finite_or_none(point), ci, at, how), finite_or_none(oracle),
+                Estimate.of(finite_or_none(point - oracle), eci, at, how), level)

@@ -33,6 +33,7 @@ from calib.dataset import Dataset
 from calib.decision.costs import costs
 from calib.decision.risk import CONFIDENCE, TARGET, Recommendation, recommend
 from calib.errors import CalibError
+from calib.estimate import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none
 from calib.rows import Judgments
 from calib.scale import snap
@@ -62,7 +63,10 @@ class JudgeRow:
 
 @dataclass(frozen=True)
 class Paired:
-    """Judges ``a`` and ``b`` on their shared items at their own fixed thresholds."""
+    """Judges ``a`` and ``b`` on their shared items at their own fixed thresholds:
+    ``difference`` (accepted by ``a`` minus by ``b``) and ``errors_difference`` (errors
+    accepted, ``a`` minus ``b``) are :class:`~calib.estimate.Estimate` values with their
+    paired percentile bootstrap intervals at ``level``."""
 
     a: str
     b: str
@@ -71,18 +75,14 @@ class Paired:
     accepted_b: int
     errors_a: int
     errors_b: int
-    difference_ci: tuple[float | None, float | None]
-    errors_difference_ci: tuple[float | None, float | None]
+    difference: Estimate
+    errors_difference: Estimate
     level: float
-
-    @property
-    def difference(self) -> int:
-        return self.accepted_a - self.accepted_b
 
     @property
     def better(self) -> str | None:
         """The judge accepting more of the shared items, when the interval excludes 0."""
-        lo, hi = self.difference_ci
+        lo, hi = self.difference.ci
         if lo is not None and lo > 0:
             return self.a
         if hi is not None and hi < 0:
@@ -91,10 +91,10 @@ class Paired:
 
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "shared": self.shared, "accepted_a": self.accepted_a,
-                "accepted_b": self.accepted_b, "difference": self.difference,
-                "difference_ci": list(self.difference_ci), "errors_a": self.errors_a, "errors_b": self.errors_b,
-                "errors_difference": self.errors_a - self.errors_b,
-                "errors_difference_ci": list(self.errors_difference_ci), "better": self.better,
+                "accepted_b": self.accepted_b, "difference": self.difference.value,
+                "difference_ci": self.difference.to_list(), "errors_a": self.errors_a, "errors_b": self.errors_b,
+                "errors_difference": self.errors_difference.value,
+                "errors_difference_ci": self.errors_difference.to_list(), "better": self.better,
                 "level": self.level}
 
 
@@ -139,9 +139,12 @@ def paired(
         m = min(reps, start + step) - start
         w = rng.multinomial(S, np.full(S, 1.0 / S), size=m).astype(np.float64)
         draws[start:start + m] = np.column_stack([w @ d_acc, w @ d_err])
-    return Paired(names[0], names[1], S, int(acc_a[pa].sum()), int(acc_b[pb].sum()), int(err_a[pa].sum()),
-                  int(err_b[pb].sum()), percentile_interval(draws[:, 0], level),
-                  percentile_interval(draws[:, 1], level), level)
+    accepted_a, accepted_b = int(acc_a[pa].sum()), int(acc_b[pb].sum())
+    errors_a, errors_b = int(err_a[pa].sum()), int(err_b[pb].sum())
+    at, how = (level, PERCENTILE) if reps else (None, NONE)
+    return Paired(names[0], names[1], S, accepted_a, accepted_b, errors_a, errors_b,
+                  Estimate.of(accepted_a - accepted_b, percentile_interval(draws[:, 0], level), at, how),
+                  Estimate.of(errors_a - errors_b, percentile_interval(draws[:, 1], level), at, how), level)
 
 
 def compare_judges(

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from calib.decision.risk import CONFIDENCE, TARGET, Recommendation, recommend
+from calib.estimate import NONE, WILSON, Estimate
 from calib.metrics.values import wilson_interval
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
@@ -37,7 +38,9 @@ from calib.settings import LEVEL
 
 @dataclass(frozen=True)
 class Stability:
-    """What :func:`stability` returns (see the module docstring)."""
+    """What :func:`stability` returns (see the module docstring). ``flip`` is the share of
+    repeated items whose route flips, an :class:`~calib.estimate.Estimate` with its Wilson
+    interval at ``level`` (items as the unit)."""
 
     threshold: float | None
     threshold_source: str
@@ -45,7 +48,7 @@ class Stability:
     items_repeated: int
     judgments: int
     flipped: int
-    flip_ci: tuple[float | None, float | None]
+    flip: Estimate
     sd_median: float | None
     sd_p90: float | None
     range_max: float | None
@@ -55,13 +58,14 @@ class Stability:
 
     @property
     def flip_share(self) -> float | None:
-        return self.flipped / self.items_repeated if self.items_repeated and self.threshold is not None else None
+        """:attr:`flip`'s value: flipped items over repeated ones (``None`` without either)."""
+        return self.flip.value
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "threshold": self.threshold, "threshold_source": self.threshold_source, "unit": self.unit,
             "items": self.items, "items_repeated": self.items_repeated, "judgments": self.judgments,
-            "flipped": self.flipped, "flip_share": self.flip_share, "flip_ci": list(self.flip_ci),
+            "flipped": self.flipped, "flip_share": self.flip_share, "flip_ci": self.flip.to_list(),
             "flip_interval": "Wilson, items as the unit", "level": self.level,
             "confidence_sd_median": self.sd_median, "confidence_sd_p90": self.sd_p90,
             "confidence_range_max": self.range_max,
@@ -101,7 +105,10 @@ def stability(rows: Judgments, threshold: float | None = None, *, target: float 
         acc = np.bincount(code, weights=stated >= threshold, minlength=items)
         flipped = int(np.count_nonzero(rep & (acc > 0) & (acc < size)))
     m = int(rep.sum())
-    lo, hi = wilson_interval(flipped, m, level) if m and threshold is not None else (None, None)
+    defined = bool(m) and threshold is not None
+    lo, hi = wilson_interval(flipped, m, level) if defined else (None, None)
+    flip = (Estimate(flipped / m, finite_or_none(lo), finite_or_none(hi), float(level), WILSON) if defined
+            else Estimate(None, None, None, None, NONE))
     s1 = np.bincount(code, weights=stated, minlength=items)
     s2 = np.bincount(code, weights=stated * stated, minlength=items)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -113,6 +120,6 @@ def stability(rows: Judgments, threshold: float | None = None, *, target: float 
     np.minimum.at(lo_v, code, stated)
     return Stability(
         finite_or_none(threshold), source, items, m, int(size[rep].sum()), flipped,
-        (finite_or_none(lo), finite_or_none(hi)), finite_or_none(np.median(sd)) if m else None,
+        flip, finite_or_none(np.median(sd)) if m else None,
         finite_or_none(np.quantile(sd, 0.9)) if m else None,
         finite_or_none((hi_v - lo_v)[rep].max()) if m else None, cert, float(level), unit)

@@ -212,8 +212,9 @@ def _with_ci(x: str, ci: Sequence[float | None] | None, digits: int) -> str:
 
 def aurc_text(a: Any) -> str:
     """AURC with its interval, the oracle's and the excess (:class:`calib.decision.AURC`)."""
-    return (f"AURC (area under the risk-coverage curve, lower is better) {_with_ci(num(a.aurc, 4), a.aurc_ci, 4)}; "
-            f"oracle ordering {num(a.aurc_oracle, 4)}; excess {_with_ci(num(a.eaurc, 4), a.eaurc_ci, 4)}")
+    au, ex = a.aurc, a.eaurc
+    return (f"AURC (area under the risk-coverage curve, lower is better) {_with_ci(num(au.value, 4), au.ci, 4)}; "
+            f"oracle ordering {num(a.aurc_oracle, 4)}; excess {_with_ci(num(ex.value, 4), ex.ci, 4)}")
 
 
 def group_lines(g: PerGroup, *, scale: Scale | None = None) -> list[str]:
@@ -273,11 +274,11 @@ def paired_lines(c: JudgeComparison) -> list[str]:
     """The paired comparisons in words (judge names inside: plain text only)."""
     out = []
     for p in c.paired:
-        ci = ci_text(p.difference_ci, 0)
-        eci = ci_text(p.errors_difference_ci, 0)
+        ci = ci_text(p.difference.ci, 0)
+        eci = ci_text(p.errors_difference.ci, 0)
         verdict = f"{p.better} accepts more" if p.better else "no clear difference"
         out.append(f"{p.a} vs {p.b} on {count(p.shared)} shared items: accepted {count(p.accepted_a)} vs "
-                   f"{count(p.accepted_b)} (difference {p.difference:+,} {ci}), errors accepted {count(p.errors_a)} "
-                   f"vs {count(p.errors_b)} (difference {p.errors_a - p.errors_b:+,} {eci}); {verdict} "
+                   f"{count(p.accepted_b)} (difference {p.difference.value:+,} {ci}), errors accepted {count(p.errors_a)} "
+                   f"vs {count(p.errors_b)} (difference {p.errors_difference.value:+,} {eci}); {verdict} "
                    f"({level_text(p.level)} paired bootstrap)")
     return out

@@ -98,10 +98,9 @@ def stability_lines(s: object) -> list[str]:
     out = [title, "=" * len(title)]
     if s.items_repeated == 0:
         return out + ["No item was judged more than once: nothing to compare."]
-    lo, hi = s.flip_ci
     out += [f"  {s.items_repeated:,} items judged more than once ({s.judgments:,} judgments); the route flips "
-            f"between 'to a person' and 'accepted unseen' for {s.flipped:,} ({pct(s.flip_share)} "
-            f"{interval(lo, hi, pct)}, Wilson {pct(s.level, 0)}, items as the unit).",
+            f"between 'to a person' and 'accepted unseen' for {s.flipped:,} ({pct(s.flip.value)} "
+            f"{interval(*s.flip.ci, pct)}, Wilson {pct(s.level, 0)}, items as the unit).",
             f"  Spread of the stated confidence within an item: median SD {s.sd_median:.3g}, 90th percentile "
             f"{s.sd_p90:.3g}, largest range {s.range_max:g}."]
     if s.certificate is not None:
@@ -127,9 +126,8 @@ def stability_figures(s: object) -> list[tuple[str, str, str | None, str]]:
     from calib.decision.stability import Stability
 
     assert isinstance(s, Stability)
-    lo, hi = s.flip_ci
-    ci = interval(lo, hi, pct)
-    flips = MISSING if s.flip_share is None else f"{pct(s.flip_share)} ({s.flipped:,} of {s.items_repeated:,})"
+    ci = interval(*s.flip.ci, pct)
+    flips = MISSING if s.flip.value is None else f"{pct(s.flip.value)} ({s.flipped:,} of {s.items_repeated:,})"
     sd = MISSING if s.sd_median is None else f"{s.sd_median:.3g}"
     return [
         ("Items whose route flips", flips, f"{100 * s.level:g}% {ci}" if ci else None,
