@@ -23,6 +23,7 @@ from calib import metrics
 from calib.bootstrap import ece_interval, percentile_interval, resample_counts
 from calib.dataset import Dataset
 from calib.errors import CalibError
+from calib.estimate import NONE, PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, Estimate
 from calib.metrics.cells import accuracy_batch
 from calib.numbers import finite_or_none
 from calib.settings import BINS, REPS
@@ -53,13 +54,13 @@ class ModelRow:
         Share of answers stated at or above :attr:`at_stated`.
     right_when_at:
         Accuracy among those answers (``None`` when there are none).
-    ece, ece_lo, ece_hi:
-        Calibration error (ECE, scheme :attr:`ece_scheme`) with its bootstrap interval.
+    ece:
+        Calibration error (ECE, scheme :attr:`ece_scheme`) with the audit's interval for
+        the population ECE, an :class:`~calib.estimate.Estimate`.
     brier, brier_constant:
         Brier score of the stated confidence and of the constant forecast (the
-        model's own hit rate).
-    brier_ci, brier_constant_ci:
-        Their percentile bootstrap intervals (the same resamples as the ECE's), ``(None,
+        model's own hit rate), each an :class:`~calib.estimate.Estimate` with its
+        percentile bootstrap interval (the same resamples as the ECE's), ``(None,
         None)`` without resamples.
     brier_winner:
         ``"constant"`` or ``"stated"`` when the paired test of the two
@@ -84,25 +85,21 @@ class ModelRow:
     at_stated: float
     share_at: float | None
     right_when_at: float | None
-    ece: float | None
-    ece_lo: float | None
-    ece_hi: float | None
-    brier: float | None
-    brier_constant: float | None
+    ece: Estimate
+    brier: Estimate
+    brier_constant: Estimate
     constant_wins: bool | None
     brier_p_value: float | None
     ece_scheme: str
     brier_winner: str | None = None
-    brier_ci: tuple[float | None, float | None] = (None, None)
-    brier_constant_ci: tuple[float | None, float | None] = (None, None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model, "n": self.n, "accuracy": self.accuracy, "mean_stated": self.mean_stated,
             "mean_confidence": self.mean_confidence, "scale": self.scale, "at_stated": self.at_stated,
-            "share_at": self.share_at, "right_when_at": self.right_when_at, "ece": self.ece,
-            "ece_ci": [self.ece_lo, self.ece_hi], "brier": self.brier, "brier_ci": list(self.brier_ci),
-            "brier_constant": self.brier_constant, "brier_constant_ci": list(self.brier_constant_ci),
+            "share_at": self.share_at, "right_when_at": self.right_when_at, "ece": self.ece.value,
+            "ece_ci": self.ece.to_list(), "brier": self.brier.value, "brier_ci": self.brier.to_list(),
+            "brier_constant": self.brier_constant.value, "brier_constant_ci": self.brier_constant.to_list(),
             "constant_wins": self.constant_wins, "brier_winner": self.brier_winner,
             "brier_p_value": self.brier_p_value,
             "ece_scheme": self.ece_scheme,
@@ -185,15 +182,16 @@ def model_row(
     bs_ci, base_ci = _brier_cis(t, reps, seed, level)
     test = metrics.brier_vs_constant(t)
     winner = metrics.brier_winner(test, 1 - level)
+    at, how = (level, PERCENTILE) if reps > 0 else (None, NONE)
     return ModelRow(
         model=name, n=t.total, accuracy=metrics.accuracy(t),
         mean_stated=None if mc is None else float(s.to_stated(mc)), mean_confidence=mc, scale=s.name,
         at_stated=round(at_stated, 9), share_at=n_at / t.total if t.total else None,
         right_when_at=int(t.correct[m].sum()) / n_at if n_at else None,
-        ece=e, ece_lo=lo, ece_hi=hi, brier=bs, brier_constant=base,
+        ece=Estimate.of(e, (lo, hi), at, POPULATION_ECE, POPULATION_ECE_NOTE) if reps > 0 else Estimate.point(e),
+        brier=Estimate.of(bs, bs_ci, at, how), brier_constant=Estimate.of(base, base_ci, at, how),
         constant_wins={"constant": True, "stated": False}.get(winner or ""),
         brier_p_value=finite_or_none(test.p_value), ece_scheme=scheme, brier_winner=winner,
-        brier_ci=bs_ci, brier_constant_ci=base_ci,
     )
 
 

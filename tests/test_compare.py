@@ -48,8 +48,8 @@ def test_rows_match_row_level_computations():
         said = s >= 90
         assert row.at_stated == 90 and row.share_at == pytest.approx(said.mean())
         assert row.right_when_at == pytest.approx(y[said].mean())
-        assert row.brier == pytest.approx(brier_score_loss(y, p))
-        assert row.brier_constant == pytest.approx(brier_score_loss(y, np.full(len(y), y.mean())))
+        assert row.brier.value == pytest.approx(brier_score_loss(y, p))
+        assert row.brier_constant.value == pytest.approx(brier_score_loss(y, np.full(len(y), y.mean())))
         # the winner comes from the paired test (Diebold-Mariano on per-row loss differences, with
         # Hall's skewness correction), as in the audit
         d = (p - y) ** 2 - (y.mean() - y) ** 2
@@ -61,8 +61,8 @@ def test_rows_match_row_level_computations():
         want = "neither" if pz >= 0.05 else ("constant" if d.mean() > 0 else "stated")
         assert row.brier_winner == want and row.constant_wins == {"constant": True, "stated": False}.get(want)
         ece = sum(abs(p[s == v].sum() - y[s == v].sum()) for v in np.unique(s)) / len(y)
-        assert row.ece_scheme == "values" and row.ece == pytest.approx(ece, abs=1e-12)
-        assert row.ece_lo <= row.ece <= row.ece_hi
+        assert row.ece_scheme == "values" and row.ece.value == pytest.approx(ece, abs=1e-12)
+        assert row.ece.lo <= row.ece.value <= row.ece.hi
     json.dumps(c.to_dict(), allow_nan=False)
 
 
@@ -75,7 +75,7 @@ def test_the_blog_layout():
     first = c.rows[0]
     assert t.iloc[0]["Right"] == f"{100 * first.accuracy:.1f}%"
     assert t.iloc[0]["Said 90 or more"] == f"{100 * first.share_at:.0f}% of answers"
-    assert t.iloc[0]["Calibration error"] == f"{first.ece:.2f} [{first.ece_lo:.2f}, {first.ece_hi:.2f}]"
+    assert t.iloc[0]["Calibration error"] == f"{first.ece.value:.2f} [{first.ece.lo:.2f}, {first.ece.hi:.2f}]"
     assert "constant wins" in t.iloc[2]["Brier vs constant"]
     md = comparison_markdown(c)
     assert md.splitlines()[0].startswith("| Model | Right |") and md.count("\n") == 4
@@ -88,7 +88,7 @@ def test_at_is_a_probability_on_every_scale():
     a, b = c.rows
     assert a.at_stated == 95 and b.at_stated == 0.95
     assert a.share_at == b.share_at == pytest.approx(np.mean(r.stated >= 95))
-    assert a.ece_lo is None and a.ece == pytest.approx(b.ece)
+    assert a.ece.lo is None and a.ece.value == pytest.approx(b.ece.value)
     assert comparison_table(c).columns[3] == "Said 95% or more"
 
 
@@ -106,4 +106,4 @@ def test_the_interval_is_the_audits():
     for scheme in ("values", "mass"):
         row = compare.model_row("llama", t, scheme=scheme, reps=400, seed=9, level=0.9)
         ref = bootstrap(t, scheme=scheme, reps=400, seed=9, level=0.9).ci("ece")
-        assert (row.ece_lo, row.ece_hi) == pytest.approx(ref, abs=1e-15)
+        assert row.ece.ci == pytest.approx(ref, abs=1e-15)

@@ -258,14 +258,14 @@ def test_brier_bars_carry_bootstrap_intervals_that_match_a_brute_force_bootstrap
     ref_bs = np.quantile(bs, [0.025, 0.975])
     ref_base = np.quantile(acc * (1 - acc), [0.025, 0.975])
     width = ref_bs[1] - ref_bs[0]
-    assert row.brier_ci[0] == pytest.approx(ref_bs[0], abs=0.15 * width)
-    assert row.brier_ci[1] == pytest.approx(ref_bs[1], abs=0.15 * width)
+    assert row.brier.ci[0] == pytest.approx(ref_bs[0], abs=0.15 * width)
+    assert row.brier.ci[1] == pytest.approx(ref_bs[1], abs=0.15 * width)
     wb = ref_base[1] - ref_base[0]
-    assert row.brier_constant_ci[0] == pytest.approx(ref_base[0], abs=0.2 * wb)
-    assert row.brier_constant_ci[1] == pytest.approx(ref_base[1], abs=0.2 * wb)
-    assert row.to_dict()["brier_ci"] == list(row.brier_ci)
+    assert row.brier_constant.ci[0] == pytest.approx(ref_base[0], abs=0.2 * wb)
+    assert row.brier_constant.ci[1] == pytest.approx(ref_base[1], abs=0.2 * wb)
+    assert row.to_dict()["brier_ci"] == list(row.brier.ci)
     fig = figures.brier_vs_constant([row], {"j": "#0072B2"})
-    for tr, ci in zip(fig.data, (row.brier_ci, row.brier_constant_ci), strict=True):
+    for tr, ci in zip(fig.data, (row.brier.ci, row.brier_constant.ci), strict=True):
         assert tr.orientation == "h" and list(tr.y) == ["j"]  # the name on the y axis, at any width
         assert tr.error_x.array[0] == pytest.approx(ci[1] - tr.x[0])
         assert tr.error_x.arrayminus[0] == pytest.approx(tr.x[0] - ci[0])
@@ -280,13 +280,13 @@ def test_the_comparisons_brier_intervals_are_the_audits():
     t = other_judge()
     row = compare({"j": t}, reps=300, seed=4).rows[0]
     a = audit(t, reps=300, seed=4)
-    assert row.brier_ci == pytest.approx(a.ci["brier"])
-    assert row.brier_constant_ci == pytest.approx(a.ci["brier_base_rate"])
+    assert row.brier.ci == pytest.approx(a.ci["brier"])
+    assert row.brier_constant.ci == pytest.approx(a.ci["brier_base_rate"])
 
 
 def test_brier_bars_without_resamples_draw_no_error_bar_rather_than_a_wrong_one():
     row = compare({"j": high_judge()}, reps=0).rows[0]
-    assert row.brier_ci == (None, None)
+    assert row.brier.ci == (None, None)
     fig = figures.brier_vs_constant([row], {"j": "#0072B2"})
     assert list(fig.data[0].error_x.array) == [0.0] and list(fig.data[0].error_x.arrayminus) == [0.0]
 

@@ -355,15 +355,15 @@ def brier_vs_constant(rows: Sequence, colors: dict[str, str]) -> go.Figure:
     """Brier score of each model's stated confidence next to that of the constant
     forecast (the model's own hit rate): the blunt check of whether the number is
     worth anything. ``rows`` are :class:`calib.compare.ModelRow` (lower is better); each bar
-    (horizontal, one pair per model) carries its bootstrap interval (``brier_ci``,
-    ``brier_constant_ci``), and the hover n, the score and the interval."""
+    (horizontal, one pair per model) carries its bootstrap interval (``brier``,
+    ``brier_constant``: :class:`~calib.estimate.Estimate`), and the hover n, the score and the interval."""
     fig = go.Figure()
     names = [esc(r.model) for r in rows]
     none = (None, None)
     for label, get, ci_of, style in (
-        ("stated confidence", lambda r: r.brier, lambda r: getattr(r, "brier_ci", none),
+        ("stated confidence", lambda r: r.brier.value, lambda r: r.brier.ci,
          {"marker_color": [colors.get(r.model, PALETTE[0]) for r in rows]}),
-        ("constant (own hit rate)", lambda r: r.brier_constant, lambda r: getattr(r, "brier_constant_ci", none),
+        ("constant (own hit rate)", lambda r: r.brier_constant.value, lambda r: r.brier_constant.ci,
          {"marker": {"color": "rgba(0,0,0,0)", "line": {"color": REFERENCE_COLOR, "width": 2}},
           "marker_pattern_shape": "/", "marker_pattern_fgcolor": REFERENCE_COLOR}),
     ):

@@ -352,7 +352,7 @@ class CompareView(_View):
 
     def __repr__(self) -> str:
         rows = self.comparison.rows
-        ece = "; ".join(f"{r.model!r} ECE {_num(r.ece)}" for r in rows[:5])
+        ece = "; ".join(f"{r.model!r} ECE {_num(r.ece.value)}" for r in rows[:5])
         more = f"; {len(rows) - 5:,} more" if len(rows) > 5 else ""
         return f"<calib comparison of {len(rows):,} models: {ece}{more}>"
 
@@ -360,8 +360,8 @@ class CompareView(_View):
         c = self.comparison
         rows = "".join(
             f"<tr><td>{esc(r.model)}</td><td>{r.n:,}</td><td>{_num(r.accuracy)}</td>"
-            f"<td>{_num(r.ece)} {_interval(r.ece_lo, r.ece_hi)}</td><td>{_num(r.brier)} {_interval(*r.brier_ci)}</td>"
-            f"<td>{_num(r.brier_constant)} {_interval(*r.brier_constant_ci)}</td>"
+            f"<td>{_num(r.ece.value)} {_interval(*r.ece.ci)}</td><td>{_num(r.brier.value)} {_interval(*r.brier.ci)}</td>"
+            f"<td>{_num(r.brier_constant.value)} {_interval(*r.brier_constant.ci)}</td>"
             f"<td>{esc(r.brier_winner or 'undefined')}</td></tr>" for r in c.rows)
         return (
             f"<div class='calib-compare'><h4>Comparison of {len(c.rows):,} models</h4>"

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: the text report 
     from calib.audit import Audit
     from calib.compare import Comparison, ModelRow
     from calib.decision import JudgeComparison
+    from calib.estimate import Estimate
     from calib.loadreport import LoadReport
     from calib.maps import CalibrationMap, FitResult
     from calib.metrics import ValueRow
@@ -44,7 +45,7 @@ def comparison_table(c: Comparison) -> pd.DataFrame:
         "Mean stated": num(r.mean_stated, 1 if r.scale != "0-1" else 3),
         f"Said {at_label} or more": MISSING if r.share_at is None else f"{pct(r.share_at, 0)} of answers",
         "Right when it did": pct(r.right_when_at, 1),
-        "Calibration error": _with_ci(r.ece, r.ece_lo, r.ece_hi),
+        "Calibration error": _with_ci(r.ece),
         "Brier vs constant": _brier_text(r),
     } for r in c.rows])
 
@@ -77,17 +78,17 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _with_ci(x: float | None, lo: float | None, hi: float | None) -> str:
-    ci = ci_text((lo, hi), 2)
-    return f"{num(x, 2)} {ci}" if x is not None and ci else num(x, 2)
+def _with_ci(e: Estimate) -> str:
+    ci = ci_text(e.ci, 2)
+    return f"{num(e.value, 2)} {ci}" if e.value is not None and ci else num(e.value, 2)
 
 
 def _brier_text(r: ModelRow) -> str:
-    if r.brier is None or r.brier_constant is None:
+    if r.brier.value is None or r.brier_constant.value is None:
         return MISSING
     # the paired test decides (as in the audit); the p-value is in the JSON
     who = {"constant": "constant wins", "stated": "stated wins"}.get(r.brier_winner or "", "no clear winner")
-    return f"{num(r.brier)} vs {num(r.brier_constant)} ({who})"
+    return f"{num(r.brier.value)} vs {num(r.brier_constant.value)} ({who})"
 
 
 def _at_label(rows: Sequence[ModelRow], at: float) -> str:
