@@ -6,8 +6,8 @@ not, byte for byte.
 The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
 the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes
 nothing else), with the commands of :data:`CASES` run from the repository root
-(``compare_judges_ab.json`` and ``route_stability.json`` from ``git archive b67ccf0``,
-the same code, when the paired judges and route stability were converted;
+(``compare_judges_ab.json``, ``route_stability.json`` and ``cascade_ac.json`` from
+``git archive b67ccf0``, the same code, when those results were converted;
 ``repeated_judge_a.jsonl`` is the first 400 rows of ``judge_a_synthetic.jsonl``, two
 judgments per item id).
 If a deliberate change to a schema or a computation alters one, regenerate it with that
@@ -36,6 +36,9 @@ CASES: dict[str, list[str]] = {
                               "sample_data/judge_b_synthetic.jsonl", "--reps", "200", "--json"],
     "route_stability.json": ["route", "tests/data/golden/repeated_judge_a.jsonl", "--stability", "--threshold", "90",
                              "--reps", "50", "--json"],
+    "cascade_ac.json": ["cascade", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_c_synthetic.jsonl",
+                        "--prices", "0.01,0.1", "--person-price", "5", "--target-error", "0.4", "--reps", "100",
+                        "--json"],
     "compare_judges_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
                                "--target-error", "0.2", "--reps", "200", "--json"],
 }
