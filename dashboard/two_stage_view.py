@@ -75,8 +75,8 @@ def show_cascade(ctx: Context, v: views.View) -> None:
             return
         st.text(c.message)
         st.dataframe(pd.DataFrame([{
-            "plan": x.label, "chain": x.describe(), "cost per 1,000 items": fmt.money(x.cost_per_1000),
-            "interval": fmt.interval(*x.cost_ci, fmt.money), "accepted": fmt.count(x.accepted),
+            "plan": x.label, "chain": x.describe(), "cost per 1,000 items": fmt.money(x.cost_per_1000.value),
+            "interval": fmt.interval(*x.cost_per_1000.ci, fmt.money), "accepted": fmt.count(x.accepted),
             "error among accepted": fmt.pct(x.error_rate), "bound": fmt.pct(x.error_upper),
         } for x in c.plans]), hide_index=True, key="df_cascade")
         st.text(cascade_lines(c)[3])  # the prices: judge names are user text, never markdown

@@ -86,10 +86,10 @@ def test_chosen_chain_passes_its_test_and_costs_what_it_says():
     a, e, cost = walk(stated, wrong, range(len(b.judges)), b.thresholds,
                       [PRICES[["cheap", "mid", "strong"].index(j)] for j in b.judges], 5.0)
     assert (b.accepted, b.errors) == (a, e)
-    assert b.cost_per_1000 == pytest.approx(1000 * cost / len(c.test_ids))
-    assert b.cost_ci[0] <= b.cost_per_1000 <= b.cost_ci[1]
+    assert b.cost_per_1000.value == pytest.approx(1000 * cost / len(c.test_ids))
+    assert b.cost_per_1000.contains(b.cost_per_1000.value) and b.cost_per_1000.method == "percentile bootstrap"
     person = c.plans[-1]
-    assert person.label == "a person alone" and person.cost_per_1000 == pytest.approx(5000)
+    assert person.label == "a person alone" and person.cost_per_1000.value == pytest.approx(5000)
     assert [p.label for p in c.plans[1:4]] == ["cheap alone", "mid alone", "strong alone"]
     assert "Cheapest certified chain" in "\n".join(cascade_lines(c))
 

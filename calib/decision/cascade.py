@@ -49,6 +49,7 @@ import numpy as np
 from calib.bootstrap import percentile_interval
 from calib.decision.risk import check_levels, cp_upper, tail_pvalue
 from calib.errors import CalibError
+from calib.estimate import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 from calib.scale import snap
@@ -75,8 +76,7 @@ class Plan:
     accepted: int
     errors: int
     error_upper: float | None
-    cost_per_1000: float | None
-    cost_ci: tuple[float | None, float | None]
+    cost_per_1000: Estimate
     to_person: int
     label: str
 
@@ -98,7 +98,7 @@ class Plan:
             "label": self.label, "chain": list(self.judges), "thresholds": list(self.thresholds),
             "holds": self.holds, "items": self.items, "accepted": self.accepted, "errors": self.errors,
             "error_rate": self.error_rate, "error_upper": self.error_upper, "to_person": self.to_person,
-            "cost_per_1000": self.cost_per_1000, "cost_ci": list(self.cost_ci), "plan": self.describe(),
+            "cost_per_1000": self.cost_per_1000.value, "cost_ci": self.cost_per_1000.to_list(), "plan": self.describe(),
         })
 
 
@@ -287,7 +287,7 @@ def cascade(
         msg = (f"No chain is certified at {target_error:.1%} error among accepted with {confidence:.0%} confidence: "
                f"a person reviews every item ({person_price:g} each).")
     else:
-        msg = (f"Cheapest certified chain: {head.describe()}; about {head.cost_per_1000:,.2f} per 1,000 items; with "
+        msg = (f"Cheapest certified chain: {head.describe()}; about {head.cost_per_1000.value:,.2f} per 1,000 items; with "
                f"{confidence:.0%} confidence at most {target_error:.1%} of the items accepted at any stage are wrong.")
     return Cascade(head, tuple(plans), {nm: float(p) for nm, p in zip(names, pr, strict=True)}, float(person_price),
                    target_error, confidence, int(n), float(level), int(seed), msg, tuple(ids[test]))
@@ -311,6 +311,8 @@ def _plan(choice, label, stated, wrong, test, grids, names, prices, person, conf
         draws = np.concatenate([1000 * cost[rng.integers(0, test.size, (min(200, reps - r), test.size))].mean(axis=1)
                                 for r in range(0, reps, 200)])  # items drawn with replacement, 200 resamples at once
     ci = percentile_interval(draws, level) if reps else (None, None)
+    per_1000 = Estimate.of(finite_or_none(1000 * cost.mean()), ci, level if reps else None,
+                           PERCENTILE if reps else NONE)
     up = finite_or_none(cp_upper(e, a, confidence)) if a else None
     return Plan(tuple(names[k] for k in chain), th, holds, int(test.size), a, e, up,
-                finite_or_none(1000 * cost.mean()), ci, int(test.size - a), label)
+                per_1000, int(test.size - a), label)

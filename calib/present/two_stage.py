@@ -152,11 +152,10 @@ def cascade_lines(c: object) -> list[str]:
            f"  (prices: {', '.join(f'{k} {money(v)}' for k, v in c.prices.items())}, a person {money(c.person_price)}; "
            f"measured on the {c.plans[0].items:,} test items of {c.shared_items:,} shared)", ""]
     for p in c.plans:
-        lo, hi = p.cost_ci
         err = ("nothing accepted" if not p.accepted else
                f"{p.errors:,} wrong of {p.accepted:,} accepted ({pct(p.error_rate)}, bound {pct(p.error_upper)})")
         out += [f"{p.label}: {p.describe()}",
-                f"  cost per 1,000 items {money(p.cost_per_1000)} {interval(lo, hi, money)}; {err}; "
+                f"  cost per 1,000 items {money(p.cost_per_1000.value)} {interval(*p.cost_per_1000.ci, money)}; {err}; "
                 f"{p.to_person:,} to a person"]
     if not c.plans:
         out.append(MISSING)
