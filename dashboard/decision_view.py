@@ -111,7 +111,7 @@ def recommendation_card(d: Decision, ds: Dataset, *, button: bool) -> None:
                if r.holds else explain.help_text("error_bound"))
         metric(c4, CHEAPEST_LABEL, "no costs given" if ch is None else (
             "review everything" if ch.threshold is None else short_threshold(ch.threshold)),
-            None if ch is None else f"{fmt.estimate(ch.cost, *ch.cost_ci)} per item",
+            None if ch is None else f"{fmt.estimate(ch.cost.value, *ch.cost.ci)} per item",
             help=explain.help_text("cost"))
         st.text(f"Target: {card.target}, {card.guarantee}.")
         st.text(card.message)

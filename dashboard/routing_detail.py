@@ -261,7 +261,7 @@ def _costs(v: views.View, r: Routing, d: Decision | None, ds: Dataset, axis: Thr
             ch = d.costs.cheapest
             if ch is not None:
                 where = "review everything" if ch.threshold is None else short_threshold(ch.threshold)
-                st.text(f"Cheapest threshold: {where} ({fmt.num(ch.cost)} per item {fmt.ci_text(ch.cost_ci)})")
+                st.text(f"Cheapest threshold: {where} ({fmt.num(ch.cost.value)} per item {fmt.ci_text(ch.cost.ci)})")
             cap = capacity_text(d.costs.capacity, d.costs.on, ds.table.scale)
             if cap:
                 st.text(cap)

@@ -869,7 +869,7 @@ def test_html_report_carries_the_decision_with_its_intervals():
     assert h.escape(want.recommendation.message) in doc
     lo, hi = want.aurc.aurc.ci
     assert f"{lo:.4f}" in doc and f"{hi:.4f}" in doc  # AURC with its interval
-    c_lo, c_hi = want.costs.cheapest.cost_ci
+    c_lo, c_hi = want.costs.cheapest.cost.ci
     assert f"{c_lo:.3f}" in doc and f"{c_hi:.3f}" in doc  # the cheapest cost with its interval
     assert "The review threshold in force, 90" in doc
 

@@ -301,12 +301,12 @@ def test_cost_curve_and_cheapest_match_brute_force(seed, rates):
     assert [p["cost"] for p in curve] == pytest.approx([w[1] for w in want[:-1]])
     best = min(range(len(want)), key=lambda i: (want[i][1], i))  # first (lowest threshold) on ties
     ch = got.cheapest
-    assert ch.cost == pytest.approx(want[best][1])
+    assert ch.cost.value == pytest.approx(want[best][1])
     assert ch.threshold == (None if want[best][0] == math.inf else want[best][0])
     assert ch.saving_vs_review_all == pytest.approx(want[-1][1] - want[best][1])
     assert ch.saving_vs_review_none == pytest.approx(want[0][1] - want[best][1])
-    lo, hi = ch.cost_ci
-    assert lo <= ch.cost + 1e-9 and ch.cost - 1e-9 <= hi
+    lo, hi = ch.cost.ci
+    assert lo <= ch.cost.value + 1e-9 and ch.cost.value - 1e-9 <= hi and ch.cost.level == 0.95
     assert all(p["cost_ci"][0] <= p["cost"] + 1e-9 <= p["cost_ci"][1] + 2e-9 for p in curve)
     json.dumps(got.to_dict(), allow_nan=False)
 
@@ -356,7 +356,7 @@ def test_clustered_cost_band_resamples_clusters():
                           cost_miss=10, reps=400)
     narrow = decision.costs(rows_of(np.repeat(s[::4], 4), np.repeat(y[::4], 4)), cost_review=1, cost_miss=10,
                             reps=400)
-    w, n = wide.cheapest.cost_ci, narrow.cheapest.cost_ci
+    w, n = wide.cheapest.cost.ci, narrow.cheapest.cost.ci
     assert (w[1] - w[0]) > 1.4 * (n[1] - n[0])  # whole items resampled: about twice as wide
 
 
@@ -627,9 +627,9 @@ def test_cheapest_cost_interval_allows_for_picking_the_minimum():
         n = rng.multinomial(300, np.full(11, 1 / 11))
         ch = decision.costs(from_counts(values, n, rng.binomial(n, 0.8), scale=S100), cost_review=1, cost_miss=5,
                             reps=400, seed=seed).cheapest
-        cover += ch.cost_ci[0] <= 1.0 <= ch.cost_ci[1]
-        pointwise += ch.cost_ci_pointwise[0] <= 1.0 <= ch.cost_ci_pointwise[1]
-        assert ch.cost_ci[0] <= ch.cost <= ch.cost_ci[1]
+        cover += ch.cost.contains(1.0)
+        pointwise += ch.cost_pointwise.contains(1.0)
+        assert ch.cost.contains(ch.cost.value) and ch.cost.method == ch.cost_ci_method
         assert ch.to_dict()["cost_ci_method"].startswith("simultaneous over the 12 thresholds")
     assert pointwise <= 56 and cover >= 57
 

@@ -130,7 +130,7 @@ def test_decision_section_escapes_group_and_judge_names(tmp_path):
     assert EVIL in cells and "plain" in cells  # group and judge names read back as text
     dd = "".join(data for tag, data in p.text if tag == "dd")
     assert f"{d.recommendation.threshold:g} (0-100 scale)" in dd
-    assert f"expected cost {d.costs.cheapest.cost:.3f} per item" in dd
+    assert f"expected cost {d.costs.cheapest.cost.value:.3f} per item" in dd
     frame = hr.per_group_frame(d, scale=ds.table.scale)
     assert list(frame["Group"]) == [g.group for g in d.per_group.groups]
     certified = frame["certified on its own items"]

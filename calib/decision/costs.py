@@ -47,6 +47,7 @@ from calib import routing
 from calib.bootstrap import percentile_interval
 from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
+from calib.estimate import NONE, PERCENTILE, Estimate
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
 from calib.settings import REPS
@@ -104,30 +105,33 @@ def capacity_items(total: int, items: int | None, share: float | None) -> int | 
 
 @dataclass(frozen=True)
 class Cheapest:
-    """The cheapest threshold (``None``: review everything) and its figures; costs per item."""
+    """The cheapest threshold (``None``: review everything) and its figures; costs per item.
+
+    ``cost`` is an :class:`~calib.estimate.Estimate` whose interval is simultaneous over
+    the ``compared`` thresholds (:data:`SIMULTANEOUS`); ``cost_pointwise`` the same figure
+    with the pointwise percentile interval at it alone (narrower: it ignores the choice)."""
 
     threshold: float | None
-    cost: float
-    cost_ci: tuple[float | None, float | None]
+    cost: Estimate
     threshold_ci: tuple[float | None, float | None]
     saving_vs_review_all: float
     saving_vs_review_none: float
     cost_total: float
     to_person: int
     accepted: int
-    cost_ci_pointwise: tuple[float | None, float | None] = (None, None)
+    cost_pointwise: Estimate
     compared: int = 0
 
     @property
     def cost_ci_method(self) -> str:
-        """How ``cost_ci`` was made (the JSON's ``cost_ci_method``)."""
+        """How ``cost``'s interval was made (the JSON's ``cost_ci_method``)."""
         return SIMULTANEOUS.format(m=self.compared)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "threshold": finite_or_none(self.threshold), "cost": finite_or_none(self.cost),
-            "cost_ci": [finite_or_none(x) for x in self.cost_ci],
-            "cost_ci_pointwise": [finite_or_none(x) for x in self.cost_ci_pointwise],
+            "threshold": finite_or_none(self.threshold), "cost": finite_or_none(self.cost.value),
+            "cost_ci": [finite_or_none(x) for x in self.cost.ci],
+            "cost_ci_pointwise": [finite_or_none(x) for x in self.cost_pointwise.ci],
             "cost_ci_method": self.cost_ci_method if self.compared else None,
             "threshold_ci": [finite_or_none(x) for x in self.threshold_ci],
             "saving_vs_review_all": finite_or_none(self.saving_vs_review_all),
@@ -295,10 +299,14 @@ def _cheapest(
         cost_ci = simultaneous_interval(draws, at, level)
         t_ci = _quantile_threshold(grid[np.argmin(draws[:, :-1], axis=1)], level)
     n_person = int(b.cum_n[i])
+    compared = int(grid.size) if draws is not None else 0
+    lv, how = (level, PERCENTILE) if draws is not None else (None, NONE)
+    cost = float(exact[i])
     cheap = Cheapest(
-        None if i == b.score.size else t, float(exact[i]), cost_ci, t_ci,
+        None if i == b.score.size else t,
+        Estimate.of(cost, cost_ci, lv, SIMULTANEOUS.format(m=compared) if compared else NONE), t_ci,
         float(exact[-1] - exact[i]), float(exact[0] - exact[i]), float(exact[i] * b.total), n_person,
-        b.total - n_person, pointwise, int(grid.size) if draws is not None else 0,
+        b.total - n_person, Estimate.of(cost, pointwise, lv, how), compared,
     )
     return cheap, lo, hi
 

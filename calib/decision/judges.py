@@ -163,7 +163,7 @@ def compare_judges(
         if cost_review is not None or cost_miss is not None:
             ch = costs(ds, cost_review=cost_review, cost_miss=cost_miss, cost_right=cost_right, reps=0).cheapest
             if ch is not None:
-                t, c = ch.threshold, ch.cost
+                t, c = ch.threshold, ch.cost.value
         rows.append(JudgeRow(ds.name, r, t, c))
     pairs = []
     for (i, da), (j, db) in combinations(enumerate(datasets), 2):

@@ -114,11 +114,11 @@ def cost_text(ch: Cheapest | None, on: str = "stated", scale: Scale | None = Non
     """The cheapest threshold's cost per item with its interval and the savings."""
     if ch is None:
         return None
-    ci = ci_text(ch.cost_ci, 3)
+    ci = ci_text(ch.cost.ci, 3)
     where = threshold_text(ch.threshold, on, scale)
     t_ci = _threshold_ci(ch.threshold_ci)
     at = "the cheapest choice, reviewing everything" if ch.threshold is None else f"the cheapest threshold, {where}"
-    text = f"expected cost {num(ch.cost)} per item{' ' + ci if ci else ''} at {at}"
+    text = f"expected cost {num(ch.cost.value)} per item{' ' + ci if ci else ''} at {at}"
     if ci and ch.compared:
         text += f" ({SIMULTANEOUS_CI.format(m=count(ch.compared))})"
     if t_ci:
