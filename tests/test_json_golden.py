@@ -6,7 +6,7 @@ not, byte for byte.
 The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
 the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes
 nothing else), with the commands of :data:`CASES` run from the repository root
-(``compare_judges_ab.json``, ``route_stability.json`` and ``cascade_ac.json`` from
+(``compare_judges_ab.json``, ``route_stability.json``, ``cascade_ac.json`` and ``drift_ab.json`` from
 ``git archive b67ccf0``, the same code, when those results were converted;
 ``repeated_judge_a.jsonl`` is the first 400 rows of ``judge_a_synthetic.jsonl``, two
 judgments per item id).
@@ -39,6 +39,8 @@ CASES: dict[str, list[str]] = {
     "cascade_ac.json": ["cascade", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_c_synthetic.jsonl",
                         "--prices", "0.01,0.1", "--person-price", "5", "--target-error", "0.4", "--reps", "100",
                         "--json"],
+    "drift_ab.json": ["drift", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
+                      "--reps", "200", "--json"],
     "compare_judges_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
                                "--target-error", "0.2", "--reps", "200", "--json"],
 }
