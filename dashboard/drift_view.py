@@ -154,12 +154,12 @@ def series_for(runs: tuple[Dataset, ...], v: views.View, reference: int) -> tupl
 
 
 def _ci(c) -> str:  # c: calib.drift.Change
-    lo, hi = c.ci
+    lo, hi = c.diff.ci
     if lo is None or hi is None:
         return "no interval"
     if c.name == "ece":
-        return f"change {fmt.signed(c.diff)}, interval [{fmt.signed(lo)}, {fmt.signed(hi)}], {fmt.p_value(c.p)}"
-    return f"change {fmt.points(c.diff)}, interval [{fmt.points(lo)}, {fmt.points(hi)}], {fmt.p_value(c.p)}"
+        return f"change {fmt.signed(c.diff.value)}, interval [{fmt.signed(lo)}, {fmt.signed(hi)}], {fmt.p_value(c.p)}"
+    return f"change {fmt.points(c.diff.value)}, interval [{fmt.points(lo)}, {fmt.points(hi)}], {fmt.p_value(c.p)}"
 
 
 def show_headline(d: Drift) -> None:
@@ -170,10 +170,10 @@ def show_headline(d: Drift) -> None:
     for col, c in zip(cols, d.changes, strict=True):
         value = fmt.num(c.new) if c.name == "ece" else fmt.pct(c.new)
         old = fmt.num(c.old) if c.name == "ece" else fmt.pct(c.old)
-        lo, hi = c.ci
+        lo, hi = c.diff.ci
         change = None if lo is None or hi is None else (
-            f"change {fmt.signed(c.diff)} {fmt.interval(lo, hi, fmt.signed)}" if c.name == "ece" else
-            f"change {fmt.points(c.diff)} {fmt.interval(lo, hi, fmt.points)}")
+            f"change {fmt.signed(c.diff.value)} {fmt.interval(lo, hi, fmt.signed)}" if c.name == "ece" else
+            f"change {fmt.points(c.diff.value)} {fmt.interval(lo, hi, fmt.points)}")
         metric(col, f"{LABELS[c.name].capitalize()} (new)", value, change,
                help=f"old {old}; {_ci(c)}.  \n{explain.help_text(c.name)}")
 

@@ -74,7 +74,7 @@ def test_point_figures_equal_a_direct_computation():
         ka, kb = a.stated == v.value, b.stated == v.value
         assert (v.n_old, v.n_new) == (ka.sum(), kb.sum())
         assert v.diff == pytest.approx(b.correct[kb].mean() - a.correct[ka].mean())
-    assert d.change("accuracy").diff == pytest.approx(b.correct.mean() - a.correct.mean())
+    assert d.change("accuracy").diff.value == pytest.approx(b.correct.mean() - a.correct.mean())
 
 
 def test_width_bins_ece_matches_the_audit_for_a_continuous_score():
@@ -172,10 +172,10 @@ def test_paired_interval_agrees_with_a_brute_force_bootstrap():
         i = g.integers(0, 400, 400)  # the same items in both runs
         diffs.append(b.correct[i].mean() - a.correct[i].mean())
     lo, hi = _quantiles(diffs)
-    c = d.change("accuracy").ci
+    c = d.change("accuracy").diff.ci
     assert c[0] == pytest.approx(lo, abs=0.006) and c[1] == pytest.approx(hi, abs=0.006)
     # pairing narrows it: the unpaired interval of the same rows is wider
-    u = drift(a, b, reps=4000, seed=1, pairing="unpaired").change("accuracy").ci
+    u = drift(a, b, reps=4000, seed=1, pairing="unpaired").change("accuracy").diff.ci
     assert u[1] - u[0] > c[1] - c[0]
 
 
@@ -186,7 +186,7 @@ def test_unpaired_interval_agrees_with_a_brute_force_bootstrap():
     g = np.random.default_rng(98)
     diffs = [b.prob[g.integers(0, 300, 300)].mean() - a.prob[g.integers(0, 300, 300)].mean() for _ in range(4000)]
     lo, hi = _quantiles(diffs)
-    c = d.change("mean_confidence").ci
+    c = d.change("mean_confidence").diff.ci
     assert c[0] == pytest.approx(lo, abs=0.003) and c[1] == pytest.approx(hi, abs=0.003)
 
 
@@ -482,7 +482,7 @@ def test_paired_runs_with_clusters_resample_whole_clusters():
         w = np.bincount(g.integers(0, 20, 20), minlength=20)
         diffs.append((w @ rb - w @ ra) / (20 * w.sum()))
     lo, hi = _quantiles(diffs)
-    c = d.change("accuracy").ci
+    c = d.change("accuracy").diff.ci
     assert c[0] == pytest.approx(lo, abs=0.008) and c[1] == pytest.approx(hi, abs=0.008)
     assert any("Paired with clusters" in x for x in d.notes)
 

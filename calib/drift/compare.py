@@ -84,6 +84,7 @@ from calib.dataset import Data, Dataset, table_and_rows
 from calib.drift.score import holm, score_interval, score_p
 from calib.drift.units import codes, paired_units
 from calib.errors import CalibError
+from calib.estimate import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.settings import BINS, DEFAULT_CONFIDENCE, DEFAULT_TARGET, DRIFT_PAIRINGS, LEVEL, REPS
 from calib.table import MAX_EXACT_CELLS, CountTable
@@ -102,20 +103,20 @@ CHUNK = 200
 
 @dataclass(frozen=True)
 class Change:
-    """One headline figure in both runs, its change ``new - old`` with an interval, and its test."""
+    """One headline figure in both runs, its change ``new - old`` (an
+    :class:`~calib.estimate.Estimate` with its percentile bootstrap interval), and its test."""
 
     name: str
     old: float | None
     new: float | None
-    diff: float | None
-    ci: tuple[float | None, float | None]
+    diff: Estimate
     p: float | None
     test: str
     rejected: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return plain({"name": self.name, "old": self.old, "new": self.new, "diff": self.diff,
-                      "diff_ci": list(self.ci), "p": self.p, "test": self.test, "rejected": self.rejected})
+        return plain({"name": self.name, "old": self.old, "new": self.new, "diff": self.diff.value,
+                      "diff_ci": self.diff.to_list(), "p": self.p, "test": self.test, "rejected": self.rejected})
 
 
 @dataclass(frozen=True)
@@ -614,9 +615,10 @@ def _assemble(names, why, paired, kept, whole, clustered, scheme, nb, reps, seed
     family = [j for j in family if tests[j][0] is not None]
     adj = dict(zip(family, holm(np.array([tests[j][0] for j in family], dtype=float)), strict=True))
     rejected = {j for j, a in adj.items() if a <= alpha}
+    lv, how = (level, PERCENTILE) if reps else (None, NONE)
     changes = tuple(Change(HEADLINE[j], finite_or_none(fo[j]), finite_or_none(fn[j]),
-                           finite_or_none(fn[j] - fo[j]), cis[j], finite_or_none(tests[j][0]), tests[j][1],
-                           j in rejected) for j in range(4))
+                           Estimate.of(finite_or_none(fn[j] - fo[j]), cis[j], lv, how), finite_or_none(tests[j][0]),
+                           tests[j][1], j in rejected) for j in range(4))
     values = tuple(ValueChange(
         float(lay.values[j]), int(so[3 + 3 * B + j]), int(sn[3 + 3 * B + j]), int(so[3 + 3 * B + V + j]),
         int(sn[3 + 3 * B + V + j]), cis[4 + j], finite_or_none(tests[4 + j][0]) if 4 + j in adj else None,

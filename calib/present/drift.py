@@ -45,12 +45,13 @@ def _pts(x: float | None, digits: int = 0) -> str:
 
 
 def _diff_text(c: Change) -> str:
-    lo, hi = c.ci
+    d = c.diff
+    lo, hi = d.ci
     if c.name in AS_PCT:
         ci = "" if lo is None or hi is None else f" [{_pts(lo, 1)}, {_pts(hi, 1)}]"
-        return f"{_pts(c.diff, 1)} points{ci}"
+        return f"{_pts(d.value, 1)} points{ci}"
     ci = "" if lo is None or hi is None else f" [{num(lo)}, {num(hi)}]"
-    return f"{'' if c.diff is None else ('+' if c.diff >= 0 else '')}{num(c.diff)}{ci}".replace("-", "−")
+    return f"{'' if d.value is None else ('+' if d.value >= 0 else '')}{num(d.value)}{ci}".replace("-", "−")
 
 
 def change_line(c: Change) -> str:
