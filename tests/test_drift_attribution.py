@@ -48,9 +48,9 @@ def test_four_items_by_hand():
     a = attribute(OLD, NEW, 50.0, answers_old=ANS_OLD, answers_new=ANS_NEW, reps=0)
     judge, system, total = by_hand()
     assert (judge, system) == (F(-1, 8), F(-7, 24))
-    assert a.judge.estimate == pytest.approx(float(judge))
-    assert a.system.estimate == pytest.approx(float(system))
-    assert a.total.estimate == pytest.approx(float(total))
+    assert a.judge.value == pytest.approx(float(judge))
+    assert a.system.value == pytest.approx(float(system))
+    assert a.total.value == pytest.approx(float(total))
     assert (a.shared_items, a.same_answer, a.answer_match) == (4, 3, "answer text")
     assert a.old_answers_new_judge == pytest.approx(2 / 3)
     assert a.new_answers_old_judge == pytest.approx(1 / 2)
@@ -60,7 +60,7 @@ def test_outcome_proxy_reads_a_flipped_outcome_as_a_new_answer():
     a = attribute(OLD, NEW, 50.0, reps=0)  # no answer text: i2's outcome flipped, the rest kept theirs
     judge, system, _ = by_hand()
     assert a.answer_match == "outcome" and a.same_answer == 3
-    assert a.judge.estimate == pytest.approx(float(judge)) and a.system.estimate == pytest.approx(float(system))
+    assert a.judge.value == pytest.approx(float(judge)) and a.system.value == pytest.approx(float(system))
     assert any("outcome" in n for n in a.notes)
 
 
@@ -70,7 +70,7 @@ def test_matched_by_question_text_without_ids():
     new = rows([40, 80, 90, 70][::-1], [1, 0, 0, 1][::-1], ids=[""] * 4, text=q[::-1])  # order shuffled
     a = attribute(old, new, 50.0, reps=0)
     assert a.matched_by == "question text"
-    assert a.judge.estimate == pytest.approx(float(by_hand()[0]))
+    assert a.judge.value == pytest.approx(float(by_hand()[0]))
 
 
 def test_no_shared_item_gives_none():
@@ -94,13 +94,13 @@ def test_parts_add_up_and_no_answer_change_means_no_system_part():
     rng = np.random.default_rng(3)
     old, new, moved = _planted(rng, 400, True, False)
     a = attribute(old, new, 80.0, answers_old=np.zeros(400, int).astype(str), answers_new=moved, reps=300)
-    assert a.system.estimate == 0.0 and a.system.ci == (0.0, 0.0)
-    assert a.judge.estimate == pytest.approx(a.total.estimate)
-    assert a.judge.ci[0] <= a.judge.estimate <= a.judge.ci[1]
+    assert a.system.value == 0.0 and a.system.ci == (0.0, 0.0)
+    assert a.judge.value == pytest.approx(a.total.value)
+    assert a.judge.ci[0] <= a.judge.value <= a.judge.ci[1]
     old, new, moved = _planted(rng, 400, True, True)
     a = attribute(old, new, 80.0, answers_old=np.zeros(400, int).astype(str), answers_new=moved, reps=300)
-    assert a.judge.estimate + a.system.estimate == pytest.approx(a.total.estimate)
-    assert a.accuracy_new - a.accuracy_old == pytest.approx(a.total.estimate)
+    assert a.judge.value + a.system.value == pytest.approx(a.total.value)
+    assert a.accuracy_new - a.accuracy_old == pytest.approx(a.total.value)
 
 
 def test_planted_judge_change_is_attributed_to_the_judge():
@@ -161,7 +161,7 @@ def test_cli_answer_key_missing_is_named(tmp_path, capsys):
 def test_without_a_threshold_every_item_is_accepted_and_the_judge_cannot_move_accuracy():
     a = attribute(OLD, NEW, None, answers_old=ANS_OLD, answers_new=ANS_NEW, reps=0)
     assert a.accuracy_old == pytest.approx(3 / 4) and a.accuracy_new == pytest.approx(2 / 4)
-    assert a.judge.estimate == pytest.approx(0.0) and a.system.estimate == pytest.approx(-1 / 4)
+    assert a.judge.value == pytest.approx(0.0) and a.system.value == pytest.approx(-1 / 4)
 
 
 def test_cli_anchor_set_from_a_file(tmp_path, capsys):
@@ -185,7 +185,7 @@ def test_answer_key_needs_json_lines_and_undefined_accuracy_is_said(tmp_path, ca
     code, _, err = run(["drift", js, js, "--answer-key", "pred"], capsys)
     assert code == 2 and "JSON Lines" in err
     a = attribute(rows([90, 90, 90], [1, 1, 0]), rows([10, 10, 10], [1, 1, 0]), 50.0, reps=20)
-    assert a.accuracy_new is None and a.judge.estimate is None
+    assert a.accuracy_new is None and a.judge.value is None
     assert any("accepts none" in n for n in a.notes)
 
 
@@ -197,9 +197,23 @@ def test_clusters_coarser_than_items_are_resampled_whole():
     a = attribute(replace(old, cluster=np.array(["c1", "c1", "c2", "c2"])), new, 50.0, reps=200,
                   answers_old=ANS_OLD, answers_new=ANS_NEW)
     assert any("resamples the 2 groups" in n for n in a.notes)
-    assert a.judge.estimate == pytest.approx(float(by_hand()[0]))  # the point estimate does not move
+    assert a.judge.value == pytest.approx(float(by_hand()[0]))  # the point estimate does not move
     # two groups resampled whole: each resample is {c1, c1}, {c2, c2} or {c1, c2}; by hand, the judge
     # part of {c1, c1} is that of items i0, i1 alone: old 1/2, new 0/1, A1 = 0/1, A2 = 1/2 -> judge -1/2
     assert a.judge.ci[0] == pytest.approx(-0.5)
     a = attribute(replace(old, cluster=np.array(["i0", "i1", "i2", "i3"])), new, 50.0, reps=0)
     assert not any("groups" in n for n in a.notes)
+
+
+def test_a_widened_part_says_why_in_its_estimate():
+    """A part whose percentile interval misses its estimate is widened to hold it (said in the
+    notes); the :class:`~calib.estimate.Estimate` carries the reason too, so it never excludes
+    its own estimate silently. Draws all above the estimate: the lower end becomes it."""
+    from calib.drift.attribution import _part
+
+    notes: list[str] = []
+    e = _part(0.5, np.array([0.6, 0.7, 0.8] * 10), 0.9, "judge", notes)
+    assert e.value == 0.5 and e.lo == 0.5 and e.hi == pytest.approx(0.8) and e.level == 0.9
+    assert "widened" in e.note and not e.excludes_own_estimate and len(notes) == 1
+    inside = _part(0.7, np.array([0.6, 0.7, 0.8] * 10), 0.9, "judge", notes)
+    assert inside.note == "" and inside.ci == (pytest.approx(0.6), pytest.approx(0.8)) and len(notes) == 1

@@ -65,6 +65,7 @@ import numpy as np
 from calib.bootstrap import percentile_interval
 from calib.drift.score import holm, score_interval, score_p
 from calib.drift.units import paired_units
+from calib.estimate import PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 from calib.scale import snap
@@ -80,15 +81,14 @@ DEFINITION = ("accuracy among accepted on the shared items; judge = Shapley aver
               "- old and new - (new answers, old judge); system = the rest; paired bootstrap over shared items")
 
 
-@dataclass(frozen=True)
-class Part:
-    """One part of the change, with its interval."""
+#: Why a part's interval was widened (:attr:`Estimate.note`): it is the percentile interval
+#: otherwise, which on few items can miss the estimate.
+WIDENED = "the percentile interval missed the estimate; widened to include it"
 
-    estimate: float | None
-    ci: tuple[float | None, float | None]
 
-    def to_dict(self) -> dict[str, Any]:
-        return plain({"estimate": self.estimate, "ci": list(self.ci)})
+def part_dict(p: Estimate) -> dict[str, Any]:
+    """One part of the change as the JSON holds it: ``{"estimate", "ci": [lo, hi]}``."""
+    return plain({"estimate": p.value, "ci": p.to_list()})
 
 
 @dataclass(frozen=True)
@@ -132,9 +132,10 @@ class Attribution:
     accuracy_new: float | None
     old_answers_new_judge: float | None
     new_answers_old_judge: float | None
-    judge: Part
-    system: Part
-    total: Part
+    #: the judge's part, the system's and the total change, each with its interval
+    judge: Estimate
+    system: Estimate
+    total: Estimate
     anchor_items: int
     anchors: tuple[AnchorValue, ...]
     meaning_changed: bool
@@ -144,7 +145,7 @@ class Attribution:
 
     def to_dict(self) -> dict[str, Any]:
         return plain({
-            "judge": self.judge.to_dict(), "system": self.system.to_dict(), "total": self.total.to_dict(),
+            "judge": part_dict(self.judge), "system": part_dict(self.system), "total": part_dict(self.total),
             "shared_items": self.shared_items, "same_answer_items": self.same_answer,
             "changed_answer_items": self.shared_items - self.same_answer, "matched_by": self.matched_by,
             "answer_match": self.answer_match, "threshold": self.threshold,
@@ -277,7 +278,7 @@ def attribute(
         draws.append(_parts(w, num, den))
     boot = np.concatenate(draws) if draws else np.empty((0, 7))
     notes: list[str] = []
-    parts = [_part(point[j], boot[:, j], level, name, notes) if reps else Part(finite_or_none(point[j]), (None, None))
+    parts = [_part(point[j], boot[:, j], level, name, notes) if reps else Estimate.point(finite_or_none(point[j]))
              for j, name in ((4, "judge"), (5, "system"), (6, "total"))]
     anchor_items = same if anchors is None else np.isin(shared, np.asarray(anchors, str))
     anchor_vals = _anchor_values(old, new, keep_o.copy() & np.isin(ko_all, shared[anchor_items]),
@@ -301,15 +302,15 @@ def attribute(
         any(a.moved for a in anchor_vals), float(level), int(reps), tuple(notes))
 
 
-def _part(estimate: float, draws: np.ndarray, level: float, name: str, notes: list[str]) -> Part:
+def _part(estimate: float, draws: np.ndarray, level: float, name: str, notes: list[str]) -> Estimate:
     """The estimate with its percentile interval, widened to hold the estimate (said in ``notes``)."""
     est = finite_or_none(estimate)
     lo, hi = percentile_interval(draws, level)
     if est is not None and lo is not None and hi is not None and not lo - 1e-12 <= est <= hi + 1e-12:
         notes.append(f"The {name} part's percentile interval [{lo:.4f}, {hi:.4f}] missed its estimate; "
                      "widened to include it.")
-        lo, hi = min(lo, est), max(hi, est)
-    return Part(est, (lo, hi))
+        return Estimate(est, min(lo, est), max(hi, est), level, PERCENTILE, WIDENED)
+    return Estimate(est, lo, hi, level, PERCENTILE)
 
 
 def for_drift(old: Any, new: Any, check: Any, *, answers: tuple[np.ndarray, np.ndarray] | None = None,

@@ -23,7 +23,8 @@ from calib.wording import value as stated_text
 
 if TYPE_CHECKING:
     from calib.drift import Change, Drift, Series, ThresholdCheck, ValueChange
-    from calib.drift.attribution import Attribution, Part
+    from calib.drift.attribution import Attribution
+    from calib.estimate import Estimate
 
 #: How each headline figure is named and written.
 LABELS = {"accuracy": "accuracy", "mean_confidence": "mean confidence", "ece": "calibration error (ECE)",
@@ -124,12 +125,12 @@ def drift_lines(d: Drift) -> list[str]:
 def attribution_sentence(a: Attribution) -> str:
     """``of the −6.0-point change in accuracy among accepted, −4.5 [−5.8, −3.1] come from the judge
     and −1.5 [...] from the answers judged``."""
-    def part(p: Part) -> str:
+    def part(p: Estimate) -> str:
         lo, hi = p.ci
         ci = "" if lo is None or hi is None else f" [{_pts(lo, 1)}, {_pts(hi, 1)}]"
-        return f"{_pts(p.estimate, 1)}{ci}"
+        return f"{_pts(p.value, 1)}{ci}"
 
-    return (f"Of the {_pts(a.total.estimate, 1)}-point change in accuracy among accepted ({pct(a.accuracy_old)} -> "
+    return (f"Of the {_pts(a.total.value, 1)}-point change in accuracy among accepted ({pct(a.accuracy_old)} -> "
             f"{pct(a.accuracy_new)} on {a.shared_items:,} shared items), {part(a.judge)} points come from the "
             f"judge and {part(a.system)} from the answers judged.")
 
@@ -169,7 +170,7 @@ def attribution_rows(a: Attribution) -> list[dict[str, str]]:
     percentage points with its interval (the Drift page's table)."""
     from calib.present.format import ci_text, points
 
-    return [{"part": label, "change in accuracy among accepted": points(getattr(a, key).estimate),
+    return [{"part": label, "change in accuracy among accepted": points(getattr(a, key).value),
              f"{pct(a.level, 0)} interval (points)": ci_text(getattr(a, key).ci, as_pct=True) or MISSING}
             for key, label in ATTRIBUTION_PARTS]
 
