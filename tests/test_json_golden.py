@@ -1,4 +1,5 @@
-"""The ``--json`` of ``calib audit``, ``route``, ``fit`` and ``compare`` is a contract: the
+"""The ``--json`` of ``calib audit``, ``route``, ``fit``, ``compare``, ``cascade`` and ``drift``
+is a contract: the
 engine's result types may change inside (issue 23 item 4: one :class:`calib.estimate.Estimate`
 for a figure and its interval instead of parallel ``x`` and ``x_ci`` fields), their JSON may
 not, byte for byte.
@@ -6,10 +7,12 @@ not, byte for byte.
 The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
 the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes
 nothing else), with the commands of :data:`CASES` run from the repository root
-(``compare_judges_ab.json``, ``route_stability.json``, ``cascade_ac.json`` and ``drift_ab.json`` from
-``git archive b67ccf0``, the same code, when those results were converted;
+(``compare_judges_ab.json``, ``route_stability.json``, ``cascade_ac.json``,
+``drift_ab.json`` and ``covariate_length.json`` from ``git archive b67ccf0``, the same
+code, when those results were converted;
 ``repeated_judge_a.jsonl`` is the first 400 rows of ``judge_a_synthetic.jsonl``, two
-judgments per item id).
+judgments per item id; ``covariate_judge_a.jsonl`` the same rows with a numeric field
+``length``, 3 x the subject's length + the row number mod 7).
 If a deliberate change to a schema or a computation alters one, regenerate it with that
 command and say why in the commit.
 """
@@ -41,6 +44,8 @@ CASES: dict[str, list[str]] = {
                         "--json"],
     "drift_ab.json": ["drift", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
                       "--reps", "200", "--json"],
+    "covariate_length.json": ["audit", "tests/data/golden/covariate_judge_a.jsonl", "--covariate", "length",
+                              "--reps", "50", "--json"],
     "compare_judges_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
                                "--target-error", "0.2", "--reps", "200", "--json"],
 }
