@@ -38,6 +38,7 @@ import numpy as np
 from scipy import stats
 
 from calib.errors import CalibError
+from calib.estimate import NONE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 
@@ -56,28 +57,29 @@ MISSING = "(missing)"
 #: Longest segment label (a longer text value is cut; values sharing the cut share a segment).
 LABEL_CHARS = 80
 OTHER = "(other)"
+#: :attr:`Estimate.method` of the residual's and the slope's intervals.
+CR1 = "t interval, cluster-robust standard error (CR1)"
 
 
 @dataclass(frozen=True)
 class Segment:
     """One segment: its label, answers, clusters, accuracy, mean stated probability, mean
-    residual with its interval, the t test's p-value and its Holm-adjusted value (``None``
-    when too thin: ``thin``)."""
+    residual with its interval (an :class:`~calib.estimate.Estimate`), the t test's p-value
+    and its Holm-adjusted value (``None`` when too thin: ``thin``)."""
 
     label: str
     n: int
     clusters: int
     accuracy: float
     mean_confidence: float
-    residual: float
-    ci: tuple[float | None, float | None]
+    residual: Estimate
     p_value: float | None
     p_holm: float | None
     thin: bool
 
     def to_dict(self) -> dict[str, Any]:
         return {"segment": self.label, "n": self.n, "clusters": self.clusters, "accuracy": self.accuracy,
-                "mean_confidence": self.mean_confidence, "residual": self.residual, "ci": list(self.ci),
+                "mean_confidence": self.mean_confidence, "residual": self.residual.value, "ci": self.residual.to_list(),
                 "p_value": self.p_value, "p_holm": self.p_holm, "too_thin": self.thin}
 
 
@@ -91,8 +93,8 @@ class CovariateCalibration:
     n_missing: int
     level: float
     segments: tuple[Segment, ...]
-    slope: float | None = None
-    slope_ci: tuple[float | None, float | None] = (None, None)
+    #: the residual's slope per unit of a numeric field, with its interval (``None`` value: none)
+    slope: Estimate = field(default_factory=lambda: Estimate.point(None))
     slope_p: float | None = None
     notes: tuple[str, ...] = field(default=())
 
@@ -104,7 +106,7 @@ class CovariateCalibration:
     def to_dict(self) -> dict[str, Any]:
         return plain({
             "field": self.field, "kind": self.kind, "n_used": self.n_used, "n_missing": self.n_missing,
-            "level": self.level, "slope": self.slope, "slope_ci": list(self.slope_ci), "slope_p": self.slope_p,
+            "level": self.level, "slope": self.slope.value, "slope_ci": self.slope.to_list(), "slope_p": self.slope_p,
             "segments": [s.to_dict() for s in self.segments], "flagged": [s.label for s in self.flagged],
             "min_answers": MIN_ANSWERS, "min_clusters": MIN_CLUSTERS, "multiplicity": "Holm",
             "notes": list(self.notes),
@@ -153,12 +155,12 @@ def _segment(label: str, sub: Judgments, level: float, seed: int) -> Segment:
     g = int(np.unique(cl).size)
     acc, conf, res = float(np.mean(y)), float(np.mean(p)), float(np.mean(r))
     if n < MIN_ANSWERS or g < MIN_CLUSTERS:
-        return Segment(label, n, g, acc, conf, res, (None, None), None, None, True)
+        return Segment(label, n, g, acc, conf, Estimate.point(res), None, None, True)
     _, cov, g = cluster_ols(np.ones((n, 1)), r, cl)
     se = math.sqrt(max(float(cov[0, 0]), 0.0))
     tq = float(stats.t.ppf(0.5 + level / 2, g - 1))
     pv = m.calibration_in_the_large(from_judgments(sub), seed=seed).p_value
-    return Segment(label, n, g, acc, conf, res, (res - tq * se, res + tq * se), pv, None, False)
+    return Segment(label, n, g, acc, conf, Estimate(res, res - tq * se, res + tq * se, level, CR1), pv, None, False)
 
 
 def _numeric(values: np.ndarray) -> np.ndarray | None:
@@ -280,4 +282,6 @@ def covariate_calibration(rows: Judgments, values: np.ndarray, name: str, *, lev
         notes.append("standard errors are cluster-robust (CR1) over the rows' clusters (the unit is the cluster)")
     n_used = len(rows) - (n_missing if kind == "numeric" else 0)
     return CovariateCalibration(name, kind, int(n_used), n_missing, float(level), tuple(segs),
-                                finite_or_none(slope), slope_ci, finite_or_none(slope_p), tuple(notes))
+                                Estimate.of(finite_or_none(slope), slope_ci, level if slope is not None else None,
+                                            CR1 if slope is not None else NONE),
+                                finite_or_none(slope_p), tuple(notes))

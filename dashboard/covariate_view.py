@@ -82,7 +82,7 @@ def show_covariate(ctx: Context, ds: Dataset) -> None:
         show_error(exc)
         return
     st.text(words.headline(cov))
-    if cov.slope is not None:
+    if cov.slope.value is not None:
         st.text(words.slope_sentence(cov))
     st.dataframe(pd.DataFrame(words.segment_rows(cov)), hide_index=True)
     st.text("\n".join(cov.notes))

@@ -37,16 +37,17 @@ def test_cluster_robust_errors_match_statsmodels() -> None:
     c = covariate_calibration(rows(v, y, cl), np.array(x.tolist(), dtype=object), "x")
     fit = sm.OLS(r, sm.add_constant(x)).fit(cov_type="cluster", cov_kwds={"groups": cl, "df_correction": True},
                                              use_t=True)
-    assert c.slope == pytest.approx(fit.params[1])
-    assert c.slope_ci == (pytest.approx(fit.conf_int()[1][0]), pytest.approx(fit.conf_int()[1][1]))
+    assert c.slope.value == pytest.approx(fit.params[1])
+    assert c.slope.ci == (pytest.approx(fit.conf_int()[1][0]), pytest.approx(fit.conf_int()[1][1]))
+    assert c.slope.method.endswith("(CR1)") and c.slope.level == 0.95
     assert c.slope_p == pytest.approx(fit.pvalues[1])
     lang = rng.choice(["en", "de", "ja"], size=n)
     c = covariate_calibration(rows(v, y, cl), np.array(lang.tolist(), dtype=object), "lang")
     for s in c.segments:
         m = lang == s.label
         f = sm.OLS(r[m], np.ones(m.sum())).fit(cov_type="cluster", cov_kwds={"groups": cl[m]}, use_t=True)
-        assert s.residual == pytest.approx(f.params[0])
-        assert s.ci == (pytest.approx(f.conf_int()[0][0]), pytest.approx(f.conf_int()[0][1]))
+        assert s.residual.value == pytest.approx(f.params[0])
+        assert s.residual.ci == (pytest.approx(f.conf_int()[0][0]), pytest.approx(f.conf_int()[0][1]))
     ps = [s.p_value for s in c.segments]
     assert [s.p_holm for s in c.segments] == pytest.approx(list(multipletests(ps, method="holm")[1]))
 

@@ -1,8 +1,7 @@
 """The ``--json`` of ``calib audit``, ``route``, ``fit``, ``compare``, ``cascade`` and ``drift``
-is a contract: the
-engine's result types may change inside (issue 23 item 4: one :class:`calib.estimate.Estimate`
-for a figure and its interval instead of parallel ``x`` and ``x_ci`` fields), their JSON may
-not, byte for byte.
+is a contract: the engine's result types may change inside (issue 23 item 4: one
+:class:`calib.estimate.Estimate` for a figure and its interval instead of parallel ``x`` and
+``x_ci`` fields), their JSON may not, byte for byte.
 
 The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
 the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes

@@ -29,16 +29,16 @@ def covariate_lines(c: CovariateCalibration) -> list[str]:
     alpha = 1 - c.level
     out = [f"  {headline(c)}", f"  Residual = right - stated probability (positive: underconfident there); "
                         f"{c.n_used:,} answers used, {c.n_missing:,} without the field."]
-    if c.slope is not None:
-        out.append(f"  Slope of the residual per unit of {c.field}: {signed(c.slope, 5)} "
-                   f"{interval(*c.slope_ci, lambda x: signed(x, 5))} ({p_value(c.slope_p)}).")
+    if c.slope.value is not None:
+        out.append(f"  Slope of the residual per unit of {c.field}: {signed(c.slope.value, 5)} "
+                   f"{interval(*c.slope.ci, lambda x: signed(x, 5))} ({p_value(c.slope_p)}).")
     w = max([len(s.label) for s in c.segments] + [7])
     out.append(f"  {'segment':<{w}} {'n':>8} {'right':>7} {'stated':>7} {'residual':>9}   {'interval':<18} {'p (Holm)':>10}")
     for s in c.segments:
         test = "too thin" if s.thin else p_value(s.p_holm)
         mark = " *" if s.p_holm is not None and s.p_holm < alpha else ""
         out.append(f"  {s.label:<{w}} {s.n:>8,} {pct(s.accuracy):>7} {pct(s.mean_confidence):>7} "
-                   f"{signed(s.residual, 3):>9}   {interval(*s.ci, lambda x: signed(x, 3)):<18} {test:>10}{mark}")
+                   f"{signed(s.residual.value, 3):>9}   {interval(*s.residual.ci, lambda x: signed(x, 3)):<18} {test:>10}{mark}")
     out += [f"  - {n}" for n in c.notes]
     return out
 
@@ -56,18 +56,18 @@ def segment_rows(c: CovariateCalibration) -> list[dict[str, object]]:
         else:
             verdict = "no evidence of miscalibration"
         out.append({"segment": s.label, "answers": s.n, "clusters": s.clusters, "right": pct(s.accuracy),
-                    "stated": pct(s.mean_confidence), "residual (right - stated)": signed(s.residual, 3),
-                    f"{100 * c.level:g}% interval (CR1)": interval(*s.ci, lambda x: signed(x, 3)),
+                    "stated": pct(s.mean_confidence), "residual (right - stated)": signed(s.residual.value, 3),
+                    f"{100 * c.level:g}% interval (CR1)": interval(*s.residual.ci, lambda x: signed(x, 3)),
                     "p (Holm)": "not tested" if s.thin else p_value(s.p_holm), "verdict": verdict})
     return out
 
 
 def slope_sentence(c: CovariateCalibration) -> str:
     """The numeric field's slope with its cluster-robust interval, or "" for a categorical one."""
-    if c.slope is None:
+    if c.slope.value is None:
         return ""
-    return (f"Slope of the residual per unit of {c.field}: {signed(c.slope, 5)} "
-            f"{interval(*c.slope_ci, lambda x: signed(x, 5))} ({p_value(c.slope_p)}; cluster-robust, t test).")
+    return (f"Slope of the residual per unit of {c.field}: {signed(c.slope.value, 5)} "
+            f"{interval(*c.slope.ci, lambda x: signed(x, 5))} ({p_value(c.slope_p)}; cluster-robust, t test).")
 
 
 def slice_rows(pg: PerGroup, unit: str = "") -> list[dict[str, object]]:
