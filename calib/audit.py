@@ -197,6 +197,12 @@ class Audit:
         cols = ["index", "lo", "hi", "n", "correct", "mean_prob", "hit_rate", "hit_rate_lo", "hit_rate_hi", "gap"]
         return pd.DataFrame(rows, columns=cols)
 
+    def unheld_intervals(self) -> dict[str, str]:
+        """Figure key -> why, for each figure whose interval does not hold it
+        (:attr:`calib.estimate.Estimate.excludes_own_estimate`), in :attr:`estimates` order."""
+        return {k: e.note or "the interval's method does not guarantee it holds the figure"
+                for k, e in self.estimates.items() if e.excludes_own_estimate}
+
     def to_dict(self) -> dict[str, Any]:
         # long: the docstring documents the JSON schema key by key, beside the code writing it
         """The ``calib audit --json`` object (strict JSON: ``None`` for undefined).
@@ -244,6 +250,9 @@ class Audit:
           (stated value at the cut), tied_at_cut}], ``cumulative_differences`` {kuiper, ks,
           sigma, kuiper_normalised, ks_normalised, kuiper_p, ks_p, tests}
           (:class:`calib.failure.FailurePrediction`);
+        - ``interval_notes``: {figure key: why}, only when some interval does not hold
+          its own figure (e.g. ``mce``: a distance biased upward, whose percentile
+          interval can lie above it on few answers); absent otherwise;
         - ``groups``: one such object per group (without ``load_report``) when the
           data has several; ``load_report`` (:meth:`LoadReport.to_dict`) when given.
         """
@@ -285,6 +294,8 @@ class Audit:
         out["verdict"] = list(self.verdict)
         out["notes"] = list(self.notes)
         out["clusters"] = self.clusters
+        if unheld := self.unheld_intervals():
+            out["interval_notes"] = unheld
         if self.failure is not None:
             out.update(self.failure.to_dict())
         out["scale"] = self.scale.to_dict()

@@ -79,6 +79,9 @@ for col, key in zip((m1, m2, m3, m4), ("ece", "mce", "smooth_ece", "ece_l2_debia
            help=f"{explain.help_text(key)}  \n{explain.what_this_means(key, x)}")
 for key in ("ece", "mce"):
     st.caption(md_escape(explain.what_this_means(key, a.estimates[key].value)))
+for key, why in a.unheld_intervals().items():  # an interval never excludes its figure without saying why
+    if key in ("ece", "mce", "smooth_ece", "ece_l2_debiased"):
+        st.caption(md_escape(explain.unheld_interval(key, why)))
 st.caption(
     f"Binning: {SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")

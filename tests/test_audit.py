@@ -232,8 +232,17 @@ def test_an_interval_that_misses_its_figure_says_why(values, n, right, seed, key
     assert (e.value, e.ci, e.level) == (a.metrics[key], a.ci[key], 0.95)
     d = a.to_dict()
     assert d[key] == e.value and d[f"{key}_ci"] == [e.lo, e.hi]
-    # no interval of this audit misses its figure without a note
+    # no interval of this audit misses its figure without a note, and the JSON and the text say it
     assert all(x.note for x in a.estimates.values() if x.excludes_own_estimate)
+    missed = {k for k, x in d.items() if k.endswith("_ci") is False and isinstance(x, float)
+              and isinstance(d.get(f"{k}_ci"), list) and None not in d[f"{k}_ci"]
+              and not d[f"{k}_ci"][0] <= x <= d[f"{k}_ci"][1]}
+    assert key in missed and missed <= set(d["interval_notes"]) and "biased upward" in d["interval_notes"][key]
+    from calib.present.text_report import render_text
+
+    assert "the interval does not hold the figure; a distance from calibration" in render_text(a)
+    # an audit whose intervals all hold their figures has no such key
+    assert "interval_notes" not in audit(t, reps=0).to_dict()
 
 
 def test_every_figure_is_one_estimate_with_how_its_interval_was_made() -> None:

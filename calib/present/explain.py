@@ -452,6 +452,13 @@ TESTS: dict[str, str] = {
 }
 
 
+def unheld_interval(key: str, why: str) -> str:
+    """The sentence beside a figure whose interval does not hold it
+    (:meth:`calib.audit.Audit.unheld_intervals`): which figure, and why."""
+    label = QUANTITIES[key].label if key in QUANTITIES else key.replace("_", " ")
+    return f"{label}: the interval does not hold the figure; {why}"
+
+
 def help_text(key: str) -> str:
     """The help of a quantity (a widget's ``help=``, a tooltip): what it measures, which
     way is good, and its technical name for experts."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from calib.audit import Audit
-from calib.present.explain import audit_meanings, verdict_tests
+from calib.present.explain import audit_meanings, unheld_interval, verdict_tests
 from calib.present.format import interval, num, p_value, pct, points, sig, value
 from calib.present.tables import TESTS, platform_line, test_label
 
@@ -90,6 +90,7 @@ def figures(a: Audit) -> list[str]:
     ]
     if a.cox.intercept is None and a.cox.note:  # why the dashes (e.g. no maximum-likelihood fit exists)
         rows.append(f"  Cox: {a.cox.note}")
+    rows += [f"  {unheld_interval(k, why)}." for k, why in a.unheld_intervals().items()]
     return rows
 
 
