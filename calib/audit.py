@@ -34,7 +34,7 @@ import numpy as np
 from calib import metrics as m
 from calib.bootstrap import Bootstrap, bootstrap
 from calib.errors import CalibError
-from calib.estimate import PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, WILSON, Estimate
+from calib.estimates import PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, WILSON, Estimate
 from calib.failure import FailurePrediction, failure_prediction
 from calib.loadreport import LoadReport
 from calib.numbers import finite_or_none, plain
@@ -88,7 +88,7 @@ class Audit:
         The group name for a per-group audit, ``None`` for the pooled audit.
     estimates:
         Every metric of :data:`calib.metrics.BATCH_METRICS` as an
-        :class:`~calib.estimate.Estimate`: the point estimate (``None`` where undefined)
+        :class:`~calib.estimates.Estimate`: the point estimate (``None`` where undefined)
         with its interval at ``level`` (``(None, None)`` without resamples or where
         undefined in too many resamples): percentile bootstrap, except ``ece`` and
         ``ece_debiased``, whose interval is for the population ECE
@@ -199,7 +199,7 @@ class Audit:
 
     def unheld_intervals(self) -> dict[str, str]:
         """Figure key -> why, for each figure whose interval does not hold it
-        (:attr:`calib.estimate.Estimate.excludes_own_estimate`), in :attr:`estimates` order."""
+        (:attr:`calib.estimates.Estimate.excludes_own_estimate`), in :attr:`estimates` order."""
         return {k: e.note or "the interval's method does not guarantee it holds the figure"
                 for k, e in self.estimates.items() if e.excludes_own_estimate}
 

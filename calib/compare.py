@@ -23,7 +23,7 @@ from calib import metrics
 from calib.bootstrap import ece_interval, percentile_interval, resample_counts
 from calib.dataset import Dataset
 from calib.errors import CalibError
-from calib.estimate import NONE, PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, Estimate
+from calib.estimates import NONE, PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, Estimate
 from calib.metrics.cells import accuracy_batch
 from calib.numbers import finite_or_none
 from calib.settings import BINS, REPS
@@ -56,10 +56,10 @@ class ModelRow:
         Accuracy among those answers (``None`` when there are none).
     ece:
         Calibration error (ECE, scheme :attr:`ece_scheme`) with the audit's interval for
-        the population ECE, an :class:`~calib.estimate.Estimate`.
+        the population ECE, an :class:`~calib.estimates.Estimate`.
     brier, brier_constant:
         Brier score of the stated confidence and of the constant forecast (the
-        model's own hit rate), each an :class:`~calib.estimate.Estimate` with its
+        model's own hit rate), each an :class:`~calib.estimates.Estimate` with its
         percentile bootstrap interval (the same resamples as the ECE's), ``(None,
         None)`` without resamples.
     brier_winner:

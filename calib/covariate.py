@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 from calib.errors import CalibError
-from calib.estimate import NONE, Estimate
+from calib.estimates import NONE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 
@@ -64,7 +64,7 @@ CR1 = "t interval, cluster-robust standard error (CR1)"
 @dataclass(frozen=True)
 class Segment:
     """One segment: its label, answers, clusters, accuracy, mean stated probability, mean
-    residual with its interval (an :class:`~calib.estimate.Estimate`), the t test's p-value
+    residual with its interval (an :class:`~calib.estimates.Estimate`), the t test's p-value
     and its Holm-adjusted value (``None`` when too thin: ``thin``)."""
 
     label: str

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calib import metrics as m
-from calib.estimate import Estimate
+from calib.estimates import Estimate
 from calib.table import CountTable
 
 #: What the JSON's ``prr_definition`` says.
@@ -29,7 +29,7 @@ PRR_DEFINITION = ("(AURC_random - AURC) / (AURC_random - AURC_oracle), AURC_rand
 class FailurePrediction:
     """The failure-prediction figures of one audit (see the module docstring).
 
-    ``auprc_errors`` and ``prr`` are :class:`~calib.estimate.Estimate` values (the figure
+    ``auprc_errors`` and ``prr`` are :class:`~calib.estimates.Estimate` values (the figure
     and its interval from the audit's resamples); ``auprc_errors_baseline`` is the error
     rate: the average precision of a confidence that ranks no better than chance."""
 

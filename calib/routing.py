@@ -46,7 +46,7 @@ import pandas as pd
 from calib import metrics
 from calib.bootstrap import SMALL_SAMPLE, percentile_interval, resample_counts
 from calib.errors import CalibError
-from calib.estimate import PERCENTILE, Estimate
+from calib.estimates import PERCENTILE, Estimate
 from calib.maps import CalibrationMap, cell_prob
 from calib.rows import Judgments
 from calib.scale import Scale, snap
@@ -246,7 +246,7 @@ class Routing:
     estimates:
         The figures with a bootstrap interval, by field name (``to_person``,
         ``accepted``, ``accuracy_accepted``, ``errors_slipping``, ``errors_caught``,
-        ``coverage``, ``risk``, ``cost_total``), each an :class:`~calib.estimate.Estimate`
+        ``coverage``, ``risk``, ``cost_total``), each an :class:`~calib.estimates.Estimate`
         (the field's value, its percentile interval at ``level``); empty without a
         bootstrap. The JSON's ``ci`` holds their ``[lo, hi]``.
     level:

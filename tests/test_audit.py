@@ -222,7 +222,7 @@ def test_the_parts_run_beside_the_rest_equal_them_run_alone() -> None:
 def test_an_interval_that_misses_its_figure_says_why(values, n, right, seed, key) -> None:  # type: ignore[no-untyped-def]
     """Fixed-seed miniatures (from 60 random 2-5-value tables of 30-40 answers) where the
     percentile interval of an upward-biased distance lies above its figure: the
-    :class:`~calib.estimate.Estimate` must carry a note saying why; the JSON keeps the
+    :class:`~calib.estimates.Estimate` must carry a note saying why; the JSON keeps the
     figure and its interval as they are."""
     t = from_counts(np.array(values), np.array(n), np.array(right), scale=PCT)
     a = audit(t, reps=200, seed=seed)

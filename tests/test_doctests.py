@@ -15,7 +15,7 @@ import pytest
 
 #: Modules whose docstrings carry examples; each must have at least one.
 MODULES = (
-    "calib.estimate",
+    "calib.estimates",
     "calib.isotonic",
     "calib.table",
     "calib.thresholds",

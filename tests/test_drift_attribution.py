@@ -207,7 +207,7 @@ def test_clusters_coarser_than_items_are_resampled_whole():
 
 def test_a_widened_part_says_why_in_its_estimate():
     """A part whose percentile interval misses its estimate is widened to hold it (said in the
-    notes); the :class:`~calib.estimate.Estimate` carries the reason too, so it never excludes
+    notes); the :class:`~calib.estimates.Estimate` carries the reason too, so it never excludes
     its own estimate silently. Draws all above the estimate: the lower end becomes it."""
     from calib.drift.attribution import _part
 

@@ -1,10 +1,10 @@
 """The ``--json`` of ``calib audit``, ``route``, ``fit``, ``compare``, ``cascade`` and ``drift``
 is a contract: the engine's result types may change inside (issue 23 item 4: one
-:class:`calib.estimate.Estimate` for a figure and its interval instead of parallel ``x`` and
+:class:`calib.estimates.Estimate` for a figure and its interval instead of parallel ``x`` and
 ``x_ci`` fields), their JSON may not, byte for byte.
 
 The golden files in ``tests/data/golden/`` were written by main at b67ccf0, BEFORE
-the results held :class:`~calib.estimate.Estimate` values (the commit adding them changes
+the results held :class:`~calib.estimates.Estimate` values (the commit adding them changes
 nothing else), with the commands of :data:`CASES` run from the repository root
 (``compare_judges_ab.json``, ``route_stability.json``, ``cascade_ac.json``,
 ``drift_ab.json`` and ``covariate_length.json`` from ``git archive b67ccf0``, the same

@@ -591,11 +591,11 @@ def test_kfold_isotonic_ece_interval_holds_its_estimate_and_says_what_it_is(seed
 
 
 def test_scores_are_the_one_estimate_type_saying_how_their_interval_was_made():
-    """A map's Brier, log loss and ECE are :class:`calib.estimate.Estimate` values (one
+    """A map's Brier, log loss and ECE are :class:`calib.estimates.Estimate` values (one
     type for a figure and its interval, issue 23), each saying its level and method."""
     from pathlib import Path
 
-    from calib.estimate import PERCENTILE, POPULATION_ECE, Estimate
+    from calib.estimates import PERCENTILE, POPULATION_ECE, Estimate
     from calib.loading import load
 
     data = load(str(Path(__file__).resolve().parent.parent / "sample_data" / "judge_a_synthetic.jsonl"))

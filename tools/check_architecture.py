@@ -58,7 +58,7 @@ ENGINE_ROOMS: tuple[str, ...] = (
 #: hosting and the faces. A new top-level module must join one of these or the engine, or
 #: the face rule could not see it (a new engine module faces imported went unnoticed once).
 OPEN_ROOMS: tuple[str, ...] = (
-    "calib.errors", "calib.settings", "calib.numbers", "calib.estimate", "calib.wording", "calib.scale", "calib.verbal",
+    "calib.errors", "calib.settings", "calib.numbers", "calib.estimates", "calib.wording", "calib.scale", "calib.verbal",
     "calib.rows", "calib.loadreport", "calib.readers", "calib.loading", "calib.options", "calib.limits",
     "calib.clusters", "calib.table", "calib.dataset", "calib.runs", "calib.present",
     "calib.hosting", "calib.cli", "calib.api", "calib.__main__",

@@ -37,7 +37,7 @@ from scipy.special import digamma
 from calib import routing
 from calib.bootstrap import percentile_interval
 from calib.dataset import Data, table_and_rows
-from calib.estimate import NONE, PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, Estimate
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
 from calib.settings import REPS
@@ -71,7 +71,7 @@ def aurc_from_cells(n: np.ndarray, wrong: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AURC:
-    """AURC and the excess over the oracle (:class:`~calib.estimate.Estimate` values, with
+    """AURC and the excess over the oracle (:class:`~calib.estimates.Estimate` values, with
     percentile intervals at ``level``), and the oracle's AURC."""
 
     aurc: Estimate

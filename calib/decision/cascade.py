@@ -49,7 +49,7 @@ import numpy as np
 from calib.bootstrap import percentile_interval
 from calib.decision.risk import check_levels, cp_upper, tail_pvalue
 from calib.errors import CalibError
-from calib.estimate import NONE, PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 from calib.scale import snap

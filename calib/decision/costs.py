@@ -47,7 +47,7 @@ from calib import routing
 from calib.bootstrap import percentile_interval
 from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
-from calib.estimate import NONE, PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, Estimate
 from calib.maps import CalibrationMap
 from calib.numbers import finite_or_none
 from calib.settings import REPS
@@ -107,7 +107,7 @@ def capacity_items(total: int, items: int | None, share: float | None) -> int | 
 class Cheapest:
     """The cheapest threshold (``None``: review everything) and its figures; costs per item.
 
-    ``cost`` is an :class:`~calib.estimate.Estimate` whose interval is simultaneous over
+    ``cost`` is an :class:`~calib.estimates.Estimate` whose interval is simultaneous over
     the ``compared`` thresholds (:data:`SIMULTANEOUS`); ``cost_pointwise`` the same figure
     with the pointwise percentile interval at it alone (narrower: it ignores the choice)."""
 

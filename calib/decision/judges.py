@@ -33,7 +33,7 @@ from calib.dataset import Dataset
 from calib.decision.costs import costs
 from calib.decision.risk import CONFIDENCE, TARGET, Recommendation, recommend
 from calib.errors import CalibError
-from calib.estimate import NONE, PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none
 from calib.rows import Judgments
 from calib.scale import snap
@@ -65,7 +65,7 @@ class JudgeRow:
 class Paired:
     """Judges ``a`` and ``b`` on their shared items at their own fixed thresholds:
     ``difference`` (accepted by ``a`` minus by ``b``) and ``errors_difference`` (errors
-    accepted, ``a`` minus ``b``) are :class:`~calib.estimate.Estimate` values with their
+    accepted, ``a`` minus ``b``) are :class:`~calib.estimates.Estimate` values with their
     paired percentile bootstrap intervals at ``level``."""
 
     a: str

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from calib.decision.risk import CONFIDENCE, TARGET, Recommendation, recommend
-from calib.estimate import NONE, WILSON, Estimate
+from calib.estimates import NONE, WILSON, Estimate
 from calib.metrics.values import wilson_interval
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
@@ -39,7 +39,7 @@ from calib.settings import LEVEL
 @dataclass(frozen=True)
 class Stability:
     """What :func:`stability` returns (see the module docstring). ``flip`` is the share of
-    repeated items whose route flips, an :class:`~calib.estimate.Estimate` with its Wilson
+    repeated items whose route flips, an :class:`~calib.estimates.Estimate` with its Wilson
     interval at ``level`` (items as the unit)."""
 
     threshold: float | None

@@ -65,7 +65,7 @@ import numpy as np
 from calib.bootstrap import percentile_interval
 from calib.drift.score import holm, score_interval, score_p
 from calib.drift.units import paired_units
-from calib.estimate import PERCENTILE, Estimate
+from calib.estimates import PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 from calib.scale import snap

@@ -84,7 +84,7 @@ from calib.dataset import Data, Dataset, table_and_rows
 from calib.drift.score import holm, score_interval, score_p
 from calib.drift.units import codes, paired_units
 from calib.errors import CalibError
-from calib.estimate import NONE, PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.settings import BINS, DEFAULT_CONFIDENCE, DEFAULT_TARGET, DRIFT_PAIRINGS, LEVEL, REPS
 from calib.table import MAX_EXACT_CELLS, CountTable
@@ -104,7 +104,7 @@ CHUNK = 200
 @dataclass(frozen=True)
 class Change:
     """One headline figure in both runs, its change ``new - old`` (an
-    :class:`~calib.estimate.Estimate` with its percentile bootstrap interval), and its test."""
+    :class:`~calib.estimates.Estimate` with its percentile bootstrap interval), and its test."""
 
     name: str
     old: float | None

@@ -15,7 +15,7 @@ import numpy as np
 from calib import metrics
 from calib.bootstrap import ece_interval, percentile_interval, resample_counts
 from calib.errors import CalibError
-from calib.estimate import NONE, PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, Estimate
+from calib.estimates import NONE, PERCENTILE, POPULATION_ECE, POPULATION_ECE_NOTE, Estimate
 from calib.maps.calibration_map import CalibrationMap, cell_prob
 from calib.maps.fitters import nonempty_cells
 from calib.rows import Judgments
@@ -26,7 +26,7 @@ from calib.table import GRID, MAX_EXACT_CELLS, CountTable, nll
 @dataclass(frozen=True)
 class Scores:
     """Brier score, log loss and ECE of one forecast on the evaluation data, each an
-    :class:`~calib.estimate.Estimate` with its bootstrap interval: percentile, except the
+    :class:`~calib.estimates.Estimate` with its bootstrap interval: percentile, except the
     ECE of one forecast, whose interval is the audit's for the population ECE
     (:func:`calib.bootstrap.ece_interval`). Undefined figures and ends are NaN here."""
 

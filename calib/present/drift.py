@@ -24,7 +24,7 @@ from calib.wording import value as stated_text
 if TYPE_CHECKING:
     from calib.drift import Change, Drift, Series, ThresholdCheck, ValueChange
     from calib.drift.attribution import Attribution
-    from calib.estimate import Estimate
+    from calib.estimates import Estimate
 
 #: How each headline figure is named and written.
 LABELS = {"accuracy": "accuracy", "mean_confidence": "mean confidence", "ece": "calibration error (ECE)",

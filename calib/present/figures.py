@@ -356,7 +356,7 @@ def brier_vs_constant(rows: Sequence, colors: dict[str, str]) -> go.Figure:
     forecast (the model's own hit rate): the blunt check of whether the number is
     worth anything. ``rows`` are :class:`calib.compare.ModelRow` (lower is better); each bar
     (horizontal, one pair per model) carries its bootstrap interval (``brier``,
-    ``brier_constant``: :class:`~calib.estimate.Estimate`), and the hover n, the score and the interval."""
+    ``brier_constant``: :class:`~calib.estimates.Estimate`), and the hover n, the score and the interval."""
     fig = go.Figure()
     names = [esc(r.model) for r in rows]
     none = (None, None)

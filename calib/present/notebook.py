@@ -7,7 +7,7 @@ wraps what the engine returns:
 
 - :class:`AuditResult` (what :func:`audit` returns): the engine's
   :class:`~calib.audit.Audit` (``.audit``; every attribute of it is reachable on the
-  result too: ``.ece``, ``.estimates`` (each figure an :class:`calib.estimate.Estimate`),
+  result too: ``.ece``, ``.estimates`` (each figure an :class:`calib.estimates.Estimate`),
   ``.metrics``, ``.ci``, ``.tests``...) with its dataset
   (``.dataset``); ``.verdict`` reads as text; ``.to_frame()`` (the headline figures
   with their intervals), ``.per_value`` and ``.bins`` as pandas DataFrames (on the
@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # types for annotations only (the structure check allows them
     from calib.compare import Comparison
     from calib.dataset import Dataset
     from calib.decision.decide import Decision
-    from calib.estimate import Estimate
+    from calib.estimates import Estimate
     from calib.maps.fitting import FitResult
     from calib.present.static import StaticFigure
 

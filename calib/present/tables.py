@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: the text report 
     from calib.audit import Audit
     from calib.compare import Comparison, ModelRow
     from calib.decision import JudgeComparison
-    from calib.estimate import Estimate
+    from calib.estimates import Estimate
     from calib.loadreport import LoadReport
     from calib.maps import CalibrationMap, FitResult
     from calib.metrics import ValueRow

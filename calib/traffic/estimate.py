@@ -64,7 +64,7 @@ from calib.traffic.read import Labelled
 @dataclass(frozen=True)
 class TrafficEstimate:
     """One quantity's survey estimate on the whole traffic, with its design details (not
-    :class:`calib.estimate.Estimate`, the engine's figure-with-interval: this one adds the
+    :class:`calib.estimates.Estimate`, the engine's figure-with-interval: this one adds the
     standard error, the labels behind it and the method not reported): ``method`` is ``"stratified Horvitz-Thompson"`` or
     ``"PPI++ (difference estimator)"``; ``se`` its standard error; ``labels`` the labelled
     items in the domain; ``other`` the method not reported, with its estimate and interval."""
