@@ -190,8 +190,8 @@ def show_values(d: Drift) -> None:
     show_figure(values_figure(d), key="fig_drift_values")
     st.dataframe(pd.DataFrame([{
         "stated": fmt.value(v.value), "answers old": fmt.count(v.n_old), "answers new": fmt.count(v.n_new),
-        "right old": fmt.pct(v.old), "right new": fmt.pct(v.new), "change": fmt.points(v.diff),
-        "interval": fmt.ci_text(v.diff_ci, as_pct=True), "p": fmt.p_value(v.p) if v.tested else v.test,
+        "right old": fmt.pct(v.old.value), "right new": fmt.pct(v.new.value),
+        "change": fmt.points(v.diff.value), "interval": fmt.ci_text(v.diff.ci, as_pct=True), "p": fmt.p_value(v.p) if v.tested else v.test,
         "moved": "moved" if v.moved else "",
     } for v in d.values]), hide_index=True, width="stretch")
 

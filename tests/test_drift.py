@@ -10,10 +10,12 @@ import os
 import numpy as np
 import pytest
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from calib.dataset import Dataset
 from calib.drift import date_order, drift, ewma_chart, holm, order_runs, series
 from calib.errors import CalibError
+from calib.estimates import PERCENTILE, WILSON, Estimate
 from calib.loadreport import LoadReport
 from calib.metrics import ece
 from calib.rows import Judgments
@@ -73,7 +75,10 @@ def test_point_figures_equal_a_direct_computation():
     for v in d.values:
         ka, kb = a.stated == v.value, b.stated == v.value
         assert (v.n_old, v.n_new) == (ka.sum(), kb.sum())
-        assert v.diff == pytest.approx(b.correct[kb].mean() - a.correct[ka].mean())
+        assert v.diff.value == pytest.approx(b.correct[kb].mean() - a.correct[ka].mean())
+        for est, r, k in ((v.old, a, ka), (v.new, b, kb)):  # each run's Wilson interval, as statsmodels has it
+            lo, hi = proportion_confint(int(r.correct[k].sum()), int(k.sum()), alpha=0.05, method="wilson")
+            assert est.ci == (pytest.approx(lo), pytest.approx(hi)) and (est.level, est.method) == (0.95, WILSON)
     assert d.change("accuracy").diff.value == pytest.approx(b.correct.mean() - a.correct.mean())
 
 
@@ -199,7 +204,7 @@ def test_planted_shift_at_90_is_found_and_named(paired):
     assert d.drift
     assert [v.value for v in d.moved] == [90.0]
     v90 = next(v for v in d.values if v.value == 90.0)
-    assert v90.diff_ci[1] < 0 < v90.diff_ci[1] + 0.2
+    assert v90.diff.ci[1] < 0 < v90.diff.ci[1] + 0.2
 
 
 @pytest.mark.parametrize("paired", [True, False])
@@ -394,7 +399,8 @@ def test_value_line_reads_as_the_issue_asks():
     from calib.drift import ValueChange
     from calib.present.drift import value_line
 
-    v = ValueChange(90.0, 100, 100, 88, 73, (-0.21, -0.09), 0.002, "Fisher exact", moved=True)
+    v = ValueChange(90.0, 100, 100, 88, 73, Estimate(0.73 - 0.88, -0.21, -0.09, 0.95, PERCENTILE), 0.002,
+                    "Fisher exact", True, Estimate.point(0.88), Estimate.point(0.73))
     assert value_line(v).startswith("stated 90: hit rate 88% -> 73% (−15 points [−21, −9]), p=0.002 (Fisher exact)")
     assert value_line(v).endswith("MOVED")
 
@@ -613,12 +619,12 @@ def test_small_value_intervals_agree_with_their_tests():
         b = rows(stated, g.random(stated.size) < [hit[x][1] for x in stated])
         d = drift(a, b, reps=300, seed=seed, pairing="unpaired")
         for v in d.values:
-            lo, hi = v.diff_ci
-            assert (lo > 0 or hi < 0) == (v.p < 0.05), (v.value, v.diff_ci, v.p)
+            lo, hi = v.diff.ci
+            assert (lo > 0 or hi < 0) == (v.p < 0.05), (v.value, v.diff.ci, v.p)
             found += 1
     assert found == 36
     # and the interval is the inversion of the score test, against brute force
     v = next(x for x in d.values if x.value == 90.0)
     blo, bhi = _brute_interval(v.right_old, v.n_old, v.right_new, v.n_new)
-    assert v.diff_ci[0] == pytest.approx(blo, abs=3e-3) and v.diff_ci[1] == pytest.approx(bhi, abs=3e-3)
+    assert v.diff.ci[0] == pytest.approx(blo, abs=3e-3) and v.diff.ci[1] == pytest.approx(bhi, abs=3e-3)
     assert v.test == "Miettinen-Nurminen score"

@@ -84,7 +84,7 @@ from calib.dataset import Data, Dataset, table_and_rows
 from calib.drift.score import holm, score_interval, score_p
 from calib.drift.units import codes, paired_units
 from calib.errors import CalibError
-from calib.estimates import NONE, PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, WILSON, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.settings import BINS, DEFAULT_CONFIDENCE, DEFAULT_TARGET, DRIFT_PAIRINGS, LEVEL, REPS
 from calib.table import MAX_EXACT_CELLS, CountTable
@@ -122,41 +122,31 @@ class Change:
 @dataclass(frozen=True)
 class ValueChange:
     """The hit rate of one stated value in both runs; ``moved`` when Holm rejects its test.
-    ``old_ci`` / ``new_ci``: each run's Wilson interval (for the figure; not paired)."""
+    ``old`` / ``new``: each run's hit rate with its Wilson interval (for the figure; not
+    paired); ``diff``: ``new - old`` with its bootstrap interval (an
+    :class:`~calib.estimates.Estimate` each; value ``None`` when a run has no answer there)."""
 
     value: float
     n_old: int
     n_new: int
     right_old: int
     right_new: int
-    diff_ci: tuple[float | None, float | None]
+    diff: Estimate
     p: float | None
     test: str
-    moved: bool = False
-    old_ci: tuple[float | None, float | None] = (None, None)
-    new_ci: tuple[float | None, float | None] = (None, None)
-
-    @property
-    def old(self) -> float | None:
-        return self.right_old / self.n_old if self.n_old else None
-
-    @property
-    def new(self) -> float | None:
-        return self.right_new / self.n_new if self.n_new else None
-
-    @property
-    def diff(self) -> float | None:
-        return None if self.old is None or self.new is None else self.new - self.old
+    moved: bool
+    old: Estimate
+    new: Estimate
 
     @property
     def tested(self) -> bool:
         return self.p is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return plain({"value": self.value, "n_old": self.n_old, "n_new": self.n_new, "old": self.old,
-                      "new": self.new, "diff": self.diff, "diff_ci": list(self.diff_ci), "p": self.p,
+        return plain({"value": self.value, "n_old": self.n_old, "n_new": self.n_new, "old": self.old.value,
+                      "new": self.new.value, "diff": self.diff.value, "diff_ci": self.diff.to_list(), "p": self.p,
                       "test": self.test, "moved": self.moved,
-                      "old_ci": list(self.old_ci), "new_ci": list(self.new_ci)})
+                      "old_ci": self.old.to_list(), "new_ci": self.new.to_list()})
 
 
 @dataclass(frozen=True)
@@ -619,12 +609,10 @@ def _assemble(names, why, paired, kept, whole, clustered, scheme, nb, reps, seed
     changes = tuple(Change(HEADLINE[j], finite_or_none(fo[j]), finite_or_none(fn[j]),
                            Estimate.of(finite_or_none(fn[j] - fo[j]), cis[j], lv, how), finite_or_none(tests[j][0]),
                            tests[j][1], j in rejected) for j in range(4))
-    values = tuple(ValueChange(
-        float(lay.values[j]), int(so[3 + 3 * B + j]), int(sn[3 + 3 * B + j]), int(so[3 + 3 * B + V + j]),
-        int(sn[3 + 3 * B + V + j]), cis[4 + j], finite_or_none(tests[4 + j][0]) if 4 + j in adj else None,
-        tests[4 + j][1] if 4 + j in adj else f"not tested (fewer than {MIN_VALUE_N} answers in a run)",
-        4 + j in rejected, _wilson(int(so[3 + 3 * B + V + j]), int(so[3 + 3 * B + j]), level),
-        _wilson(int(sn[3 + 3 * B + V + j]), int(sn[3 + 3 * B + j]), level)) for j in range(V))
+    values = tuple(_value_change(float(lay.values[j]), (int(so[3 + 3 * B + j]), int(sn[3 + 3 * B + j])),
+                                 (int(so[3 + 3 * B + V + j]), int(sn[3 + 3 * B + V + j])), cis[4 + j],
+                                 tests[4 + j] if 4 + j in adj else None, 4 + j in rejected, level, reps)
+                   for j in range(V))
     rule = (f"drift when Holm's step-down over the {len(family)} tests ({min(len(family), 4)} headline, "
             f"{max(len(family) - 4, 0)} per stated value) rejects any at family-wise alpha {alpha:g}")
     notes = [f"Pairing: {why}."]
@@ -642,11 +630,27 @@ def _assemble(names, why, paired, kept, whole, clustered, scheme, nb, reps, seed
                  int(reps), int(seed), float(level), changes, values, check, bool(rejected), rule, tuple(notes))
 
 
-def _wilson(k: int, n: int, level: float) -> tuple[float | None, float | None]:
+def _value_change(value: float, n: tuple[int, int], right: tuple[int, int], ci: tuple[float | None, float | None],
+                  test: tuple[float | None, str] | None, moved: bool, level: float, reps: int) -> ValueChange:
+    """One stated value's :class:`ValueChange` from its counts in the old and new run,
+    the bootstrap interval of the change and its test (``None``: not tested)."""
+    old, new = (_wilson(right[k], n[k], level) for k in (0, 1))
+    diff = None if old.value is None or new.value is None else new.value - old.value
+    return ValueChange(value, n[0], n[1], right[0], right[1],
+                       Estimate.of(diff, ci, level if reps else None, PERCENTILE if reps else NONE),
+                       None if test is None else finite_or_none(test[0]),
+                       f"not tested (fewer than {MIN_VALUE_N} answers in a run)" if test is None else test[1],
+                       moved, old, new)
+
+
+def _wilson(k: int, n: int, level: float) -> Estimate:
+    """The hit rate ``k / n`` with its Wilson interval (value ``None`` when ``n`` is 0)."""
     from calib.metrics.values import wilson_interval
 
+    if not n:
+        return Estimate.point(None)
     lo, hi = wilson_interval(k, n, level)
-    return finite_or_none(lo), finite_or_none(hi)
+    return Estimate.of(k / n, (finite_or_none(lo), finite_or_none(hi)), level, WILSON)
 
 
 def _threshold(old: Data, new: Data, to: CountTable, tn: CountTable, threshold: float | None,

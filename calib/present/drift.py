@@ -64,11 +64,11 @@ def change_line(c: Change) -> str:
 
 def value_line(v: ValueChange) -> str:
     """``stated 90: hit rate 88% -> 73% (−15 points [−21, −9]), p=0.002 (Miettinen-Nurminen score), 412 -> 398 answers``."""
-    lo, hi = v.diff_ci
+    lo, hi = v.diff.ci
     ci = "" if lo is None or hi is None else f" [{_pts(lo)}, {_pts(hi)}]"
     test = f"{p_value(v.p)} ({v.test})" if v.tested else v.test
     mark = "  MOVED" if v.moved else ""
-    return (f"stated {stated_text(v.value)}: hit rate {pct(v.old, 0)} -> {pct(v.new, 0)} ({_pts(v.diff)} points{ci}), "
+    return (f"stated {stated_text(v.value)}: hit rate {pct(v.old.value, 0)} -> {pct(v.new.value, 0)} ({_pts(v.diff.value)} points{ci}), "
             f"{test}, {v.n_old:,} -> {v.n_new:,} answers{mark}")
 
 
@@ -267,8 +267,8 @@ def values_figure(d: Drift) -> go.Figure:
     pct_x: list[float] = [100 * (x - lo_s) / span for x in xs]
     pct_y: list[float] = []
     for (run, color), dx in zip((("old", REFERENCE_COLOR), ("new", PALETTE[0])), offsets, strict=True):
-        ys = [getattr(v, run) for v in d.values]
-        cis = [getattr(v, f"{run}_ci") for v in d.values]
+        ys = [getattr(v, run).value for v in d.values]
+        cis = [getattr(v, run).ci for v in d.values]
         ns = [getattr(v, f"n_{run}") for v in d.values]
         up = [None if y is None or c[1] is None else 100 * (c[1] - y) for y, c in zip(ys, cis, strict=True)]
         dn = [None if y is None or c[0] is None else 100 * (y - c[0]) for y, c in zip(ys, cis, strict=True)]
@@ -283,7 +283,7 @@ def values_figure(d: Drift) -> go.Figure:
                            "interval [%{customdata[2]}, %{customdata[3]}]<extra>" + run + "</extra>")))
     moved = [v for v in d.values if v.moved]
     if moved:
-        fig.add_trace(go.Scatter(x=[v.value + offsets[1] for v in moved], y=[100 * v.new for v in moved],
+        fig.add_trace(go.Scatter(x=[v.value + offsets[1] for v in moved], y=[100 * v.new.value for v in moved],
                                  mode="markers",
                                  name="moved (Holm)", marker={"symbol": "circle-open", "size": 20,
                                                               "color": THRESHOLD_COLOR, "line": {"width": 2}},
