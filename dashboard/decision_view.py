@@ -31,6 +31,7 @@ from dashboard.state import change_view, get_view
 
 if TYPE_CHECKING:
     from calib.decision import Decision
+    from calib.estimates import Estimate
     from calib.maps import CalibrationMap
 
 #: Labels of the card's metrics (the browser tests read them).
@@ -148,8 +149,7 @@ class AtThreshold:
     errors: int
     error_upper: float | None
     confidence: float
-    cost: float | None
-    cost_ci: tuple[float | None, float | None] = (None, None)
+    cost: Estimate
 
     def per_1000(self) -> str:
         if not self.total:
@@ -169,8 +169,8 @@ def at_threshold(ctx: Context, ds: Dataset, v: views.View, threshold: float) -> 
     from calib.runs.decide import at_threshold as run
 
     b, cmap, _ = routing_basis(ctx, ds, v)
-    acc, err, upper, cost, ci = run(b, ds.table, threshold, settings_of(v), calibration=cmap)
-    return AtThreshold(float(threshold), b.total, acc, err, upper, v.confidence, cost, ci)
+    acc, err, upper, cost = run(b, ds.table, threshold, settings_of(v), calibration=cmap)
+    return AtThreshold(float(threshold), b.total, acc, err, upper, v.confidence, cost)
 
 
 def owner_card(ctx: Context, ds: Dataset, v: views.View, d: Decision | None, threshold: float,
@@ -187,8 +187,8 @@ def owner_card(ctx: Context, ds: Dataset, v: views.View, d: Decision | None, thr
                help=f"Observed {fmt.pct(at.errors / at.accepted) if at.accepted else fmt.MISSING}; one-sided "
                     f"{100 * at.confidence:g}% Clopper-Pearson bound for this one threshold.  \n"
                     + explain.help_text("error_bound"))
-        metric(c4, OWNER_COST_LABEL, "no costs given" if at.cost is None else fmt.num(at.cost),
-               None if at.cost_ci[0] is None else f"{100 * v.level:g}% {fmt.ci_text(at.cost_ci)}",
+        metric(c4, OWNER_COST_LABEL, "no costs given" if at.cost.value is None else fmt.num(at.cost.value),
+               None if at.cost.lo is None else f"{100 * v.level:g}% {fmt.ci_text(at.cost.ci)}",
                help=explain.help_text("cost"))
         st.text(at.per_1000())
         target = views.target_error(v)

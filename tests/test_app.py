@@ -840,6 +840,9 @@ def test_a_reviewer_of_a_share_sees_the_owners_threshold_with_its_own_bound(monk
     assert m["Error bound there"] == f"{100 * bound:.1f}%"
     person = [c for s, c in rows if s < 95]
     assert m["Expected cost per item"] == f"{(len(person) + 4 * err) / len(rows):.3f}"
+    cost_ci = next(x.delta for x in at.main.metric if x.label == "Expected cost per item")
+    lo, hi = (float(x) for x in cost_ci.removeprefix("95% [").removesuffix("]").split(", "))  # its interval shown
+    assert lo <= float(m["Expected cost per item"]) <= hi
     texts = [t.value for t in at.main.text]
     assert any(t.startswith(f"Per 1,000 items: {round(1000 * len(acc) / len(rows)):,} accepted unseen") for t in texts)
     assert "The owner's threshold is not the recommended one: both are shown, the recommendation below." in texts

@@ -17,6 +17,7 @@ from calib import decision
 from calib.dataset import Dataset
 from calib.decision import risk
 from calib.errors import CalibError
+from calib.estimates import PERCENTILE, Estimate
 from calib.rows import Judgments
 from calib.scale import Scale
 from calib.table import from_counts, from_judgments
@@ -326,11 +327,13 @@ def test_cost_at_a_hand_set_threshold_is_the_curve_at_it(rates):
     curve = {p["threshold"]: p for p in decision.costs(j, cost_review=c_r, cost_miss=c_m, cost_right=c_ok,
                                                          reps=200, seed=3).to_dict()["cost_curve"]}
     for t in (60.0, 85.0, 100.0):
-        cost, ci = cost_at(b, t, cost_review=c_r, cost_miss=c_m, cost_right=c_ok)
-        assert cost == pytest.approx(want[t])
-        assert ci == pytest.approx(tuple(curve[t]["cost_ci"]))
-    assert cost_at(b, 90.0) == (None, (None, None))  # no costs given
-    assert cost_at(routing.basis(from_judgments(j)), 90.0, cost_review=1.0)[1] == (None, None)
+        cost = cost_at(b, t, cost_review=c_r, cost_miss=c_m, cost_right=c_ok)
+        assert cost.value == pytest.approx(want[t])
+        assert cost.ci == pytest.approx(tuple(curve[t]["cost_ci"]))
+        assert (cost.level, cost.method) == (0.95, PERCENTILE)
+    assert cost_at(b, 90.0) == Estimate.point(None)  # no costs given
+    no_resamples = cost_at(routing.basis(from_judgments(j)), 90.0, cost_review=1.0)
+    assert no_resamples.ci == (None, None) and no_resamples.value is not None
 
 
 @pytest.mark.parametrize("limit", [0, 50, 200, 799, 800])

@@ -259,23 +259,23 @@ def costs(
 def cost_at(
     b: routing.Basis, threshold: float, *, cost_review: float | None = None, cost_miss: float | None = None,
     cost_right: float | None = None, level: float = 0.95,
-) -> tuple[float | None, tuple[float | None, float | None]]:
+) -> Estimate:
     """Expected cost per item at one threshold, with its percentile bootstrap interval
-    from ``b``'s resamples (``(None, None)`` without them): the cost curve's definition at
-    a threshold set by hand. ``(None, (None, None))`` without costs or items."""
+    from ``b``'s resamples (none without them): the cost curve's definition at a threshold
+    set by hand. Value ``None`` without costs or items."""
     c_r, c_m = check_cost(cost_review, "one review"), check_cost(cost_miss, "one missed error")
     c_ok = check_cost(cost_right, "reviewing a right answer")
     if (c_r is None and c_m is None) or b.total == 0:
-        return None, (None, None)
+        return Estimate.point(None)
     rates = (c_r or 0.0, c_ok if c_ok is not None else (c_r or 0.0), c_m or 0.0)
     thr = np.asarray([float(threshold)])
     i = np.searchsorted(b.score, thr, side="left")
     exact = float(_per_item(b.cum_n[None, :], b.cum_k[None, :], i, rates)[0, 0])
     draws = _draws(b, thr, rates)
     if draws is None:
-        return finite_or_none(exact), (None, None)
+        return Estimate.point(finite_or_none(exact))
     lo, hi = np.nanquantile(draws[:, 0], [(1 - level) / 2, (1 + level) / 2])
-    return finite_or_none(exact), (finite_or_none(lo), finite_or_none(hi))
+    return Estimate(finite_or_none(exact), finite_or_none(lo), finite_or_none(hi), level, PERCENTILE)
 
 
 def _cheapest(

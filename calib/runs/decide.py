@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from calib.decision.cascade import Cascade
     from calib.decision.stability import Stability
     from calib.decision.two_thresholds import TwoThresholds
+    from calib.estimates import Estimate
     from calib.routing import Basis
     from calib.table import CountTable
     from calib.writeback import Certificate, Decisions
@@ -107,8 +108,7 @@ def written_decisions(rows: Judgments, dec: Decision, threshold: float, routed_a
 
 
 def at_threshold(b: Basis, table: CountTable, threshold: float, s: Settings, *,
-                 calibration: CalibrationMap | None = None) -> tuple[int, int, float | None, float | None,
-                                                                     tuple[float | None, float | None]]:
+                 calibration: CalibrationMap | None = None) -> tuple[int, int, float | None, Estimate]:
     """What one threshold (the owner's, not the recommendation) gives: items accepted,
     errors among them and their Clopper-Pearson upper bound at the settings' confidence
     (:func:`calib.decision.risk.bound_at`), and the expected cost per item with its interval
@@ -117,6 +117,6 @@ def at_threshold(b: Basis, table: CountTable, threshold: float, s: Settings, *,
     from calib.decision.risk import bound_at
 
     acc, err, upper = bound_at(table, threshold, s.confidence, calibration=calibration)
-    cost, ci = cost_at(b, threshold, cost_review=s.cost_review, cost_miss=s.cost_miss, cost_right=s.cost_right,
-                       level=s.level)
-    return acc, err, upper, cost, ci
+    cost = cost_at(b, threshold, cost_review=s.cost_review, cost_miss=s.cost_miss, cost_right=s.cost_right,
+                   level=s.level)
+    return acc, err, upper, cost
