@@ -160,7 +160,7 @@ def per_value_cover(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered
                      cluster=item.astype(str) if clustered else None, cluster_how="item" if clustered else "")
     table = from_judgments(rows)
     c = cox(table, LEVEL)
-    slope = c.slope_ci[0] is not None and c.slope_ci[0] <= 1 <= c.slope_ci[1]
+    slope = c.slope.lo is not None and c.slope.lo <= 1 <= c.slope.hi
     return [r.lo <= r.value <= r.hi for r in per_value(table, LEVEL)], slope
 
 

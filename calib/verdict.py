@@ -149,9 +149,9 @@ def _how_miscalibrated(a: Audit) -> list[str]:
     if impossible is not None:
         how.append(impossible.note.replace(": impossible if the stated probabilities were the truth (p = 0)",
                                            ", which a calibrated judge never does"))
-    slope = a.cox.slope
+    slope = a.cox.slope.value
     if slope is not None and tests["cox_lr"].rejects(alpha / 3):
-        lo, hi = a.cox.slope_ci
+        lo, hi = a.cox.slope.ci
         if hi is not None and hi < 1:
             how.append(f"the stated values are too spread out for what they predict (Cox slope {slope:.2f} "
                        f"[{lo:.2f}, {hi:.2f}]; 1 is calibrated)")

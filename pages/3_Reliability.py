@@ -125,8 +125,9 @@ with st.expander("For experts: the Brier score decomposed, the tests, the Cox fi
     tf.insert(2, "in plain words", [explain.test_meaning(k, a.tests[k].p_value, a.level) for k, _, _ in tables.TESTS])
     st.dataframe(tf, hide_index=True, column_config={"statistic": st.column_config.NumberColumn(format="%.3f")})
     cox = a.cox
-    if cox.slope is not None:
-        st.caption(md_escape(f"{explain.meaning('cox_slope', cox.slope)} {explain.meaning('cox_intercept', cox.intercept)}"))
+    if cox.slope.value is not None:
+        st.caption(md_escape(f"{explain.meaning('cox_slope', cox.slope.value)} "
+                             f"{explain.meaning('cox_intercept', cox.intercept.value)}"))
 
 show_covariate(ctx, focus)
 

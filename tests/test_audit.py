@@ -212,7 +212,7 @@ def test_the_parts_run_beside_the_rest_equal_them_run_alone() -> None:
     alone = m.cox(t, 0.95, seed=4)
     assert a.cox == alone and a.tests["cox_lr"] == alone.test
     assert a.tests["goodness_of_fit"] == m.goodness_of_fit(t, a.scheme, a.bins, seed=4)
-    assert a.tests["goodness_of_fit"].p_value is not None and a.cox.slope is not None
+    assert a.tests["goodness_of_fit"].p_value is not None and a.cox.slope.value is not None
 
 
 @pytest.mark.parametrize(("values", "n", "right", "seed", "key"), [

@@ -19,6 +19,7 @@ from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
 from calib import metrics as m
 from calib.bootstrap import resample_counts
+from calib.metrics.cox import WALD
 from calib.rows import Judgments
 from calib.scale import Scale
 from calib.table import from_counts, from_judgments
@@ -97,9 +98,9 @@ def test_cox_of_a_continuous_judge_far_from_calibration_matches_sklearn() -> Non
     c = m.cox(t)
     x = np.log(p / (1 - p))
     lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
-    assert c.intercept == pytest.approx(lr.intercept_[0], abs=1e-6)
-    assert c.slope == pytest.approx(lr.coef_[0, 0], abs=1e-6)
-    assert 0.05 < c.slope < 0.2
+    assert c.intercept.value == pytest.approx(lr.intercept_[0], abs=1e-6)
+    assert c.slope.value == pytest.approx(lr.coef_[0, 0], abs=1e-6)
+    assert 0.05 < c.slope.value < 0.2
 
 
 @pytest.mark.parametrize("seed", [3, 4])
@@ -114,23 +115,24 @@ def test_cox_matches_sklearn_logistic_regression_and_row_level_likelihood(seed: 
     v, p, y = v[inner], p[inner], y[inner]
     x = np.log(p / (1 - p))
     lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
-    assert c.intercept == pytest.approx(lr.intercept_[0], abs=1e-6)
-    assert c.slope == pytest.approx(lr.coef_[0, 0], abs=1e-6)
+    assert c.intercept.value == pytest.approx(lr.intercept_[0], abs=1e-6)
+    assert c.slope.value == pytest.approx(lr.coef_[0, 0], abs=1e-6)
     # likelihood-ratio statistic from per-row log-likelihoods
     def ll(a: float, b: float) -> float:
         eta = a + b * x
         return float(np.sum(np.where(y, -np.logaddexp(0, -eta), -np.logaddexp(0, eta))))
-    stat = 2 * (ll(c.intercept, c.slope) - ll(0.0, 1.0))
+    stat = 2 * (ll(c.intercept.value, c.slope.value) - ll(0.0, 1.0))
     assert c.test.statistic == pytest.approx(stat, rel=1e-9)
     assert c.test.df == 2
     assert c.test.p_value == pytest.approx(chi2.sf(stat, 2), rel=1e-6)
     # Wald interval from the per-row Fisher information
-    mu = 1 / (1 + np.exp(-(c.intercept + c.slope * x)))
+    mu = 1 / (1 + np.exp(-(c.intercept.value + c.slope.value * x)))
     X = np.column_stack([np.ones_like(x), x])
     cov = np.linalg.inv((X * (mu * (1 - mu))[:, None]).T @ X)
     z = norm.isf(0.025)
-    assert c.slope_ci[0] == pytest.approx(c.slope - z * math.sqrt(cov[1, 1]), abs=1e-6)
-    assert c.intercept_ci[1] == pytest.approx(c.intercept + z * math.sqrt(cov[0, 0]), abs=1e-6)
+    assert c.slope.ci[0] == pytest.approx(c.slope.value - z * math.sqrt(cov[1, 1]), abs=1e-6)
+    assert c.intercept.ci[1] == pytest.approx(c.intercept.value + z * math.sqrt(cov[0, 0]), abs=1e-6)
+    assert (c.slope.level, c.slope.method, c.intercept.method) == (0.95, WALD, WALD)
 
 
 def test_corp_matches_sklearn_isotonic_on_rows_and_decomposes_exactly() -> None:
@@ -359,7 +361,7 @@ def test_constant_forecast_at_the_hit_rate() -> None:
     assert m.ece(t) == pytest.approx(0.0, abs=1e-15)
     assert m.auroc(t) == 0.5  # every pair tied
     c = m.cox(t)
-    assert c.slope is None and c.intercept == pytest.approx(0.0, abs=1e-12) and c.test.df == 1
+    assert c.slope.value is None and c.intercept.value == pytest.approx(0.0, abs=1e-12) and c.test.df == 1
 
 
 # ---------------------------------------------------- the blind spots of Spiegelhalter
@@ -387,7 +389,7 @@ def test_symmetric_overconfidence_is_seen_by_goodness_of_fit_and_cox() -> None:
     assert m.calibration_in_the_large(t).p_value == pytest.approx(1.0)
     assert m.goodness_of_fit(t).p_value < 1e-10
     c = m.cox(t)
-    assert c.test.p_value < 1e-10 and c.slope_ci[1] < 1
+    assert c.test.p_value < 1e-10 and c.slope.hi < 1
 
 
 def test_over_and_underconfidence_that_cancel_in_spiegelhalter_are_seen() -> None:
@@ -417,7 +419,7 @@ def test_one_class_only_gives_none_not_nan() -> None:
     assert m.auroc(t) is None and m.brier_skill(t) is None
     assert m.accuracy(t) == 1.0 and m.brier(t) == pytest.approx((10 * 0.04 + 20 * 0.01) / 30)
     c = m.cox(t)
-    assert c.intercept is None and c.slope is None and c.test.statistic is not None
+    assert c.intercept.value is None and c.slope.value is None and c.test.statistic is not None
     assert "right" in c.note
 
 
@@ -453,7 +455,7 @@ def test_batch_kernels_equal_point_functions_on_each_resample() -> None:
         assert got["ece"][r] == pytest.approx(m.ece(tr, "mass", 5), abs=1e-12)
         assert got["auroc"][r] == pytest.approx(m.auroc(tr), abs=1e-12)
         assert got["corp_mcb"][r] == pytest.approx(m.corp(tr).mcb, abs=1e-10)
-        slope = m.cox(tr).slope
+        slope = m.cox(tr).slope.value
         assert np.isnan(got["cox_slope"][r]) if slope is None else got["cox_slope"][r] == pytest.approx(slope, abs=1e-7)
         assert got["smooth_ece"][r] == pytest.approx(m.smooth_ece(tr), rel=1e-4)
         assert got["brier"][r] == pytest.approx(m.brier(tr), abs=1e-12)

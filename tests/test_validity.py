@@ -22,6 +22,7 @@ from scipy.stats import binom, chi2, mannwhitneyu, norm
 from calib import compare, maps, routing
 from calib import metrics as m
 from calib.audit import CALIBRATION_TESTS, audit, miscalibrated
+from calib.estimates import Estimate
 from calib.present.format import p_value as fmt_p
 from calib.present.tables import comparison_table
 from calib.rows import Judgments
@@ -70,7 +71,7 @@ def test_a_table_whose_hit_rates_equal_its_values_is_not_miscalibrated() -> None
     assert not any(s.startswith("Miscalibrated") for s in a.verdict)
     for k in CALIBRATION_TESTS:
         assert a.tests[k].p_value > 0.99, a.tests[k]
-    assert a.cox.slope == pytest.approx(1.0, abs=1e-6) and a.cox.intercept == pytest.approx(0.0, abs=1e-6)
+    assert a.cox.slope.value == pytest.approx(1.0, abs=1e-6) and a.cox.intercept.value == pytest.approx(0.0, abs=1e-6)
     assert "6,100 answers stated at 0 or 100 carry no information" in a.cox.note
 
 
@@ -83,7 +84,7 @@ def test_near_one_softmax_confidences_drawn_calibrated_are_not_rejected(seed: in
         assert test.p_value > 0.05, (k, test)
     assert miscalibrated(tests, 0.95) is False
     c = m.cox(t)
-    assert c.slope_ci[0] < 1 < c.slope_ci[1]
+    assert c.slope.lo < 1 < c.slope.hi
 
 
 def test_honest_answers_at_100_are_not_rejected() -> None:
@@ -399,7 +400,7 @@ def test_cox_reports_no_fit_when_a_wrong_answer_sits_at_100() -> None:
     t = from_counts(v, n, k, scale=PCT)
     a = audit(t, reps=30)
     c = a.cox
-    assert (c.intercept, c.slope, c.intercept_ci, c.slope_ci) == (None, None, (None, None), (None, None))
+    assert (c.intercept, c.slope) == (Estimate.point(None), Estimate.point(None))
     assert "no maximum-likelihood fit" in c.note and "1 wrong answer stated at 100" in c.note
     assert "carry no information" not in c.note
     assert a.metrics["cox_slope"] is None and a.metrics["cox_intercept"] is None
@@ -410,6 +411,6 @@ def test_cox_reports_no_fit_when_a_wrong_answer_sits_at_100() -> None:
     assert any("no maximum-likelihood fit" in line for line in figures(a))
     # a right answer at 0, likewise; answers at the ends that came out as stated still fit
     t0 = from_counts(np.r_[0.0, v[:-1]], np.r_[50, n[:-1]], np.r_[1, k[:-1]], scale=PCT)
-    assert m.cox(t0).slope is None and "1 right answer stated at 0" in m.cox(t0).note
+    assert m.cox(t0).slope.value is None and "1 right answer stated at 0" in m.cox(t0).note
     ok = from_counts(v, n, np.r_[k[:-1], 300], scale=PCT)
-    assert m.cox(ok).slope is not None and "300 answers stated at 0 or 100 carry no information" in m.cox(ok).note
+    assert m.cox(ok).slope.value is not None and "300 answers stated at 0 or 100 carry no information" in m.cox(ok).note

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import special
 from scipy.special import expit
 
+from calib.estimates import NONE, Estimate
 from calib.logistic import loglik, newton
 from calib.metrics.cells import single, test_prob
 from calib.metrics.null import (
@@ -29,31 +30,32 @@ from calib.numbers import finite_or_none
 from calib.settings import LEVEL
 from calib.table import CountTable
 
+#: :attr:`Estimate.method` of the intercept's and the slope's intervals (:func:`cox`).
+WALD = "Wald, estimate +- z se (cluster-robust sandwich when rows are clustered)"
+
 
 @dataclass(frozen=True)
 class Cox:
     """Cox (1958) logistic recalibration ``logit P(right) = intercept + slope * logit(p)``.
 
     Perfect calibration is ``intercept = 0, slope = 1``; a slope below 1 means the
-    stated values are too spread out (too sure both ways). ``*_ci`` are Wald
-    intervals; ``test`` is the likelihood-ratio test of (0, 1) against the fit.
-    Answers stated at 0 or 100 that came out as stated carry no information about
-    either and are left out (``note`` says how many). With one distinct stated value
-    the slope is not identifiable: ``slope`` is ``None`` and ``intercept`` is fitted
-    with the slope held at 1.
+    stated values are too spread out (too sure both ways). Each is an
+    :class:`~calib.estimates.Estimate` with its Wald interval (:data:`WALD`); ``test`` is
+    the likelihood-ratio test of (0, 1) against the fit. Answers stated at 0 or 100 that
+    came out as stated carry no information about either and are left out (``note`` says
+    how many). With one distinct stated value the slope is not identifiable: ``slope``'s
+    value is ``None`` and ``intercept`` is fitted with the slope held at 1.
     """
 
-    intercept: float | None
-    slope: float | None
-    intercept_ci: tuple[float | None, float | None]
-    slope_ci: tuple[float | None, float | None]
+    intercept: Estimate
+    slope: Estimate
     test: Test
     note: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "intercept": self.intercept, "slope": self.slope,
-            "intercept_ci": list(self.intercept_ci), "slope_ci": list(self.slope_ci),
+            "intercept": self.intercept.value, "slope": self.slope.value,
+            "intercept_ci": self.intercept.to_list(), "slope_ci": self.slope.to_list(),
             "lr_test": self.test.to_dict(), "note": self.note,
         }
 
@@ -220,8 +222,8 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
     t = single(table)
     name = "cox_lr"
     if t.total == 0:
-        none = (None, None)
-        return Cox(None, None, none, none, Test(name, None, None, None, None, "no answers"), "no answers")
+        none = Estimate.point(None)
+        return Cox(none, none, Test(name, None, None, None, None, "no answers"), "no answers")
     x = cox_x(t)
     fin = np.isfinite(x)
     # plain Newton from a start near the maximum, refitted from a cold start if it does not settle
@@ -261,11 +263,16 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
     if not no_fit:
         notes += _fit_note(t, f, n_fin, single_v, a is None)
     return Cox(
-        intercept=a, slope=None if single_v else b,
-        intercept_ci=(None, None) if a is None or sa is None else (a - z * sa, a + z * sa),
-        slope_ci=(None, None) if b is None or sb is None or single_v else (b - z * sb, b + z * sb),
+        intercept=_wald(a, sa, z, level), slope=Estimate.point(None) if single_v else _wald(b, sb, z, level),
         test=test, note="; ".join(notes),
     )
+
+
+def _wald(est: float | None, se: float | None, z: float, level: float) -> Estimate:
+    """``est +- z se`` (no interval without an estimate or its standard error)."""
+    if est is None or se is None:
+        return Estimate(est, None, None, None, NONE)
+    return Estimate(est, est - z * se, est + z * se, level, WALD)
 
 
 def _fit_note(t: CountTable, f: dict[str, np.ndarray], n_fin: int, single_v: bool, unfitted: bool) -> list[str]:

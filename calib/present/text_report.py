@@ -85,10 +85,10 @@ def figures(a: Audit) -> list[str]:
     ):
         rows.append(_line(label, _n4(x), _ival(es[key].ci, _n4)))
     rows += [
-        _line("Cox intercept (0 = calibrated)", _n2(a.cox.intercept), _ival(a.cox.intercept_ci, _n2)),
-        _line("Cox slope (1 = calibrated)", _n2(a.cox.slope), _ival(a.cox.slope_ci, _n2)),
+        _line("Cox intercept (0 = calibrated)", _n2(a.cox.intercept.value), _ival(a.cox.intercept.ci, _n2)),
+        _line("Cox slope (1 = calibrated)", _n2(a.cox.slope.value), _ival(a.cox.slope.ci, _n2)),
     ]
-    if a.cox.intercept is None and a.cox.note:  # why the dashes (e.g. no maximum-likelihood fit exists)
+    if a.cox.intercept.value is None and a.cox.note:  # why the dashes (e.g. no maximum-likelihood fit exists)
         rows.append(f"  Cox: {a.cox.note}")
     rows += [f"  {unheld_interval(k, why)}." for k, why in a.unheld_intervals().items()]
     return rows
