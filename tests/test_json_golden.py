@@ -1,5 +1,5 @@
-"""The ``--json`` of ``calib audit``, ``route``, ``fit``, ``compare``, ``cascade`` and ``drift``
-is a contract: the engine's result types may change inside (issue 23 item 4: one
+"""The ``--json`` of ``calib audit``, ``route``, ``fit``, ``compare``, ``cascade``, ``drift`` and
+``transport`` is a contract: the engine's result types may change inside (issue 23 item 4: one
 :class:`calib.estimates.Estimate` for a figure and its interval instead of parallel ``x`` and
 ``x_ci`` fields), their JSON may not, byte for byte.
 
@@ -8,7 +8,9 @@ the results held :class:`~calib.estimates.Estimate` values (the commit adding th
 nothing else), with the commands of :data:`CASES` run from the repository root
 (``compare_judges_ab.json``, ``route_stability.json``, ``cascade_ac.json``,
 ``drift_ab.json`` and ``covariate_length.json`` from ``git archive b67ccf0``, the same
-code, when those results were converted;
+code, when those results were converted; ``transport_ab.json`` from ``git archive a39329f``,
+with ``map_judge_a.json`` written there by ``calib fit sample_data/judge_a_synthetic.jsonl
+--method isotonic --out tests/data/golden/map_judge_a.json``;
 ``repeated_judge_a.jsonl`` is the first 400 rows of ``judge_a_synthetic.jsonl``, two
 judgments per item id; ``covariate_judge_a.jsonl`` the same rows with a numeric field
 ``length``, 3 x the subject's length + the row number mod 7).
@@ -47,6 +49,8 @@ CASES: dict[str, list[str]] = {
                               "--reps", "50", "--json"],
     "compare_judges_ab.json": ["compare", "sample_data/judge_a_synthetic.jsonl", "sample_data/judge_b_synthetic.jsonl",
                                "--target-error", "0.2", "--reps", "200", "--json"],
+    "transport_ab.json": ["transport", "tests/data/golden/map_judge_a.json", "sample_data/judge_b_synthetic.jsonl",
+                          "--json"],
 }
 
 
