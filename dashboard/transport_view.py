@@ -100,8 +100,8 @@ def show_transport(ctx: Context, old: Dataset, new: Dataset) -> None:
 def _show(t: Transport, label: str, from_file: bool) -> None:
     c1, c2 = st.columns(2)
     metric(c1, "Map advice", t.advice)
-    metric(c2, "Brier gain of the map now", fmt.signed(t.gain_now, 4),
-           fmt.level_interval(t.level, *t.gain_now_ci, lambda x: fmt.num(x, 4)))
+    metric(c2, "Brier gain of the map now", fmt.signed(t.gain_now.value, 4),
+           fmt.level_interval(t.level, *t.gain_now.ci, lambda x: fmt.num(x, 4)))
     st.text(words.advice_sentence(t))
     st.text(words.calibration_sentence(t))
     st.dataframe(pd.DataFrame(words.then_now_rows(t)), hide_index=True)

@@ -15,7 +15,7 @@ import pytest
 
 from calib import metrics as m
 from calib.maps import CalibrationMap, fit_map, read_map
-from calib.maps.transport import transport
+from calib.maps.transport import PAIRED_NORMAL, transport
 from calib.scale import Scale
 from calib.table import from_counts
 from tests.cli_run import run, run_json
@@ -52,9 +52,10 @@ def test_transport_figures_against_per_row_computation() -> None:
     assert t.brier_stated == pytest.approx(np.mean((p - y) ** 2))
     assert t.brier_mapped == pytest.approx(np.mean((q - y) ** 2))
     d = (p - y) ** 2 - (q - y) ** 2
-    assert t.gain_now == pytest.approx(d.mean())
+    assert t.gain_now.value == pytest.approx(d.mean())
     half = 1.959964 * d.std(ddof=1) / math.sqrt(d.size)
-    assert t.gain_now_ci == (pytest.approx(d.mean() - half), pytest.approx(d.mean() + half))
+    assert t.gain_now.ci == (pytest.approx(d.mean() - half), pytest.approx(d.mean() + half))
+    assert (t.gain_now.level, t.gain_now.method) == (0.95, PAIRED_NORMAL)
     assert t.gap == pytest.approx(q.mean() - y.mean())
     # Kuiper of the mapped probabilities, by hand, and its normalisation with the fit's variance
     order = np.argsort(q, kind="stable")
@@ -74,7 +75,7 @@ def test_advice_keep_refit_retire() -> None:
     # the judge got 15 points worse at every value: the map no longer calibrates, but still helps
     shifted = transport(cmap, table(*judge(3000, rng, shift=0.15)))
     assert (shifted.advice, shifted.reason, shifted.exit_code) == ("refit", "miscalibrated", 1)
-    assert shifted.gain_now is not None and shifted.gain_now > 0
+    assert shifted.gain_now.value is not None and shifted.gain_now.value > 0
     # the judge became calibrated: the map (pulling 95 down to 81%) now does harm
     v = rng.choice(VALUES, size=3000, p=SHARES)
     retired = transport(cmap, table(v, rng.random(v.size) < v / 100))

@@ -40,6 +40,7 @@ from scipy import special
 from calib import metrics as m
 from calib.dataset import Data, table_and_rows
 from calib.errors import CalibError
+from calib.estimates import Estimate
 from calib.maps.calibration_map import CalibrationMap, cell_prob
 from calib.metrics.pvalues import Test, z_test
 from calib.numbers import finite_or_none, plain
@@ -73,7 +74,8 @@ class Transport:
 
     ``gap`` is the mean mapped probability minus the hit rate on the new data, ``gain_now``
     the Brier score of the stated confidence minus that of the mapped probabilities
-    (positive: the map helps), ``gain_then`` the same on the held-out data when the map was
+    (positive: the map helps), an :class:`~calib.estimates.Estimate` with its normal interval
+    (:data:`PAIRED_NORMAL`), ``gain_then`` the same on the held-out data when the map was
     fitted (``None`` when the map file does not say)."""
 
     method: str
@@ -86,8 +88,7 @@ class Transport:
     brier_stated: float | None
     brier_mapped: float | None
     brier_base_rate: float | None
-    gain_now: float | None
-    gain_now_ci: tuple[float | None, float | None]
+    gain_now: Estimate
     gain_test: Test
     then: dict[str, Any] | None
     gain_then: float | None
@@ -105,28 +106,32 @@ class Transport:
             "advice": self.advice, "reason": self.reason,
             "calibration_test": {**c.to_dict(), "inflation": self.inflation},
             "gap": self.gap, "brier_stated": self.brier_stated, "brier_mapped": self.brier_mapped,
-            "brier_base_rate": self.brier_base_rate, "gain_now": self.gain_now, "gain_now_ci": list(self.gain_now_ci),
+            "brier_base_rate": self.brier_base_rate, "gain_now": self.gain_now.value,
+            "gain_now_ci": self.gain_now.to_list(),
             "gain_test": self.gain_test.to_dict(), "held_out_then": self.then, "gain_then": self.gain_then,
         })
 
 
-def _paired_brier(n: np.ndarray, k: np.ndarray, p: np.ndarray, q: np.ndarray,
-                  level: float) -> tuple[float | None, tuple[float | None, float | None], Test]:
+#: :attr:`Estimate.method` of the Brier gain's interval (:func:`_paired_brier`).
+PAIRED_NORMAL = "normal interval, mean +- z sd / sqrt(n) of the per-answer gains"
+
+
+def _paired_brier(n: np.ndarray, k: np.ndarray, p: np.ndarray, q: np.ndarray, level: float) -> tuple[Estimate, Test]:
     """Gain ``mean (p - y)^2 - (q - y)^2`` over rows, from the cells (``n`` rows, ``k``
-    right, stated ``p``, mapped ``q``), its normal interval and the two-sided z test of 0."""
+    right, stated ``p``, mapped ``q``), with its normal interval, and the two-sided z test of 0."""
     w = n - k
     g1, g0 = (1 - p) ** 2 - (1 - q) ** 2, p**2 - q**2  # per right / wrong answer
     N = float(n.sum())
     if N < 2:
-        return None, (None, None), Test("brier_map_vs_stated", None, None, None, None, "needs two answers")
+        return Estimate.point(None), Test("brier_map_vs_stated", None, None, None, None, "needs two answers")
     mean = float(np.sum(k * g1 + w * g0)) / N
     var = float(np.sum(k * (g1 - mean) ** 2 + w * (g0 - mean) ** 2)) / (N - 1)
     if not var > 0:
-        return mean, (mean, mean), Test("brier_map_vs_stated", None, None, None, None,
+        return Estimate(finite_or_none(mean), mean, mean, level, PAIRED_NORMAL), Test("brier_map_vs_stated", None, None, None, None,
                                         "the map and the stated confidence score every answer alike")
     se = math.sqrt(var / N)
     zc = float(special.ndtri(0.5 + level / 2))
-    return mean, (mean - zc * se, mean + zc * se), z_test("brier_map_vs_stated", mean / se)
+    return Estimate(finite_or_none(mean), mean - zc * se, mean + zc * se, level, PAIRED_NORMAL), z_test("brier_map_vs_stated", mean / se)
 
 
 def transport(cmap: CalibrationMap, data: Data, *, level: float = LEVEL, seed: int = 0) -> Transport:
@@ -160,16 +165,16 @@ def transport(cmap: CalibrationMap, data: Data, *, level: float = LEVEL, seed: i
     acc = float(k.sum()) / N
     brier_s = float(np.sum(k * (1 - p) ** 2 + (n - k) * p**2)) / N
     brier_m = float(np.sum(k * (1 - q) ** 2 + (n - k) * q**2)) / N
-    gain, gain_ci, gtest = _paired_brier(n, k, p, q, level)
+    gain, gtest = _paired_brier(n, k, p, q, level)
     then = dict(cmap.held_out) if cmap.held_out is not None else None
     gain_then = None
     if then and then.get("brier_stated") is not None and then.get("brier_mapped") is not None:
         gain_then = float(then["brier_stated"]) - float(then["brier_mapped"])
-    advice, reason = _advice(cal.kuiper_test, gtest, gain, 1 - level)
+    advice, reason = _advice(cal.kuiper_test, gtest, gain.value, 1 - level)
     return Transport(
         method=cmap.method, n_fit=int(cmap.n_fit), n_new=int(N), level=float(level), inflation=float(inflation),
         calibration=cal, gap=finite_or_none(float(np.sum(q * n)) / N - acc), brier_stated=brier_s,
-        brier_mapped=brier_m, brier_base_rate=acc * (1 - acc), gain_now=finite_or_none(gain), gain_now_ci=gain_ci,
+        brier_mapped=brier_m, brier_base_rate=acc * (1 - acc), gain_now=gain,
         gain_test=gtest, then=then, gain_then=gain_then, advice=advice, reason=reason,
     )
 

@@ -27,7 +27,7 @@ def advice_sentence(t: Transport) -> str:
     ev = f"Kuiper {p_value(ku.p_value, ku.log10_p, bound=ku.p_bound)}"
     g = t.gain_test
     if g.p_value is not None:
-        ev += f"; Brier gain {signed(t.gain_now, 4)}, {p_value(g.p_value, g.log10_p)}"
+        ev += f"; Brier gain {signed(t.gain_now.value, 4)}, {p_value(g.p_value, g.log10_p)}"
     return f"{REASONS[t.reason]} ({ev}; each test at {100 * (1 - t.level) / 2:g}%, Bonferroni)."
 
 
@@ -42,7 +42,8 @@ def transport_lines(t: Transport, map_name: str, data_name: str) -> list[str]:
     out.append(f"  {calibration_sentence(t)}")
     out += ["", f"Brier score on the new data (lower is better): stated {num(t.brier_stated, 4)}, mapped "
                 f"{num(t.brier_mapped, 4)}, constant base rate {num(t.brier_base_rate, 4)}.",
-            f"  Gain of the map now (stated - mapped): {signed(t.gain_now, 4)} {interval(*t.gain_now_ci, lambda x: num(x, 4))} "
+            f"  Gain of the map now (stated - mapped): {signed(t.gain_now.value, 4)} "
+            f"{interval(*t.gain_now.ci, lambda x: num(x, 4))} "
             f"({lvl} normal interval)."]
     if t.gain_then is not None and t.then is not None:
         out.append(f"  Gain then, on held-out data when fitted ({t.then.get('scoring') or 'held out'}, "
@@ -77,7 +78,7 @@ def then_now_rows(t: Transport) -> list[dict[str, str]]:
     def cell(x: object) -> str:
         return "unknown" if x is None else num(float(x), 4)  # type: ignore[arg-type]
 
-    gain_now = f"{signed(t.gain_now, 4)} {interval(*t.gain_now_ci, lambda x: num(x, 4))}"
+    gain_now = f"{signed(t.gain_now.value, 4)} {interval(*t.gain_now.ci, lambda x: num(x, 4))}"
     return [
         {"Brier score": "stated confidence", THEN: cell(then.get("brier_stated")), NOW: cell(t.brier_stated)},
         {"Brier score": "mapped probabilities", THEN: cell(then.get("brier_mapped")), NOW: cell(t.brier_mapped)},
