@@ -81,7 +81,7 @@ def truth_clustered(kappa: float, r: int, rng: np.random.Generator) -> dict[str,
     """Population values of the clustered design, by one very large sample."""
     m, _ = draw_matrix(rng, 400_000, r, kappa, 0.0, clusters=80_000)
     st, _ = matrix_agreement(m, reps=0)
-    return {k: (v.estimate if k != "cohen_kappa" or r == 2 else None) for k, v in st.items()}
+    return {k: (v.value if k != "cohen_kappa" or r == 2 else None) for k, v in st.items()}
 
 
 def coverage_table(datasets: int, reps: int) -> None:
@@ -106,10 +106,10 @@ def coverage_table(datasets: int, reps: int) -> None:
                         st, _ = matrix_agreement(m, unit, reps=reps, seed=int(rng.integers(2**31)))
                         for k in STATS:
                             t = truth[k]
-                            if t is None or st[k].ci is None:
+                            if t is None or not st[k].has_interval:
                                 continue
                             given[k] += 1
-                            hits[k] += st[k].ci[0] <= t <= st[k].ci[1]
+                            hits[k] += bool(st[k].contains(t))
                     name = f"n={n} r={r} kappa={kappa} miss={missing:.0%}" + (" cluster" if clustered else "")
                     cells = []
                     for k in STATS:

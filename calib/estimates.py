@@ -51,7 +51,8 @@ class Estimate:
     note:
         Why the interval may not hold :attr:`value`, when it is built so (e.g. an
         interval for the population ECE beside the upward-biased plug-in ECE): an
-        interval never excludes its own estimate without saying why.
+        interval never excludes its own estimate without saying why. Also why a figure
+        is undefined or has no interval, where its result says (the labels' ``reason``).
 
     Examples
     --------

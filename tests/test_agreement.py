@@ -17,9 +17,10 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from statsmodels.stats.proportion import proportion_confint
 
 from calib.errors import CalibError
+from calib.estimates import WILSON
 from calib.labels import Label
 from calib.labels.agreement import fleiss_kappa, krippendorff_alpha, percent_agreement
-from calib.labels.reviewers import matrix_agreement, outcomes_vs_final, reviewer_agreement
+from calib.labels.reviewers import BAYESIAN_BOOTSTRAP, matrix_agreement, outcomes_vs_final, reviewer_agreement
 from calib.rows import Judgments
 from calib.scale import Scale
 
@@ -138,20 +139,20 @@ def test_reviewer_agreement_of_records_equals_the_references(seed, reviewers):
     kept = ~np.isnan(data).all(axis=0)
     assert a.items == int(kept.sum()) and a.labels == int((m >= 0).sum())
     assert a.double_coded == int(((m >= 0).sum(axis=1) >= 2).sum())
-    assert a.krippendorff_alpha.estimate == pytest.approx(
+    assert a.krippendorff_alpha.value == pytest.approx(
         krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-10)
     kappa, p = gwet_fleiss(data, 2)
-    assert a.fleiss_kappa.estimate == pytest.approx(kappa, abs=1e-12)
-    assert a.percent_agreement.estimate == pytest.approx(p, abs=1e-12)
+    assert a.fleiss_kappa.value == pytest.approx(kappa, abs=1e-12)
+    assert a.percent_agreement.value == pytest.approx(p, abs=1e-12)
     if reviewers == 2:
         both = (m >= 0).all(axis=1)
-        assert a.cohen_kappa.estimate == pytest.approx(cohen_kappa_score(m[both, 0], m[both, 1]), abs=1e-12)
+        assert a.cohen_kappa.value == pytest.approx(cohen_kappa_score(m[both, 0], m[both, 1]), abs=1e-12)
     else:
-        assert a.cohen_kappa.estimate is None and "two reviewers" in (a.cohen_kappa.reason or "")
+        assert a.cohen_kappa.value is None and "two reviewers" in a.cohen_kappa.note
     for name in ("cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "percent_agreement"):
         s = getattr(a, name)
-        if s.estimate is not None:
-            assert s.ci is not None and s.ci[0] <= s.estimate <= s.ci[1]
+        if s.value is not None:
+            assert s.contains(s.value) and (s.level, s.method) == (0.95, BAYESIAN_BOOTSTRAP)
 
 
 def test_per_reviewer_agreement_with_the_final_labels_by_hand():
@@ -167,7 +168,7 @@ def test_per_reviewer_agreement_with_the_final_labels_by_hand():
     assert got == {"ann": (3, 2, 2), "bob": (3, 2, 2), "cy": (3, 3, 1)}  # cy: a wrong, d right, e right
     cy = next(r for r in a.per_reviewer if r.reviewer == "cy")
     lo, hi = proportion_confint(1, 3, alpha=0.05, method="wilson")
-    assert cy.ci == pytest.approx((lo, hi), abs=1e-12) and cy.share == pytest.approx(1 / 3)
+    assert cy.share.ci == pytest.approx((lo, hi), abs=1e-12) and cy.share.value == pytest.approx(1 / 3)
     assert a.unsure == 1 and a.final.count("tie") == 1 and a.final.count("adjudicated") == 2
 
 
@@ -189,7 +190,7 @@ def test_outcomes_against_final_labels_by_hand():
     o = outcomes_vs_final(rows, labels)
     assert o.items == 5 and o.confusion == ((2, 1), (1, 1))
     for stat, (k, m) in ((o.sensitivity, (2, 3)), (o.specificity, (1, 2)), (o.accuracy, (3, 5))):
-        assert stat.estimate == pytest.approx(k / m)
+        assert stat.value == pytest.approx(k / m) and stat.method == WILSON
         assert stat.ci == pytest.approx(proportion_confint(k, m, alpha=0.05, method="wilson"), abs=1e-12)
     d = o.to_dict()
     assert "share the file calls right" in d["sensitivity"]["definition"]
@@ -230,4 +231,4 @@ def test_an_item_without_a_cluster_is_refused_by_name():
 def test_no_disagreement_gives_an_interval_below_one():
     labels = [lab(f"q{i}", i % 3 == 0, r) for i in range(30) for r in ("a", "b")]
     a = reviewer_agreement(labels, reps=1000)
-    assert a.fleiss_kappa.estimate == 1.0 and a.fleiss_kappa.ci[1] == 1.0 and a.fleiss_kappa.ci[0] < 0.95
+    assert a.fleiss_kappa.value == 1.0 and a.fleiss_kappa.hi == 1.0 and a.fleiss_kappa.lo < 0.95

@@ -141,7 +141,7 @@ def test_review_report_is_the_engine_functions_composed_once():
     ag = reviewer_agreement(labels, reps=300, seed=4, level=0.9)
     assert got.agreement == ag
     pa = ag.percent_agreement
-    assert got.reviewer_error == error_of(pa.estimate, pa.ci, ag.double_coded, 0.9)
+    assert got.reviewer_error == error_of(pa.value, pa.ci, ag.double_coded, 0.9)
     assert got.outcomes == outcomes_vs_final(rows, labels, level=0.9)
     assert got.bound == accepted_error_bound(rows, labels, 50.0, target=0.1, reps=300, seed=4, level=0.9)
     bare = review_report(labels, reps=300, seed=4, level=0.9)

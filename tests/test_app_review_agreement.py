@@ -83,10 +83,10 @@ def test_the_owners_page_shows_agreement_the_file_against_final_labels_and_the_r
     agree = table(owner, "statistic").set_index("statistic")
     for name, key in (("Fleiss' kappa", "fleiss_kappa"), ("Krippendorff's alpha (nominal)", "krippendorff_alpha")):
         s = getattr(eng.agreement, key)
-        assert agree.loc[name, "estimate"] == f"{s.estimate:.2f}"
-        assert agree.loc[name, "interval"] == f"95% [{s.ci[0]:.2f}, {s.ci[1]:.2f}]"
+        assert agree.loc[name, "estimate"] == f"{s.value:.2f}"
+        assert agree.loc[name, "interval"] == f"95% [{s.lo:.2f}, {s.hi:.2f}]"
     cohen = agree.loc["Cohen's kappa (two reviewers)"]  # three reviewers: none, and why
-    assert cohen["interval"] == "" and cohen["note"] == eng.agreement.cohen_kappa.reason
+    assert cohen["interval"] == "" and cohen["note"] == eng.agreement.cohen_kappa.note
     assert "for two reviewers and these labels have 3" in cohen["note"]
     # final labels by hand: the majority of the right/wrong labels, ties and unsure-only have none
     votes: dict[str, list[bool]] = {}

@@ -154,7 +154,8 @@ def reviewer_error(
     items, _, m, _ = label_matrix(labels, dataset=dataset)
     unit, _ = _units(items, clusters)
     st, double = matrix_agreement(m, unit, reps=reps, seed=seed, level=level)
-    return error_of(st["percent_agreement"].estimate, st["percent_agreement"].ci, double, level)
+    pa = st["percent_agreement"]
+    return error_of(pa.value, pa.ci if pa.has_interval else None, double, level)
 
 
 def error_of(agree: float | None, agree_ci: tuple[float, float] | None, items: int, level: float) -> ReviewerError:

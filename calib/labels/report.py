@@ -86,7 +86,7 @@ def review_report(
     error rate)."""
     agree = reviewer_agreement(labels, clusters=clusters, reps=reps, seed=seed, level=level, dataset=dataset)
     pa = agree.percent_agreement
-    error = error_of(pa.estimate, pa.ci, agree.double_coded, level)
+    error = error_of(pa.value, pa.ci if pa.has_interval else None, agree.double_coded, level)
     outcomes = bound = None
     if rows is not None:
         outcomes = outcomes_vs_final(rows, labels, level=level, dataset=dataset)

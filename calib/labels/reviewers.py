@@ -38,6 +38,7 @@ and accuracy, each with a Wilson (1927) interval over items.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ import numpy as np
 from scipy import special
 
 from calib.errors import CalibError
+from calib.estimates import NONE, WILSON, Estimate
 from calib.labels.agreement import KAPPA_PRIOR, _kappa_cells, item_features, stat_rows
 from calib.labels.final import FinalLabels, final_labels, final_rule
 from calib.labels.outcomes import votes
@@ -59,37 +61,34 @@ CHUNK_CELLS = 4_000_000
 PRIOR = KAPPA_PRIOR
 #: The statistics of :class:`ReviewerAgreement`, in output order.
 STATS = ("cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "percent_agreement")
+#: :attr:`Estimate.method` of the agreement statistics' intervals (see the module).
+BAYESIAN_BOOTSTRAP = ("equal-tailed quantiles under the Bayesian bootstrap of items (or clusters) with a Jeffreys "
+                      "prior, taken at the level of Student's t on units - 1 degrees of freedom")
 
 
-@dataclass(frozen=True)
-class Stat:
-    """An estimate and its interval; ``estimate`` ``None`` with ``reason`` when undefined."""
-
-    estimate: float | None
-    ci: tuple[float, float] | None
-    reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"estimate": self.estimate, "ci": None if self.ci is None else list(self.ci)}
-        if self.reason is not None:
-            d["reason"] = self.reason
-        return d
+def stat_dict(e: Estimate) -> dict[str, Any]:
+    """The labels' JSON of a figure: ``{"estimate", "ci": [lo, hi] or None}``, and ``"reason"``
+    (:attr:`Estimate.note`: why it is undefined or has no interval) when there is one."""
+    d: dict[str, Any] = {"estimate": e.value, "ci": e.to_list() if e.has_interval else None}
+    if e.note:
+        d["reason"] = e.note
+    return d
 
 
 @dataclass(frozen=True)
 class ReviewerScore:
-    """One reviewer's agreement with the final labels: ``agree`` of ``n`` labels."""
+    """One reviewer's agreement with the final labels: ``agree`` of ``n`` labels, ``share``
+    their share with its Wilson interval (value ``None`` when ``n`` is 0)."""
 
     reviewer: str
     labels: int
     n: int
     agree: int
-    share: float | None
-    ci: tuple[float, float] | None
+    share: Estimate
 
     def to_dict(self) -> dict[str, Any]:
         return {"reviewer": self.reviewer, "labels": self.labels, "compared": self.n, "agree": self.agree,
-                "estimate": self.share, "ci": None if self.ci is None else list(self.ci)}
+                **stat_dict(self.share)}
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,8 @@ class ReviewerAgreement:
     labels, unsure:
         Current labels that say right or wrong, and that say unsure.
     cohen_kappa, fleiss_kappa, krippendorff_alpha, percent_agreement:
-        :class:`Stat` each.
+        :class:`~calib.estimates.Estimate` each (value ``None`` when undefined, its
+        :attr:`~calib.estimates.Estimate.note` saying why).
     per_reviewer:
         :class:`ReviewerScore` per reviewer.
     final:
@@ -121,10 +121,10 @@ class ReviewerAgreement:
     double_coded: int
     labels: int
     unsure: int
-    cohen_kappa: Stat
-    fleiss_kappa: Stat
-    krippendorff_alpha: Stat
-    percent_agreement: Stat
+    cohen_kappa: Estimate
+    fleiss_kappa: Estimate
+    krippendorff_alpha: Estimate
+    percent_agreement: Estimate
     per_reviewer: tuple[ReviewerScore, ...]
     final: FinalLabels
     clusters: int | None
@@ -134,7 +134,7 @@ class ReviewerAgreement:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **{name: getattr(self, name).to_dict() for name in STATS},
+            **{name: stat_dict(getattr(self, name)) for name in STATS},
             "reviewers": len(self.reviewers),
             "items": self.items,
             "double_coded": self.double_coded,
@@ -164,20 +164,21 @@ class ReviewerAgreement:
                  "krippendorff_alpha": "Krippendorff's alpha (nominal)", "percent_agreement": "Percent agreement"}
         for key in STATS:
             s = getattr(self, key)
-            if s.estimate is None:
-                out.append(f"{names[key]}: none ({s.reason}).")
+            if s.value is None:
+                out.append(f"{names[key]}: none ({s.note}).")
                 continue
             pct = key == "percent_agreement"
             fmt = (lambda x: f"{x:.1%}") if pct else (lambda x: f"{x:.2f}")
-            ci = "" if s.ci is None else f" ({lvl} interval {fmt(s.ci[0])} to {fmt(s.ci[1])})"
-            out.append(f"{names[key]}: {fmt(s.estimate)}{ci}" + (f"; {s.reason}" if s.reason else "") + ".")
+            ci = f" ({lvl} interval {fmt(s.lo)} to {fmt(s.hi)})" if s.has_interval else ""
+            out.append(f"{names[key]}: {fmt(s.value)}{ci}" + (f"; {s.note}" if s.note else "") + ".")
         out.append(self.final.sentence())
         for r in self.per_reviewer:
-            if r.share is None or r.ci is None:
+            sh = r.share
+            if sh.value is None or sh.lo is None or sh.hi is None:
                 out.append(f"{r.reviewer}: no label of an item with a final label.")
             else:
                 out.append(f"{r.reviewer}: agrees with the final label on {r.agree:,} of {r.n:,} items "
-                           f"({r.share:.1%}, {lvl} interval {r.ci[0]:.1%} to {r.ci[1]:.1%}).")
+                           f"({sh.value:.1%}, {lvl} interval {sh.lo:.1%} to {sh.hi:.1%}).")
         if self.per_reviewer:
             out.append("A reviewer's own label is one of the votes of a majority; adjudicated items are the "
                        "independent check.")
@@ -308,14 +309,18 @@ def _interval(samples: np.ndarray, est: float, level: float) -> tuple[float, flo
     return float(min(lo, est)), float(max(hi, est))
 
 
-def _stat(est: float, samples: np.ndarray | None, level: float, undefined: str) -> Stat:
+def _stat(est: float, samples: np.ndarray | None, level: float, nominal: float, undefined: str) -> Estimate:
+    """The statistic with its interval from the bootstrap ``samples``, the quantiles taken at
+    ``level`` for an interval claimed at ``nominal`` (:func:`unit_level`); ``undefined``:
+    why, when the statistic is."""
     if not np.isfinite(est):
-        return Stat(None, None, undefined)
-    ci = None if samples is None else _interval(samples, float(est), level)
-    note = None
-    if ci is None and samples is not None:
-        note = "too few resamples where it is defined for an interval"
-    return Stat(float(est), ci, note)
+        return Estimate(None, None, None, None, NONE, undefined)
+    if samples is None:
+        return Estimate.point(float(est))
+    ci = _interval(samples, float(est), level)
+    if ci is None:
+        return Estimate(float(est), None, None, None, NONE, "too few resamples where it is defined for an interval")
+    return Estimate(float(est), ci[0], ci[1], nominal, BAYESIAN_BOOTSTRAP)
 
 
 def reviewer_agreement(
@@ -365,7 +370,7 @@ def reviewer_agreement(
 
 
 def matrix_agreement(m: np.ndarray, unit: np.ndarray | None = None, *, reps: int = 2000, seed: int = 0,
-                     level: float = 0.95) -> tuple[dict[str, Stat], int]:
+                     level: float = 0.95) -> tuple[dict[str, Estimate], int]:
     """The four statistics of :data:`STATS` with their bootstrap intervals from a label
     matrix (items by reviewers: ``1`` right, ``0`` wrong, ``-1`` none), resampling
     ``unit`` (per item its resampling unit, ``0..U-1``; default each item its own), and
@@ -383,6 +388,7 @@ def matrix_agreement(m: np.ndarray, unit: np.ndarray | None = None, *, reps: int
     point = stat_rows(feats.sum(axis=0)[None, :], 2)
     kappa = float(_kappa_cells(cells.sum(axis=0)[None, :], 2)[0]) if both.any() else float("nan")
     draws: dict[str, np.ndarray | None] = dict.fromkeys(("percent", "fleiss", "alpha", "cohen"))
+    nominal = level
     keep = feats[:, 0] > 0  # units carry information only through pairable items
     if reps > 0 and keep.any():
         used = np.unique(unit[keep], return_inverse=True)[1].ravel()
@@ -391,17 +397,18 @@ def matrix_agreement(m: np.ndarray, unit: np.ndarray | None = None, *, reps: int
         draws = {**stat_rows(sums[:, : feats.shape[1]], 2), "cohen": _kappa_cells(sums[:, feats.shape[1]:], 2)}
     one = "every label says the same verdict, so chance agreement is 1" if keep.any() else "no item has two labels"
     if not two:
-        cohen = Stat(None, None, f"Cohen's kappa is for two reviewers and these labels have {m.shape[1]}: "
-                                 "see Fleiss' kappa and Krippendorff's alpha")
+        cohen = _stat(math.nan, None, level, nominal, f"Cohen's kappa is for two reviewers and these labels have "
+                      f"{m.shape[1]}: see Fleiss' kappa and Krippendorff's alpha")
     elif not both.any():
-        cohen = Stat(None, None, "no item was labelled by both reviewers")
+        cohen = _stat(math.nan, None, level, nominal, "no item was labelled by both reviewers")
     else:
-        cohen = _stat(kappa, draws["cohen"], level, "both reviewers said one and the same verdict for every item")
+        cohen = _stat(kappa, draws["cohen"], level, nominal,
+                      "both reviewers said one and the same verdict for every item")
     return {
         "cohen_kappa": cohen,
-        "fleiss_kappa": _stat(point["fleiss"][0], draws["fleiss"], level, one),
-        "krippendorff_alpha": _stat(point["alpha"][0], draws["alpha"], level, one),
-        "percent_agreement": _stat(point["percent"][0], draws["percent"], level, "no item has two labels"),
+        "fleiss_kappa": _stat(point["fleiss"][0], draws["fleiss"], level, nominal, one),
+        "krippendorff_alpha": _stat(point["alpha"][0], draws["alpha"], level, nominal, one),
+        "percent_agreement": _stat(point["percent"][0], draws["percent"], level, nominal, "no item has two labels"),
     }, int(keep.sum())
 
 
@@ -414,9 +421,7 @@ def _per_reviewer(items: Sequence[str], reviewers: Sequence[str], m: np.ndarray,
         said = m[:, j] >= 0
         cmp = said & (f >= 0)
         n, agree = int(cmp.sum()), int((m[cmp, j] == f[cmp]).sum())
-        lo, hi = wilson_interval(agree, n, level)
-        out.append(ReviewerScore(who, int(said.sum()), n, agree, agree / n if n else None,
-                                 (float(lo), float(hi)) if n else None))
+        out.append(ReviewerScore(who, int(said.sum()), n, agree, _wilson(agree, n, level)))
     return tuple(out)
 
 
@@ -433,16 +438,17 @@ class OutcomesVsFinal:
         ``((file right, final right), (file right, final wrong)), ((file wrong, final
         right), (file wrong, final wrong))`` as counts: rows the file, columns the final label.
     sensitivity, specificity, accuracy:
-        :class:`Stat` each (Wilson intervals).
+        :class:`~calib.estimates.Estimate` each (Wilson intervals; value ``None`` with its
+        :attr:`~calib.estimates.Estimate.note` when no item is in the denominator).
     level:
         The interval level.
     """
 
     items: int
     confusion: tuple[tuple[int, int], tuple[int, int]]
-    sensitivity: Stat
-    specificity: Stat
-    accuracy: Stat
+    sensitivity: Estimate
+    specificity: Estimate
+    accuracy: Estimate
     level: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -450,22 +456,23 @@ class OutcomesVsFinal:
             "items": self.items,
             "confusion": {"rows": "file outcome (right, wrong)", "columns": "final label (right, wrong)",
                           "counts": [list(r) for r in self.confusion]},
-            "sensitivity": {**self.sensitivity.to_dict(), "definition": "of the items the final labels call "
+            "sensitivity": {**stat_dict(self.sensitivity), "definition": "of the items the final labels call "
                             "right, the share the file calls right"},
-            "specificity": {**self.specificity.to_dict(), "definition": "of the items the final labels call "
+            "specificity": {**stat_dict(self.specificity), "definition": "of the items the final labels call "
                             "wrong, the share the file calls wrong"},
-            "accuracy": {**self.accuracy.to_dict(), "definition": "the share of items on which the file and the "
+            "accuracy": {**stat_dict(self.accuracy), "definition": "the share of items on which the file and the "
                          "final label agree"},
             "level": self.level,
             "interval": "Wilson score interval over items",
         }
 
 
-def _wilson(k: int, n: int, level: float, what: str) -> Stat:
+def _wilson(k: int, n: int, level: float, undefined: str = "") -> Estimate:
+    """``k / n`` with its Wilson interval; value ``None`` (``undefined`` saying why) when ``n`` is 0."""
     if n == 0:
-        return Stat(None, None, f"no item the final labels call {what}")
+        return Estimate(None, None, None, None, NONE, undefined)
     lo, hi = wilson_interval(k, n, level)
-    return Stat(k / n, (float(lo), float(hi)))
+    return Estimate(k / n, float(lo), float(hi), level, WILSON)
 
 
 def outcomes_vs_final(rows: Judgments, labels: Sequence[Label], *, level: float = 0.95,
@@ -484,8 +491,8 @@ def outcomes_vs_final(rows: Judgments, labels: Sequence[Label], *, level: float 
     return OutcomesVsFinal(
         items=n,
         confusion=((rr, rw), (wr, ww)),
-        sensitivity=_wilson(rr, rr + wr, level, "right"),
-        specificity=_wilson(ww, rw + ww, level, "wrong"),
-        accuracy=_wilson(rr + ww, n, level, "right or wrong"),
+        sensitivity=_wilson(rr, rr + wr, level, "no item the final labels call right"),
+        specificity=_wilson(ww, rw + ww, level, "no item the final labels call wrong"),
+        accuracy=_wilson(rr + ww, n, level, "no item the final labels call right or wrong"),
         level=float(level),
     )

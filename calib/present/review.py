@@ -116,10 +116,9 @@ def agreement_rows(agreement: ReviewerAgreement) -> list[dict[str, str]]:
     out = []
     for key, name in AGREEMENT_NAMES.items():
         s = getattr(agreement, key)
-        lo, hi = s.ci if s.ci is not None else (None, None)
-        out.append({"statistic": name, "estimate": _stat_cell(key, s.estimate),
-                    "interval": fmt.level_interval(level, lo, hi, lambda x, k=key: _stat_cell(k, x)),
-                    "note": s.reason or ""})
+        out.append({"statistic": name, "estimate": _stat_cell(key, s.value),
+                    "interval": fmt.level_interval(level, s.lo, s.hi, lambda x, k=key: _stat_cell(k, x)),
+                    "note": s.note})
     return out
 
 
@@ -127,8 +126,7 @@ def per_reviewer_rows(agreement: ReviewerAgreement) -> list[dict[str, object]]:
     """Each reviewer's agreement with the final labels (user text: the name, shown in a table only)."""
     level = agreement.level
     return [{"reviewer": r.reviewer, "labels": r.labels, "compared with a final label": r.n, "agree": r.agree,
-             "agreement": fmt.pct(r.share),
-             "interval": fmt.level_interval(level, *(r.ci or (None, None)), fmt.pct)}
+             "agreement": fmt.pct(r.share.value), "interval": fmt.level_interval(level, *r.share.ci, fmt.pct)}
             for r in agreement.per_reviewer]
 
 
@@ -143,9 +141,8 @@ def outcome_rows(outcomes: OutcomesVsFinal) -> tuple[list[dict[str, object]], li
     stats = []
     for name in ("sensitivity", "specificity", "accuracy"):
         s = getattr(outcomes, name)
-        lo, hi = s.ci if s.ci is not None else (None, None)
-        stats.append({"figure": name.capitalize(), "estimate": fmt.pct(s.estimate),
-                      "interval": fmt.level_interval(level, lo, hi, fmt.pct), "note": s.reason or ""})
+        stats.append({"figure": name.capitalize(), "estimate": fmt.pct(s.value),
+                      "interval": fmt.level_interval(level, s.lo, s.hi, fmt.pct), "note": s.note})
     return confusion, stats
 
 
