@@ -13,9 +13,12 @@ import math
 import numpy as np
 import pytest
 
+from calib.estimates import Estimate
 from calib.labels import Label
 from calib.labels.estimate import accepted_error
 from calib.labels.label_error import (
+    MAPPED,
+    ROGAN_GLADEN,
     accepted_error_bound,
     error_of,
     majority_error,
@@ -55,11 +58,11 @@ def test_reviewer_error_from_pairs_by_hand():
               for j, v in enumerate(vs)]
     r = reviewer_error(labels, reps=500)
     d = (0 + 0 + 1 + 0 + 2 / 3) / 5
-    assert r.items == 5 and r.disagreement == pytest.approx(d, abs=1e-12)
-    assert r.error == pytest.approx((1 - math.sqrt(1 - 2 * d)) / 2, abs=1e-12)
-    assert r.error_ci[0] <= r.error <= r.error_ci[1] and r.error_max == pytest.approx(r.disagreement_ci[1])
+    assert r.items == 5 and r.disagreement.value == pytest.approx(d, abs=1e-12)
+    assert r.error.value == pytest.approx((1 - math.sqrt(1 - 2 * d)) / 2, abs=1e-12)
+    assert r.error.contains(r.error.value) and r.error_max == pytest.approx(r.disagreement.hi)
     assert "independently" in r.to_dict()["model"]
-    assert error_of(None, None, 0, 0.95).sentence().startswith("No item has two labels")
+    assert error_of(Estimate.point(None), 0, 0.95).sentence().startswith("No item has two labels")
 
 
 def dataset(seed: int, p: float = 0.03, e: float = 0.10, n: int = 2000, m: int = 200, double: int = 80):
@@ -92,14 +95,15 @@ def test_bounds_by_the_formulas():
     def rg(q, ee):
         return min(max((q - f(ee)) / (1 - 2 * f(ee)), 0.0), 1.0)
 
-    assert b.adjusted == pytest.approx(rg(obs.estimate, rev.error), abs=1e-12)
-    assert b.adjusted_ci[0] == pytest.approx(min(rg(obs.lower, rev.error_ci[1]), b.adjusted), abs=1e-12)
-    assert b.adjusted_ci[1] == pytest.approx(max(rg(obs.upper, rev.error_ci[0]), b.adjusted), abs=1e-12)
-    d_hi = rev.disagreement_ci[1]
+    assert b.adjusted.value == pytest.approx(rg(obs.estimate, rev.error.value), abs=1e-12)
+    assert b.adjusted.lo == pytest.approx(min(rg(obs.lower, rev.error.hi), b.adjusted.value), abs=1e-12)
+    assert b.adjusted.hi == pytest.approx(max(rg(obs.upper, rev.error.lo), b.adjusted.value), abs=1e-12)
+    d_hi = rev.disagreement.hi
     assert b.worst_ci == pytest.approx((max(obs.lower - d_hi, 0), min(obs.upper + d_hi, 1)), abs=1e-12)
     assert b.holds == (b.worst_ci[1] <= 0.2)
     out = b.to_dict()
     assert out["holds_at_max_reviewer_error"] is b.holds and "Rogan-Gladen" in out["adjusted"]["method"]
+    assert (b.adjusted.level, b.adjusted.method, rev.error.method) == (0.95, ROGAN_GLADEN, MAPPED)
 
 
 def test_miniature_labels_with_reviewer_error_move_the_error_rate():
@@ -110,16 +114,16 @@ def test_miniature_labels_with_reviewer_error_move_the_error_rate():
     naive = accepted_error(rows, labels, 90.0)
     b = accepted_error_bound(rows, labels, 90.0, target=0.05, reps=1000, seed=0)
     assert not naive.lower <= truth <= naive.upper
-    assert b.adjusted_ci[0] <= truth <= b.adjusted_ci[1]
+    assert b.adjusted.contains(truth)
     assert b.worst_ci[0] <= truth <= b.worst_ci[1]
-    assert b.adjusted < naive.estimate
+    assert b.adjusted.value < naive.estimate
     assert b.holds is False and "does not hold at the upper end of the reviewers' error" in b.sentence()
 
 
 def test_no_double_coded_item_gives_no_bound():
     rows, labels, _ = dataset(2, double=0)
     b = accepted_error_bound(rows, labels, 90.0, reps=100)
-    assert b.adjusted is None and b.worst_ci is None and b.holds is None
+    assert b.adjusted == Estimate.point(None) and b.worst_ci is None and b.holds is None
     assert b.sentence().startswith("No estimate of how the reviewers' error moves")
 
 
@@ -140,8 +144,7 @@ def test_review_report_is_the_engine_functions_composed_once():
     got = review_report(labels, rows, threshold=50.0, target=0.1, reps=300, seed=4, level=0.9)
     ag = reviewer_agreement(labels, reps=300, seed=4, level=0.9)
     assert got.agreement == ag
-    pa = ag.percent_agreement
-    assert got.reviewer_error == error_of(pa.value, pa.ci, ag.double_coded, 0.9)
+    assert got.reviewer_error == error_of(ag.percent_agreement, ag.double_coded, 0.9)
     assert got.outcomes == outcomes_vs_final(rows, labels, level=0.9)
     assert got.bound == accepted_error_bound(rows, labels, 50.0, target=0.1, reps=300, seed=4, level=0.9)
     bare = review_report(labels, reps=300, seed=4, level=0.9)

@@ -55,10 +55,11 @@ import numpy as np
 from scipy import stats
 
 from calib.errors import CalibError
+from calib.estimates import Estimate
 from calib.labels.estimate import AcceptedError, accepted_error
 from calib.labels.outcomes import votes
 from calib.labels.records import Label
-from calib.labels.reviewers import _units, label_matrix, matrix_agreement
+from calib.labels.reviewers import _units, label_matrix, matrix_agreement, stat_dict
 from calib.rows import Judgments
 
 #: The model in words, output beside every figure of this module.
@@ -66,6 +67,11 @@ MODEL = (
     "each label is wrong with probability e, independently of the item's other labels; two labels "
     "disagree with probability 2e(1-e)"
 )
+#: :attr:`Estimate.method` of ``e``'s interval: ``d``'s ends mapped (:func:`symmetric_error` rises with ``d``).
+MAPPED = "the disagreement's interval, each end mapped by e = (1 - sqrt(1 - 2d)) / 2"
+#: :attr:`Estimate.method` of the adjusted error's interval (see the module).
+ROGAN_GLADEN = ("Rogan-Gladen at the ends of the observed rate's and the reviewers' error's intervals, each at "
+                "1 - (1 - level)/2 (Bonferroni)")
 
 
 def symmetric_error(d: float) -> float:
@@ -96,10 +102,11 @@ class ReviewerError:
     ----------
     items:
         Double-coded items (two labels or more that say right or wrong).
-    disagreement, disagreement_ci:
-        ``d``, the share of disagreeing pairs of labels, and its interval.
-    error, error_ci:
-        ``e`` under the model, and its interval (``d``'s ends mapped).
+    disagreement:
+        ``d``, the share of disagreeing pairs of labels, with its interval (an
+        :class:`~calib.estimates.Estimate`; value ``None`` without double-coded items).
+    error:
+        ``e`` under the model, with its interval (``d``'s ends mapped, :data:`MAPPED`).
     error_max:
         The upper end of ``d``'s interval: the per-label error rate at most, whatever the
         direction of the errors.
@@ -108,18 +115,16 @@ class ReviewerError:
     """
 
     items: int
-    disagreement: float | None
-    disagreement_ci: tuple[float, float] | None
-    error: float | None
-    error_ci: tuple[float, float] | None
+    disagreement: Estimate
+    error: Estimate
     error_max: float | None
     level: float
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "double_coded": self.items,
-            "disagreement": {"estimate": self.disagreement, "ci": _list(self.disagreement_ci)},
-            "error": {"estimate": self.error, "ci": _list(self.error_ci)},
+            "disagreement": stat_dict(self.disagreement),
+            "error": stat_dict(self.error),
             "error_max": self.error_max,
             "level": self.level,
             "model": MODEL,
@@ -127,11 +132,12 @@ class ReviewerError:
         }
 
     def sentence(self) -> str:
-        if self.error is None or self.error_ci is None or self.error_max is None:
+        e = self.error
+        if e.value is None or e.lo is None or e.hi is None or self.error_max is None:
             return "No item has two labels: no estimate of the reviewers' error rate."
         return (
-            f"Reviewers' error rate {self.error:.1%} ({self.level:.0%} interval {self.error_ci[0]:.1%} to "
-            f"{self.error_ci[1]:.1%}) from {self.items:,} double-coded items, if each label errs independently "
+            f"Reviewers' error rate {e.value:.1%} ({self.level:.0%} interval {e.lo:.1%} to "
+            f"{e.hi:.1%}) from {self.items:,} double-coded items, if each label errs independently "
             f"and as often on right as on wrong answers; whatever the direction of the errors, at most "
             f"{self.error_max:.1%}."
         )
@@ -154,19 +160,21 @@ def reviewer_error(
     items, _, m, _ = label_matrix(labels, dataset=dataset)
     unit, _ = _units(items, clusters)
     st, double = matrix_agreement(m, unit, reps=reps, seed=seed, level=level)
-    pa = st["percent_agreement"]
-    return error_of(pa.value, pa.ci if pa.has_interval else None, double, level)
+    return error_of(st["percent_agreement"], double, level)
 
 
-def error_of(agree: float | None, agree_ci: tuple[float, float] | None, items: int, level: float) -> ReviewerError:
-    """:class:`ReviewerError` from the percent agreement and its interval."""
-    if agree is None:
-        return ReviewerError(items, None, None, None, None, None, level)
-    d = 1.0 - agree
-    d_ci = None if agree_ci is None else (1.0 - agree_ci[1], 1.0 - agree_ci[0])
-    e_ci = None if d_ci is None else (symmetric_error(d_ci[0]), symmetric_error(d_ci[1]))
-    return ReviewerError(items, d, d_ci, symmetric_error(d), e_ci, None if d_ci is None else min(d_ci[1], 1.0),
-                         level)
+def error_of(agree: Estimate, items: int, level: float) -> ReviewerError:
+    """:class:`ReviewerError` from the percent agreement with its interval."""
+    if agree.value is None:
+        none = Estimate.point(None)
+        return ReviewerError(items, none, none, None, level)
+    d = 1.0 - agree.value
+    if agree.lo is None or agree.hi is None:
+        return ReviewerError(items, Estimate.point(d), Estimate.point(symmetric_error(d)), None, level)
+    d_lo, d_hi = 1.0 - agree.hi, 1.0 - agree.lo
+    return ReviewerError(items, Estimate(d, d_lo, d_hi, agree.level, agree.method),
+                         Estimate(symmetric_error(d), symmetric_error(d_lo), symmetric_error(d_hi), agree.level, MAPPED),
+                         min(d_hi, 1.0), level)
 
 
 @dataclass(frozen=True)
@@ -183,8 +191,9 @@ class ErrorBound:
     final_error, final_error_max:
         ``f`` at ``e`` (the error rate of the audit items' final labels under the model)
         and ``f_max`` (at most, any direction).
-    adjusted, adjusted_ci:
-        The Rogan-Gladen estimate and its interval at ``level`` (Bonferroni).
+    adjusted:
+        The Rogan-Gladen estimate with its interval at ``level`` (Bonferroni,
+        :data:`ROGAN_GLADEN`), an :class:`~calib.estimates.Estimate`.
     worst_ci:
         The worst-case interval, any direction of the errors.
     target, holds:
@@ -198,8 +207,7 @@ class ErrorBound:
     reviewers: ReviewerError
     final_error: float | None
     final_error_max: float | None
-    adjusted: float | None
-    adjusted_ci: tuple[float, float] | None
+    adjusted: Estimate
     worst_ci: tuple[float, float] | None
     target: float | None
     holds: bool | None
@@ -211,7 +219,7 @@ class ErrorBound:
                          "level": self.observed.level},
             "reviewer_error": self.reviewers.to_dict(),
             "final_label_error": {"estimate": self.final_error, "max": self.final_error_max},
-            "adjusted": {"estimate": self.adjusted, "ci": _list(self.adjusted_ci),
+            "adjusted": {**stat_dict(self.adjusted),
                          "method": "misclassification-adjusted (Rogan-Gladen), symmetric label errors"},
             "worst_case": {"ci": _list(self.worst_ci), "method": "any direction of the label errors"},
             "target": self.target,
@@ -222,13 +230,14 @@ class ErrorBound:
         }
 
     def sentence(self) -> str:
-        if self.adjusted is None or self.adjusted_ci is None or self.worst_ci is None:
+        adj = self.adjusted
+        if adj.value is None or adj.lo is None or adj.hi is None or self.worst_ci is None:
             return ("No estimate of how the reviewers' error moves the error among accepted items (no labelled "
                     "audit item, or no double-coded item).")
         lvl = f"{self.level:.0%}"
         text = (
-            f"Allowing for the reviewers' error: error among accepted {self.adjusted:.1%} ({lvl} interval "
-            f"{self.adjusted_ci[0]:.1%} to {self.adjusted_ci[1]:.1%}) if label errors are as likely either way; "
+            f"Allowing for the reviewers' error: error among accepted {adj.value:.1%} ({lvl} interval "
+            f"{adj.lo:.1%} to {adj.hi:.1%}) if label errors are as likely either way; "
             f"whatever their direction, {self.worst_ci[0]:.1%} to {self.worst_ci[1]:.1%}"
         )
         if self.target is not None:
@@ -263,8 +272,10 @@ def accepted_error_bound(
     each = 1 - (1 - level) / 2
     obs = accepted_error(rows, labels, threshold, level=each, dataset=dataset)
     rev = reviewer_error(labels, clusters=clusters, reps=reps, seed=seed, level=each, dataset=dataset)
-    none = ErrorBound(obs, rev, None, None, None, None, None, target, None, level)
-    if obs.estimate is None or obs.lower is None or obs.upper is None or rev.error is None or rev.error_ci is None:
+    none = ErrorBound(obs, rev, None, None, Estimate.point(None), None, target, None, level)
+    e = rev.error
+    if obs.estimate is None or obs.lower is None or obs.upper is None or e.value is None or e.lo is None \
+            or e.hi is None:
         return none
     v = votes(rows, [lab for lab in labels if lab.kind == "audit"], dataset=dataset)
     decided = (v.right != v.wrong) & (v.adjudicated < 0)
@@ -276,14 +287,14 @@ def accepted_error_bound(
         return float(majority_error(min(e, 0.5), k).mean())
 
     f_max = min(float(rev.error_max if rev.error_max is not None else 1.0), 1.0)
-    adj_ci = (_rg(obs.lower, f(rev.error_ci[1])), _rg(obs.upper, f(rev.error_ci[0])))
-    adjusted = _rg(obs.estimate, f(rev.error))
+    adj_ci = (_rg(obs.lower, f(e.hi)), _rg(obs.upper, f(e.lo)))
+    adjusted = _rg(obs.estimate, f(e.value))
     if not all(np.isfinite([adjusted, *adj_ci])):
         return none
     adj_ci = (min(adj_ci[0], adjusted), max(adj_ci[1], adjusted))
     worst = (max(obs.lower - f_max, 0.0), min(obs.upper + f_max, 1.0))
     return ErrorBound(
-        observed=obs, reviewers=rev, final_error=f(rev.error), final_error_max=f_max, adjusted=adjusted,
-        adjusted_ci=adj_ci, worst_ci=worst, target=target, holds=None if target is None else worst[1] <= target,
+        observed=obs, reviewers=rev, final_error=f(e.value), final_error_max=f_max,
+        adjusted=Estimate(adjusted, adj_ci[0], adj_ci[1], level, ROGAN_GLADEN), worst_ci=worst, target=target, holds=None if target is None else worst[1] <= target,
         level=float(level),
     )

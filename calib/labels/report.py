@@ -85,8 +85,7 @@ def review_report(
     on the error among accepted under the reviewers' error (``target``: the certificate's
     error rate)."""
     agree = reviewer_agreement(labels, clusters=clusters, reps=reps, seed=seed, level=level, dataset=dataset)
-    pa = agree.percent_agreement
-    error = error_of(pa.value, pa.ci if pa.has_interval else None, agree.double_coded, level)
+    error = error_of(agree.percent_agreement, agree.double_coded, level)
     outcomes = bound = None
     if rows is not None:
         outcomes = outcomes_vs_final(rows, labels, level=level, dataset=dataset)
