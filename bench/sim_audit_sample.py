@@ -201,7 +201,7 @@ def kappa_table(datasets: int, seed: int) -> list[str]:
                 reps=1000,
                 seed=d,
             )
-            lo, hi = a.kappa_ci
+            lo, hi = a.kappa.ci
             if lo is None or hi is None:
                 hits.append(False)
                 continue

@@ -559,8 +559,8 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
     agree, err, summary = got.labelled.agreement, got.labelled.accepted_error, got.labelled.outcomes
     a, rec = got.audit, got.recommendation
     m1, m2, m3 = st.columns(3)
-    metric(m1, "Cohen's kappa, judge vs reviewers", fmt.num(agree.kappa, 2),
-           fmt.level_interval(v.level, *agree.kappa_ci, lambda x: fmt.num(x, 2)))
+    metric(m1, "Cohen's kappa, judge vs reviewers", fmt.num(agree.kappa.value, 2),
+           fmt.level_interval(v.level, *agree.kappa.ci, lambda x: fmt.num(x, 2)))
     m2.metric("Agreement, judge vs reviewers", fmt.pct(agree.agreement))
     metric(m3, "Error among accepted (audit sample)", fmt.pct(err.estimate),
            fmt.level_interval(err.level, err.lower, err.upper, fmt.pct))

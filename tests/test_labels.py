@@ -20,6 +20,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from calib.errors import CalibError
+from calib.estimates import Estimate
 from calib.labels import (
     Label,
     accepted_error,
@@ -34,6 +35,7 @@ from calib.labels import (
     review_plan,
     with_human_outcomes,
 )
+from calib.labels.agreement import KAPPA_BOOTSTRAP
 from calib.labels.plan import MAX_STRATA, allocate, strata
 from calib.routing import FORMULA_STARTS, review_queue
 from calib.rows import Judgments
@@ -136,12 +138,12 @@ def test_agreement_confusion_and_kappa_by_hand():
         (int(np.sum(f & h)), int(np.sum(f & ~h))),
         (int(np.sum(~f & h)), int(np.sum(~f & ~h))),
     )
-    assert a.kappa == pytest.approx(sk_kappa(f, h), abs=1e-12)
+    assert a.kappa.value == pytest.approx(sk_kappa(f, h), abs=1e-12)
     assert a.agreement == pytest.approx(np.mean(f == h))
     assert a.reviewer_items == 50
-    assert a.reviewer_kappa == pytest.approx(sk_kappa(human[:50], second), abs=1e-12)
-    lo, hi = a.kappa_ci
-    assert lo < a.kappa < hi
+    assert a.reviewer_kappa.value == pytest.approx(sk_kappa(human[:50], second), abs=1e-12)
+    lo, hi = a.kappa.ci
+    assert lo < a.kappa.value < hi and (a.kappa.level, a.kappa.method) == (0.95, KAPPA_BOOTSTRAP)
     assert agreement(rows, labels, reps=300, seed=1) == a  # seeded
     d = a.to_dict()
     json.dumps(d, allow_nan=False)
@@ -151,7 +153,7 @@ def test_agreement_confusion_and_kappa_by_hand():
 def test_agreement_kappa_undefined_is_none_in_json():
     rows = rows_of([90.0] * 4, [True] * 4)
     a = agreement(rows, [lab(f"q{i}", True) for i in range(4)], reps=50)
-    assert a.kappa is None and a.to_dict()["kappa"] is None
+    assert a.kappa == Estimate.point(None) and a.to_dict()["kappa"] is None
     assert "undefined" in a.sentence()
 
 
@@ -176,7 +178,7 @@ def test_kappa_interval_is_the_jeffreys_posterior_with_one_label_per_item():
     for cells in ((80, 10, 15, 45), (20, 3, 2, 5)):
         a = agreement_of(cells)
         lo, hi = jeffreys_kappa_quantiles(cells)
-        assert a.kappa_ci[0] == pytest.approx(lo, abs=0.02) and a.kappa_ci[1] == pytest.approx(hi, abs=0.02)
+        assert a.kappa.lo == pytest.approx(lo, abs=0.02) and a.kappa.hi == pytest.approx(hi, abs=0.02)
 
 
 def test_kappa_interval_at_30_labels_is_given_and_holds_its_estimate():
@@ -184,14 +186,14 @@ def test_kappa_interval_at_30_labels_is_given_and_holds_its_estimate():
     # verdict (kappa undefined there) and gave no interval when over 10% did: 28 both right and
     # 2 both wrong lose both wrong answers in (28/30)^30 = 13% of resamples
     a = agreement_of((28, 0, 0, 2))
-    assert a.kappa == 1.0
-    lo, hi = a.kappa_ci
+    assert a.kappa.value == 1.0
+    lo, hi = a.kappa.ci
     assert lo == pytest.approx(jeffreys_kappa_quantiles((28, 0, 0, 2))[0], abs=0.02) and hi == 1.0
     assert "interval" in a.sentence()
     # a disputed item: both ends from the posterior, the estimate inside
     a = agreement_of((25, 1, 0, 4))
     lo, hi = jeffreys_kappa_quantiles((25, 1, 0, 4))
-    assert a.kappa_ci[0] == pytest.approx(lo, abs=0.02) and a.kappa_ci[0] <= a.kappa <= a.kappa_ci[1]
+    assert a.kappa.lo == pytest.approx(lo, abs=0.02) and a.kappa.contains(a.kappa.value)
 
 
 # ------------------------------------------------------------------ the audit-sample estimate

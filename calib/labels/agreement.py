@@ -50,6 +50,7 @@ import numpy as np
 
 from calib.bootstrap import percentile_interval
 from calib.errors import CalibError
+from calib.estimates import NONE, Estimate
 from calib.labels.outcomes import votes
 from calib.labels.records import Label
 from calib.numbers import finite_or_none
@@ -89,6 +90,8 @@ def _kappa_cells(cells: np.ndarray, k: int) -> np.ndarray:
 
 #: Prior weight on each cell of the 2x2 table in :func:`kappa_interval` (Jeffreys: 1/2).
 KAPPA_PRIOR = 0.5
+#: :attr:`Estimate.method` of :func:`kappa_interval`.
+KAPPA_BOOTSTRAP = "Bayesian bootstrap of the items, Jeffreys prior on the four cells"
 
 
 def kappa_interval(patterns: np.ndarray, counts: np.ndarray, reps: int, seed: int, level: float
@@ -202,10 +205,10 @@ class Agreement:
         (item, reviewer) pairs compared (current labels of items in the file).
     items:
         Distinct items among them.
-    kappa, kappa_ci:
-        Cohen's kappa of file outcome vs reviewer label (``None`` when undefined:
-        see :func:`cohen_kappa`) and its interval (:func:`kappa_interval`; none where
-        kappa is undefined or ``reps`` is 0).
+    kappa:
+        Cohen's kappa of file outcome vs reviewer label (value ``None`` when undefined:
+        see :func:`cohen_kappa`) with its interval (:func:`kappa_interval`; none where
+        kappa is undefined or ``reps`` is 0), an :class:`~calib.estimates.Estimate`.
     agreement:
         Share of pairs on which the file and the reviewer agree.
     confusion:
@@ -213,9 +216,9 @@ class Agreement:
         right, both wrong))``: rows the file's outcome, columns the reviewer's label.
     reviewer_items:
         Items with at least two reviewers' labels.
-    reviewer_kappa, reviewer_kappa_ci:
-        Kappa of the first two reviewers of those items and its interval, ``None``
-        without such items.
+    reviewer_kappa:
+        Kappa of the first two reviewers of those items with its interval (as
+        ``kappa``), ``None`` without such items.
     reps, seed, level:
         The bootstrap.
     unknown:
@@ -224,13 +227,11 @@ class Agreement:
 
     pairs: int
     items: int
-    kappa: float | None
-    kappa_ci: tuple[float | None, float | None]
+    kappa: Estimate
     agreement: float | None
     confusion: tuple[tuple[int, int], tuple[int, int]]
     reviewer_items: int
-    reviewer_kappa: float | None
-    reviewer_kappa_ci: tuple[float | None, float | None] | None
+    reviewer_kappa: Estimate | None
     reps: int
     seed: int
     level: float
@@ -240,8 +241,8 @@ class Agreement:
         return {
             "pairs": self.pairs,
             "items": self.items,
-            "kappa": self.kappa,
-            "kappa_ci": list(self.kappa_ci),
+            "kappa": self.kappa.value,
+            "kappa_ci": self.kappa.to_list(),
             "agreement": self.agreement,
             "confusion": {
                 "rows": "file outcome (right, wrong)",
@@ -249,8 +250,8 @@ class Agreement:
                 "counts": [list(r) for r in self.confusion],
             },
             "reviewer_items": self.reviewer_items,
-            "reviewer_kappa": self.reviewer_kappa,
-            "reviewer_kappa_ci": None if self.reviewer_kappa_ci is None else list(self.reviewer_kappa_ci),
+            "reviewer_kappa": None if self.reviewer_kappa is None else self.reviewer_kappa.value,
+            "reviewer_kappa_ci": None if self.reviewer_kappa is None else self.reviewer_kappa.to_list(),
             "reps": self.reps,
             "seed": self.seed,
             "level": self.level,
@@ -266,27 +267,28 @@ class Agreement:
         lvl = f"{self.level:.0%}"
         text = f"File outcome vs reviewers on {self.pairs:,} labels of {self.items:,} items: " + (
             "Cohen's kappa undefined (both said one and the same verdict for every item)"
-            if self.kappa is None
-            else f"Cohen's kappa {self.kappa:.2f}" + _ci_words(self.kappa_ci, lvl)
+            if self.kappa.value is None
+            else f"Cohen's kappa {self.kappa.value:.2f}" + _ci_words(self.kappa, lvl)
         )
         text += (
             f"; they agree on {self.agreement:.1%} (both right {rr:,}, both wrong {ww:,}; the file right and the "
             f"reviewer wrong {rw:,}, the reverse {wr:,})."
         )
-        if self.reviewer_items:
-            k = "undefined" if self.reviewer_kappa is None else f"{self.reviewer_kappa:.2f}"
+        rk = self.reviewer_kappa
+        if self.reviewer_items and rk is not None:
+            k = "undefined" if rk.value is None else f"{rk.value:.2f}"
             text += (
                 f" Between reviewers, on the {self.reviewer_items:,} items two labelled: kappa {k}"
-                + _ci_words(self.reviewer_kappa_ci, lvl)
+                + _ci_words(rk, lvl)
                 + "."
             )
         return text
 
 
-def _ci_words(ci: tuple[float | None, float | None] | None, level: str) -> str:
-    if ci is None or ci[0] is None or ci[1] is None:
+def _ci_words(e: Estimate, level: str) -> str:
+    if e.lo is None or e.hi is None:
         return ""
-    return f" ({level} interval {ci[0]:.2f} to {ci[1]:.2f})"
+    return f" ({level} interval {e.lo:.2f} to {e.hi:.2f})"
 
 
 def agreement(
@@ -324,17 +326,15 @@ def agreement(
     total = per_item.sum(axis=0)
     kappa = _kappa_cells(total[None, :].astype(np.float64), 2)[0]
     ci = kappa_interval(*_patterns(per_item), reps, seed, level) if np.isfinite(kappa) else (None, None)
-    rk, rci, r_items = _reviewers(v.labels, v.row, reps, seed, level)
+    rk, r_items = _reviewers(v.labels, v.row, reps, seed, level)
     return Agreement(
         pairs=int(cell.size),
         items=int(v.items.size),
-        kappa=finite_or_none(kappa),
-        kappa_ci=ci,
+        kappa=_kappa_estimate(finite_or_none(kappa), ci, level),
         agreement=finite_or_none(float(total[0] + total[3]) / cell.size) if cell.size else None,
         confusion=((int(total[0]), int(total[1])), (int(total[2]), int(total[3]))),
         reviewer_items=r_items,
         reviewer_kappa=rk,
-        reviewer_kappa_ci=rci,
         reps=int(reps),
         seed=int(seed),
         level=float(level),
@@ -342,19 +342,27 @@ def agreement(
     )
 
 
-def _reviewers(labels: tuple[Label, ...], row: np.ndarray, reps: int, seed: int, level: float) -> tuple:
-    """Kappa of the first two reviewers of each item with two or more, its interval and
-    how many such items (``None, None, 0`` without any)."""
+def _kappa_estimate(kappa: float | None, ci: tuple[float | None, float | None], level: float) -> Estimate:
+    """Kappa with its :func:`kappa_interval` (``(None, None)``: none)."""
+    if ci[0] is None or ci[1] is None:
+        return Estimate(kappa, ci[0], ci[1], None, NONE)
+    return Estimate(kappa, ci[0], ci[1], level, KAPPA_BOOTSTRAP)
+
+
+def _reviewers(labels: tuple[Label, ...], row: np.ndarray, reps: int, seed: int, level: float
+               ) -> tuple[Estimate | None, int]:
+    """Kappa of the first two reviewers of each item with two or more, with its interval,
+    and how many such items (``None, 0`` without any)."""
     first: dict[int, list[bool]] = {}
     for lab, i in zip(labels, row, strict=True):
         first.setdefault(int(i), []).append(lab.correct)
     two = [v[:2] for v in first.values() if len(v) >= 2]
     if not two:
-        return None, None, 0
+        return None, 0
     a = np.array([p[0] for p in two], dtype=bool)
     b = np.array([p[1] for p in two], dtype=bool)
     cells = np.zeros((a.size, 4), dtype=np.int64)
     cells[np.arange(a.size), 2 * (~a).astype(np.int64) + (~b).astype(np.int64)] = 1
     k = finite_or_none(_kappa_cells(cells.sum(axis=0)[None, :].astype(np.float64), 2)[0])
     ci = (None, None) if k is None else kappa_interval(*_patterns(cells), reps, seed + 1, level)
-    return k, ci, int(a.size)
+    return _kappa_estimate(k, ci, level), int(a.size)
