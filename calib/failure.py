@@ -57,6 +57,6 @@ def failure_prediction(t: CountTable, estimates: dict[str, Estimate], *, seed: i
         auprc_errors=auprc,
         auprc_errors_baseline=None if acc is None or auprc.value is None else 1.0 - acc,
         prr=estimates["prr"],
-        accuracy_at_coverage=m.accuracy_at_coverage(t, {k: e.ci for k, e in estimates.items()}),
+        accuracy_at_coverage=m.accuracy_at_coverage(t, estimates),
         cumulative=m.cumulative_differences(t, seed=seed),
     )

@@ -14,6 +14,7 @@ from sklearn.metrics import average_precision_score
 
 from calib import metrics as m
 from calib.decision.aurc import aurc_from_cells
+from calib.estimates import PERCENTILE, Estimate
 from calib.rows import Judgments
 from calib.scale import Scale
 from calib.table import from_judgments
@@ -132,8 +133,12 @@ def test_accuracy_at_coverage_without_ties_is_the_top_share() -> None:
     p, y = continuous(3, 200)
     top = np.argsort(-p)[:20]
     rows = m.accuracy_at_coverage(table(p, y, PROB), coverages=(0.1,))
-    assert rows[0].accuracy == pytest.approx(float(np.mean(y[top])))
-    assert rows[0].split == 0
+    assert rows[0].accuracy.value == pytest.approx(float(np.mean(y[top])))
+    assert rows[0].split == 0 and not rows[0].accuracy.has_interval
+    # the interval is the audit's estimate's, the figure this table's
+    given = {m.coverage_key(0.1): Estimate(None, 0.5, 0.9, 0.9, PERCENTILE)}
+    acc = m.accuracy_at_coverage(table(p, y, PROB), given, coverages=(0.1,))[0].accuracy
+    assert acc == Estimate(rows[0].accuracy.value, 0.5, 0.9, 0.9, PERCENTILE)
 
 
 # ------------------------------------------------------------------ cumulative differences

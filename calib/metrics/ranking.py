@@ -13,11 +13,13 @@ block takes the block's share at random (its expected accuracy).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from calib.estimates import Estimate
 from calib.metrics.cells import CellStats, safe_div, single
 from calib.metrics.null import cluster_effect, clustered_note
 from calib.metrics.pvalues import Test, z_test
@@ -213,18 +215,18 @@ def accuracy_at_coverages_batch(s: CellStats, coverages: tuple[float, ...]) -> l
 @dataclass(frozen=True)
 class CoverageRow:
     """Accuracy among the most confident ``coverage`` share of answers (see
-    :func:`accuracy_at_coverage_batch`): ``value`` the stated value at the cut,
+    :func:`accuracy_at_coverage_batch`) with its interval (an
+    :class:`~calib.estimates.Estimate`): ``value`` the stated value at the cut,
     ``split`` how many answers tied at it (0 when the cut falls between two values)."""
 
     coverage: float
-    accuracy: float | None
-    ci: tuple[float | None, float | None]
+    accuracy: Estimate
     value: float | None
     split: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"coverage": self.coverage, "accuracy": self.accuracy, "ci": list(self.ci), "value": self.value,
-                "tied_at_cut": self.split}
+        return {"coverage": self.coverage, "accuracy": self.accuracy.value, "ci": self.accuracy.to_list(),
+                "value": self.value, "tied_at_cut": self.split}
 
 
 def coverage_key(c: float) -> str:
@@ -232,11 +234,11 @@ def coverage_key(c: float) -> str:
     return f"accuracy_at_{round(100 * c):d}"
 
 
-def accuracy_at_coverage(table: CountTable, ci: dict[str, tuple[float | None, float | None]] | None = None,
+def accuracy_at_coverage(table: CountTable, estimates: Mapping[str, Estimate] | None = None,
                          coverages: tuple[float, ...] = COVERAGES) -> tuple[CoverageRow, ...]:
-    """One :class:`CoverageRow` per coverage (intervals from ``ci``, by
-    :func:`coverage_key`); the cut is inside a tie when its cell's answers are not all
-    accepted or all refused."""
+    """One :class:`CoverageRow` per coverage (intervals from ``estimates``, by
+    :func:`coverage_key`; none without); the cut is inside a tie when its cell's answers are
+    not all accepted or all refused."""
     t = single(table)
     s = CellStats.of(t)
     out = []
@@ -245,7 +247,9 @@ def accuracy_at_coverage(table: CountTable, ci: dict[str, tuple[float | None, fl
         cell = int(j[0])
         above = float(t.n[cell + 1:].sum())
         inside = 0 < c * t.total - above < t.n[cell] - 1e-9 if t.total else False
-        out.append(CoverageRow(c, finite_or_none(acc), (ci or {}).get(coverage_key(c), (None, None)),
+        e = (estimates or {}).get(coverage_key(c))
+        value = finite_or_none(acc)
+        out.append(CoverageRow(c, Estimate.point(value) if e is None else replace(e, value=value),
                                float(t.scale.to_stated(t.prob[cell])) if t.total else None,
                                int(t.n[cell]) if inside else 0))
     return tuple(out)

@@ -34,8 +34,8 @@ def failure_rows(a: Audit) -> list[tuple[str, str, str, str]]:
     ]
     for r in f.accuracy_at_coverage:
         tie = f" {r.split:,} answers tied at {r.value:.4g} share the cut." if r.split and r.value is not None else ""
-        rows.append((f"Right among top {100 * r.coverage:g}%", pct(r.accuracy),
-                     interval(*r.ci, pct), explain.meaning("accuracy_at_coverage", r.accuracy, coverage=r.coverage)
+        rows.append((f"Right among top {100 * r.coverage:g}%", pct(r.accuracy.value), interval(*r.accuracy.ci, pct),
+                     explain.meaning("accuracy_at_coverage", r.accuracy.value, coverage=r.coverage)
                      + tie))
     return rows
 
@@ -124,7 +124,7 @@ def prr_metric(a: Audit) -> tuple[str, str | None, str] | None:
     more = (f"AUPRC for errors {num(auprc.value)} {interval(*auprc.ci)} (chance "
             f"{num(f.auprc_errors_baseline)})")
     if top is not None:
-        more += f"; right among the most confident 10%: {pct(top.accuracy)} {interval(*top.ci, pct)}"
+        more += f"; right among the most confident 10%: {pct(top.accuracy.value)} {interval(*top.accuracy.ci, pct)}"
     help_ = (f"{explain.help_text('prr')}  \n{explain.meaning('prr', prr.value)}  \n{more}. On the stated confidence "
              "(the audit's); the Overview lists them all.")
     return num(prr.value), (f"{100 * a.level:g}% {ci}" if prr.lo is not None else None), help_
