@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calib.drift.attribution import attribute
+from calib.drift.attribution import SCORE_INTERVAL, attribute
 from calib.rows import Judgments
 from calib.scale import Scale
 from tests.cli_run import run, strict
@@ -125,6 +125,9 @@ def test_anchor_hit_rates_counted_by_hand():
     assert (v[60.0].right_old, v[60.0].right_new) == (12, 12)
     assert v[90.0].moved and not v[60.0].moved and a.meaning_changed
     assert v[60.0].p == pytest.approx(1.0)
+    d90 = v[90.0].diff  # 12/30 - 27/30 with its score interval, which excludes 0 (moved)
+    assert d90.value == pytest.approx(-0.5) and d90.method == SCORE_INTERVAL and d90.contains(-0.5)
+    assert not d90.contains(0.0)
 
 
 def _write(path: Path, stated, correct, answers) -> Path:

@@ -65,7 +65,7 @@ import numpy as np
 from calib.bootstrap import percentile_interval
 from calib.drift.score import holm, score_interval, score_p
 from calib.drift.units import paired_units
-from calib.estimates import PERCENTILE, Estimate
+from calib.estimates import NONE, PERCENTILE, Estimate
 from calib.numbers import finite_or_none, plain
 from calib.rows import Judgments
 from calib.scale import snap
@@ -84,6 +84,8 @@ DEFINITION = ("accuracy among accepted on the shared items; judge = Shapley aver
 #: Why a part's interval was widened (:attr:`Estimate.note`): it is the percentile interval
 #: otherwise, which on few items can miss the estimate.
 WIDENED = "the percentile interval missed the estimate; widened to include it"
+#: :attr:`Estimate.method` of an anchor value's change (:func:`calib.drift.score.score_interval`).
+SCORE_INTERVAL = "Miettinen-Nurminen score interval (inverts the score test)"
 
 
 def part_dict(p: Estimate) -> dict[str, Any]:
@@ -93,7 +95,9 @@ def part_dict(p: Estimate) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AnchorValue:
-    """One stated value's hit rate on the anchor items, then and now, and its test."""
+    """One stated value's hit rate on the anchor items, then and now, its change now - then
+    (an :class:`~calib.estimates.Estimate` with its score interval, :data:`SCORE_INTERVAL`,
+    when tested) and its test."""
 
     value: float
     n_old: int
@@ -101,7 +105,7 @@ class AnchorValue:
     n_new: int
     right_new: int
     p: float | None
-    ci: tuple[float | None, float | None]
+    diff: Estimate
     moved: bool = False
 
     @property
@@ -113,9 +117,9 @@ class AnchorValue:
         return self.right_new / self.n_new if self.n_new else None
 
     def to_dict(self) -> dict[str, Any]:
-        diff = None if self.old is None or self.new is None else self.new - self.old
         return plain({"value": self.value, "n_old": self.n_old, "n_new": self.n_new, "old": self.old,
-                      "new": self.new, "diff": diff, "diff_ci": list(self.ci), "p": self.p, "moved": self.moved})
+                      "new": self.new, "diff": self.diff.value, "diff_ci": self.diff.to_list(), "p": self.p,
+                      "moved": self.moved})
 
 
 @dataclass(frozen=True)
@@ -232,9 +236,11 @@ def _anchor_values(old: Judgments, new: Judgments, ko: np.ndarray, kn: np.ndarra
     adj = dict(zip(tested, holm(np.array([p[i] for i in tested], float)), strict=True))
     out = []
     for i, (v, no, ro, nn, rn) in enumerate(rows):
-        ci = score_interval(ro, no, rn, nn, level) if i in p else (None, None)
-        out.append(AnchorValue(v, no, ro, nn, rn, finite_or_none(p.get(i)), ci,
-                               bool(i in adj and adj[i] <= 1 - level)))
+        diff = rn / nn - ro / no  # both runs use the value: n_old, n_new >= 1
+        lo, hi = score_interval(ro, no, rn, nn, level) if i in p else (None, None)
+        est = (Estimate(diff, finite_or_none(lo), finite_or_none(hi), level, SCORE_INTERVAL) if i in p
+               else Estimate(diff, None, None, None, NONE))
+        out.append(AnchorValue(v, no, ro, nn, rn, finite_or_none(p.get(i)), est, bool(i in adj and adj[i] <= 1 - level)))
     return tuple(out)
 
 

@@ -183,8 +183,8 @@ def anchor_rows(a: Attribution) -> list[dict[str, str]]:
 
     return [{"stated": stated_text(v.value), "answers then": count(v.n_old), "answers now": count(v.n_new),
              "hit rate then": pct(v.old), "hit rate now": pct(v.new),
-             "change": MISSING if v.old is None or v.new is None else points(v.new - v.old),
-             "interval (points)": ci_text(v.ci, as_pct=True) or MISSING,
+             "change": MISSING if v.diff.value is None else points(v.diff.value),
+             "interval (points)": ci_text(v.diff.ci, as_pct=True) or MISSING,
              "p": p_value(v.p) if v.p is not None else f"not tested (under {MIN_ANCHOR_N} answers in a run)",
              "meaning": "moved" if v.moved else ""} for v in a.anchors]
 
