@@ -151,8 +151,10 @@ def binned_points(table: CountTable, *, scheme: str = "width", bins: int = BINS,
 
     return BinnedPoints(
         scheme=scheme, bins=int(bins), lo=col("lo"), hi=col("hi"), mean_prob=col("mean_prob"),
-        n=col("n", np.int64), correct=col("correct", np.int64), hit_rate=col("hit_rate"),
-        ci_lo=col("ci_lo"), ci_hi=col("ci_hi"), gap=col("gap"), level=level,
+        n=col("n", np.int64), correct=col("correct", np.int64),
+        hit_rate=np.array([r.hit_rate.value for r in rows], dtype=np.float64),
+        ci_lo=np.array([r.hit_rate.lo for r in rows], dtype=np.float64),
+        ci_hi=np.array([r.hit_rate.hi for r in rows], dtype=np.float64), gap=col("gap"), level=level,
     )
 
 

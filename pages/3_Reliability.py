@@ -134,8 +134,9 @@ show_covariate(ctx, focus)
 st.subheader("Bins")
 st.dataframe(
     pd.DataFrame([{"from": r.lo, "to": r.hi, "answers": r.n, "right": r.correct,
-                   "mean stated (%)": 100 * r.mean_prob, "hit rate (%)": 100 * r.hit_rate,
-                   "CI low (%)": 100 * r.ci_lo, "CI high (%)": 100 * r.ci_hi, "gap (percentage points)": 100 * r.gap}
+                   "mean stated (%)": 100 * r.mean_prob, "hit rate (%)": 100 * r.hit_rate.value,
+                   "CI low (%)": 100 * r.hit_rate.lo, "CI high (%)": 100 * r.hit_rate.hi,
+                   "gap (percentage points)": 100 * r.gap}
                   for r in a.bin_table]),
     hide_index=True,
     column_config={c: st.column_config.NumberColumn(format="%.1f")

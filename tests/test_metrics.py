@@ -550,3 +550,18 @@ def test_wilson_interval_holds_its_estimate_at_zero_and_n() -> None:
         assert np.all(lo <= k / n) and np.all(k / n <= hi)
         lo, hi = m.wilson_interval(k, n, df=np.full(n.size, 7.0))
         assert np.all(lo <= k / n) and np.all(k / n <= hi)
+
+
+def test_bin_table_hit_rates_carry_their_wilson_interval() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    from calib.estimates import WILSON
+
+    v, _, y = judge(5, 500)
+    rows = m.bin_table(from_judgments(rows_of(v, y, PCT)), "width", 5, 0.9)
+    for r in rows:
+        inb = (v > r.lo) & (v <= r.hi) if r.index else v <= r.hi  # right-closed bins, 0 in the first
+        k, n = int(y[inb].sum()), int(inb.sum())
+        assert (r.n, r.hit_rate.value) == (n, pytest.approx(k / n))
+        assert r.hit_rate.ci == pytest.approx(proportion_confint(k, n, alpha=0.1, method="wilson"), abs=1e-12)
+        assert (r.hit_rate.level, r.hit_rate.method) == (0.9, WILSON)

@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from calib.estimates import WILSON, Estimate
 from calib.metrics.cells import CellStats, safe_div, single
 from calib.metrics.values import wilson_interval
 from calib.numbers import finite_or_none
@@ -29,7 +30,8 @@ class BinRow:
 
     ``lo``/``hi`` are the bin's edges on the stated scale (for "values" and "mass",
     the smallest and largest stated value in the bin); ``mean_prob`` the mean stated
-    probability of its rows; ``ci`` the Wilson interval of ``hit_rate``.
+    probability of its rows; ``hit_rate`` an :class:`~calib.estimates.Estimate` with its
+    Wilson interval.
     """
 
     index: int
@@ -38,16 +40,14 @@ class BinRow:
     n: int
     correct: int
     mean_prob: float
-    hit_rate: float
-    ci_lo: float
-    ci_hi: float
+    hit_rate: Estimate
     gap: float
 
     def to_dict(self) -> dict[str, object]:
         return {
             "index": self.index, "lo": self.lo, "hi": self.hi, "n": self.n,
-            "correct": self.correct, "mean_prob": self.mean_prob, "hit_rate": self.hit_rate,
-            "hit_rate_ci": [self.ci_lo, self.ci_hi], "gap": self.gap,
+            "correct": self.correct, "mean_prob": self.mean_prob, "hit_rate": self.hit_rate.value,
+            "hit_rate_ci": self.hit_rate.to_list(), "gap": self.gap,
         }
 
 
@@ -322,7 +322,8 @@ def bin_table(table: CountTable, scheme: str = "auto", bins: int = BINS, level: 
             e_lo, e_hi = t.value[inb].min(), t.value[inb].max()
         rows.append(BinRow(
             index=int(b), lo=float(e_lo), hi=float(e_hi), n=int(nb[b]), correct=int(kb[b]),
-            mean_prob=float(pb[b] / nb[b]), hit_rate=float(kb[b] / nb[b]),
-            ci_lo=float(lo[b]), ci_hi=float(hi[b]), gap=float((pb[b] - kb[b]) / nb[b]),
+            mean_prob=float(pb[b] / nb[b]),
+            hit_rate=Estimate(float(kb[b] / nb[b]), float(lo[b]), float(hi[b]), level, WILSON),
+            gap=float((pb[b] - kb[b]) / nb[b]),
         ))
     return tuple(rows)

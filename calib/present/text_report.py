@@ -132,8 +132,8 @@ def per_value_block(a: Audit) -> list[str]:
     for b in a.bin_table:
         rng = f"{value(b.lo)}-{value(b.hi)}"
         out.append(
-            f"  {rng:>17} {b.n:>9,} {100 * b.mean_prob:>6.1f}% {100 * b.hit_rate:>6.1f}%   "
-            f"{f'[{100 * b.ci_lo:.1f}, {100 * b.ci_hi:.1f}]':<16}{100 * b.gap:>+7.1f}"
+            f"  {rng:>17} {b.n:>9,} {100 * b.mean_prob:>6.1f}% {100 * b.hit_rate.value:>6.1f}%   "
+            f"{f'[{100 * b.hit_rate.lo:.1f}, {100 * b.hit_rate.hi:.1f}]':<16}{100 * b.gap:>+7.1f}"
         )
     return out
 
