@@ -161,7 +161,7 @@ def per_value_cover(item: np.ndarray, cell: np.ndarray, y: np.ndarray, clustered
     table = from_judgments(rows)
     c = cox(table, LEVEL)
     slope = c.slope.lo is not None and c.slope.lo <= 1 <= c.slope.hi
-    return [r.lo <= r.value <= r.hi for r in per_value(table, LEVEL)], slope
+    return [bool(r.hit_rate.contains(r.value)) for r in per_value(table, LEVEL)], slope
 
 
 def interval(samples: np.ndarray) -> tuple[float, float]:

@@ -180,7 +180,9 @@ class Audit:
         import pandas as pd
 
         cols = ["value", "prob", "n", "correct", "share", "hit_rate", "lo", "hi", "gap", "z", "p_value"]
-        frame = pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.per_value], columns=cols)
+        frame = pd.DataFrame([{c: getattr(r, c) for c in cols if c not in ("hit_rate", "lo", "hi")}
+                              | {"hit_rate": r.hit_rate.value, "lo": r.hit_rate.lo, "hi": r.hit_rate.hi}
+                              for r in self.per_value], columns=cols)
         if self.scale.labels:  # confidence in words: the phrase beside its rank
             frame.insert(1, "phrase", [self.scale.show(v) for v in frame["value"]])
         return frame

@@ -123,7 +123,8 @@ def _scale_use(a: Audit) -> list[str]:
     shown = sorted((r for r in a.per_value if r.share >= VALUE_SHARE), key=lambda r: -r.n)[:3]
     for r in shown:
         out.append(
-            f"A stated {value(r.value)} meant {pct(r.hit_rate, 0)} [{100 * r.lo:.0f}, {100 * r.hi:.0f}], "
+            f"A stated {value(r.value)} meant {pct(r.hit_rate.value, 0)} [{100 * r.hit_rate.lo:.0f}, "
+            f"{100 * r.hit_rate.hi:.0f}], "
             f"and it meant it {r.n:,} time{'s' if r.n != 1 else ''}."
         )
     return out

@@ -16,7 +16,9 @@ import pytest
 
 from calib import clusters as C
 from calib.errors import CalibError
+from calib.estimates import WILSON
 from calib.loading import load
+from calib.metrics.values import CLUSTERED_WILSON
 from calib.readers.base import LoadOptions
 
 DATA = Path(__file__).parent / "data"
@@ -514,9 +516,11 @@ def test_per_value_intervals_use_each_values_effective_size() -> None:
         # Student's t on the effective number of clusters (Kish) minus one
         sizes = np.array([np.sum(gc == g) for g in groups], dtype=float)
         lo, hi = wilson_interval(ybar * N / deff, N / deff, df=np.array(sizes.sum() ** 2 / np.sum(sizes ** 2) - 1))
-        assert (r.lo, r.hi) == pytest.approx((float(lo), float(hi)), rel=1e-12)
-        assert deff > 1.5 and r.hi - r.lo > q.hi - q.lo  # the epochs agree: wider than rows alone
-        assert (r.n, r.correct, r.hit_rate) == (q.n, q.correct, q.hit_rate)  # the estimate is unchanged
+        assert r.hit_rate.ci == pytest.approx((float(lo), float(hi)), rel=1e-12)
+        assert r.hit_rate.method == CLUSTERED_WILSON and q.hit_rate.method == WILSON
+        # the epochs agree: wider than rows alone
+        assert deff > 1.5 and r.hit_rate.hi - r.hit_rate.lo > q.hit_rate.hi - q.hit_rate.lo
+        assert (r.n, r.correct, r.hit_rate.value) == (q.n, q.correct, q.hit_rate.value)  # the estimate is unchanged
         assert abs(r.z) < abs(q.z)
 
 
@@ -531,8 +535,9 @@ def test_per_value_with_one_row_clusters_has_the_independent_rows_counts() -> No
     for r, q in zip(a, b, strict=True):
         # the design effect is 1: the independent rows' counts, with t on n - 1 degrees of freedom
         lo, hi = wilson_interval(q.correct, q.n, df=np.array(q.n - 1.0))
-        assert (r.lo, r.hi, r.hit_rate) == pytest.approx((float(lo), float(hi), q.hit_rate), rel=1e-12)
-        assert r.lo <= q.lo and r.hi >= q.hi
+        assert (*r.hit_rate.ci, r.hit_rate.value) == pytest.approx((float(lo), float(hi), q.hit_rate.value),
+                                                                  rel=1e-12)
+        assert r.hit_rate.lo <= q.hit_rate.lo and r.hit_rate.hi >= q.hit_rate.hi
         # the test's effect is estimated from the rows at the stated p (never below 1), as for the other tests
         yc = y[values[cell] == r.value]
         d = max(1.0, float(np.sum((yc - r.value) ** 2)) / (yc.size * r.value * (1 - r.value)))
@@ -552,7 +557,7 @@ def test_fixed_seed_miniature_per_value_intervals_cover_with_clusters() -> None:
         item, cell, y, values = _clustered(rng)
         for clustered in (True, False):
             for r in per_value(from_judgments(_clustered_judgments(item, cell, y, values, clustered))):
-                cover[clustered] += r.lo <= r.value <= r.hi
+                cover[clustered] += bool(r.hit_rate.contains(r.value))
         total += 3
     assert cover[False] / total < 0.85
     assert cover[True] / total > 0.91

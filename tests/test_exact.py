@@ -151,7 +151,7 @@ def test_per_value_table_equals_counting_rows() -> None:
     for r in table:
         at = v == r.value
         assert (r.n, r.correct) == (int(at.sum()), int(y[at].sum()))
-        assert r.hit_rate == pytest.approx(y[at].mean(), abs=1e-12)
+        assert r.hit_rate.value == pytest.approx(y[at].mean(), abs=1e-12)
 
 
 @pytest.mark.parametrize("maker", [continuous, integers])

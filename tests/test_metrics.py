@@ -271,8 +271,9 @@ def test_per_value_rows_wilson_and_binomial_z() -> None:
         ph = k / n
         centre = (ph + zq**2 / (2 * n)) / (1 + zq**2 / n)
         half = zq / (1 + zq**2 / n) * math.sqrt(ph * (1 - ph) / n + zq**2 / (4 * n * n))
-        assert r.lo == pytest.approx(max(centre - half, 0), abs=1e-12)
-        assert r.hi == pytest.approx(min(centre + half, 1), abs=1e-12)
+        assert r.hit_rate.lo == pytest.approx(max(centre - half, 0), abs=1e-12)
+        assert r.hit_rate.hi == pytest.approx(min(centre + half, 1), abs=1e-12)
+        assert (r.hit_rate.value, r.hit_rate.level) == (pytest.approx(ph), 0.95)
         assert r.gap == pytest.approx(r.value / 100 - ph, abs=1e-12)
 
 

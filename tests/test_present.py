@@ -43,8 +43,8 @@ def test_per_value_frame_has_one_row_per_value_in_percent(audited):
                                 "CI high (%)", "stated minus hit rate (percentage points)"]
     assert set(PER_VALUE_PERCENT_COLUMNS) <= set(df.columns)
     r = a.per_value[0]
-    assert df.iloc[0]["hit rate (%)"] == pytest.approx(100 * r.hit_rate)
-    assert per_value_frame(a.per_value, digits=1).iloc[0]["hit rate (%)"] == round(100 * r.hit_rate, 1)
+    assert df.iloc[0]["hit rate (%)"] == pytest.approx(100 * r.hit_rate.value)
+    assert per_value_frame(a.per_value, digits=1).iloc[0]["hit rate (%)"] == round(100 * r.hit_rate.value, 1)
 
 
 def test_reliability_page_of_several_audits_holds_each_verdict(audited):

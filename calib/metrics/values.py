@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from calib.estimates import WILSON, Estimate
 from calib.metrics.cells import CellStats, safe_div, single, test_prob
 from calib.metrics.pvalues import P_FLOOR
 from calib.numbers import finite_or_none
@@ -25,7 +26,8 @@ class ValueRow:
     ``z``/``p_value`` test "hit rate = stated probability" (ends read as in
     :func:`test_prob`; the p-value is the normal one, or the exact binomial
     two-sided ``2 min(P(K <= k), P(K >= k))`` when fewer than :data:`MIN_EXPECTED`
-    right or wrong answers are expected); ``lo``/``hi`` is the Wilson interval.
+    right or wrong answers are expected); ``hit_rate`` an :class:`~calib.estimates.Estimate`
+    with its Wilson interval (:data:`CLUSTERED_WILSON` on clustered rows).
     """
 
     value: float
@@ -33,9 +35,7 @@ class ValueRow:
     n: int
     correct: int
     share: float
-    hit_rate: float
-    lo: float
-    hi: float
+    hit_rate: Estimate
     gap: float
     z: float | None
     p_value: float | None
@@ -43,10 +43,15 @@ class ValueRow:
     def to_dict(self) -> dict[str, object]:
         return {
             "value": self.value, "prob": self.prob, "n": self.n, "correct": self.correct,
-            "share": self.share, "hit_rate": self.hit_rate, "hit_rate_ci": [self.lo, self.hi],
+            "share": self.share, "hit_rate": self.hit_rate.value,
+            "hit_rate_ci": self.hit_rate.to_list(),
             "gap": self.gap, "z": self.z, "p_value": self.p_value,
         }
 
+
+#: :attr:`Estimate.method` of a hit rate's interval on clustered rows (:func:`value_arrays`).
+CLUSTERED_WILSON = ("Wilson on the effective counts (the cell's Kish design effect), Student's t quantile on "
+                    "the effective number of clusters minus one")
 
 #: Expected right or wrong answers below which :func:`per_value` uses the exact binomial p-value.
 MIN_EXPECTED = 5.0
@@ -177,9 +182,10 @@ def per_value(table: CountTable, level: float = LEVEL) -> tuple[ValueRow, ...]:
     :func:`value_arrays`. Meaningful on a stated scale (values that repeat, see
     :func:`choose_scheme`); a continuous score has one row per answer."""
     a = value_arrays(table, level)
+    how = WILSON if single(table).clusters is None else CLUSTERED_WILSON
     cols = [a[f] for f in ("value", "prob", "n", "correct", "share", "hit_rate", "lo", "hi", "gap", "z", "p_value")]
     return tuple(
-        ValueRow(float(v), float(p), int(n), int(k), float(sh), float(h), float(lo), float(hi), float(g),
-                 finite_or_none(z), finite_or_none(pv))
+        ValueRow(float(v), float(p), int(n), int(k), float(sh), Estimate(float(h), float(lo), float(hi), level, how),
+                 float(g), finite_or_none(z), finite_or_none(pv))
         for v, p, n, k, sh, h, lo, hi, g, z, pv in zip(*cols, strict=True)
     )

@@ -139,8 +139,8 @@ def scale_answer(a: Audit) -> str:
     top = max(a.per_value, key=lambda r: r.n)
     return (
         f"{count(a.distinct_values)} distinct value{'s' if a.distinct_values != 1 else ''}; the most common, "
-        f"{stated_value(top.value)}, on {pct(top.share, 0)} of answers, was right {pct(top.hit_rate, 0)} of "
-        f"the time [{pct(top.lo, 0)}, {pct(top.hi, 0)}]."
+        f"{stated_value(top.value)}, on {pct(top.share, 0)} of answers, was right {pct(top.hit_rate.value, 0)} of "
+        f"the time [{pct(top.hit_rate.lo, 0)}, {pct(top.hit_rate.hi, 0)}]."
     )
 
 

@@ -256,9 +256,9 @@ def _value_rows_trace(
 ) -> go.Scatter:
     """One model's points of :func:`per_value` at ``x + off`` (``s``: its :class:`calib.scale.Scale`)."""
     stated_v = np.array([r.value for r in rows])
-    y = 100.0 * np.array([r.hit_rate for r in rows])
-    lo = 100.0 * np.array([r.lo for r in rows])
-    hi = 100.0 * np.array([r.hi for r in rows])
+    y = 100.0 * np.array([r.hit_rate.value for r in rows])
+    lo = 100.0 * np.array([r.hit_rate.lo for r in rows])
+    hi = 100.0 * np.array([r.hit_rate.hi for r in rows])
     n = np.array([r.n for r in rows])
     k = np.array([r.correct for r in rows])
     where = (

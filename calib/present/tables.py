@@ -109,7 +109,8 @@ def per_value_frame(rows: Sequence[ValueRow], *, digits: int | None = None) -> p
 
     return pd.DataFrame(
         [{"stated": r.value, "answers": r.n, "share (%)": p(r.share), "right": r.correct,
-          "hit rate (%)": p(r.hit_rate), "CI low (%)": p(r.lo), "CI high (%)": p(r.hi),
+          "hit rate (%)": p(r.hit_rate.value), "CI low (%)": p(r.hit_rate.lo),
+          "CI high (%)": p(r.hit_rate.hi),
           "stated minus hit rate (percentage points)": p(r.gap)} for r in rows],
         columns=["stated", "answers", *PER_VALUE_PERCENT_COLUMNS[:1], "right", *PER_VALUE_PERCENT_COLUMNS[1:]],
     )

@@ -124,8 +124,8 @@ def per_value_block(a: Audit) -> list[str]:
         out = [f"  {'stated':>8} {'n':>9} {'share':>7} {'right':>7}   {level + ' Wilson':<16}{'gap':>7}"]
         for r in a.per_value:
             out.append(
-                f"  {value(r.value):>8} {r.n:>9,} {100 * r.share:>6.1f}% {100 * r.hit_rate:>6.1f}%   "
-                f"{f'[{100 * r.lo:.1f}, {100 * r.hi:.1f}]':<16}{100 * r.gap:>+7.1f}"
+                f"  {value(r.value):>8} {r.n:>9,} {100 * r.share:>6.1f}% {100 * r.hit_rate.value:>6.1f}%   "
+                f"{f'[{100 * r.hit_rate.lo:.1f}, {100 * r.hit_rate.hi:.1f}]':<16}{100 * r.gap:>+7.1f}"
             )
         return out
     out = [f"  {'bin':>17} {'n':>9} {'stated':>7} {'right':>7}   {level + ' Wilson':<16}{'gap':>7}"]
