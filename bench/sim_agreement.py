@@ -167,7 +167,7 @@ def error_table(datasets: int, reps: int) -> None:
                     naive = accepted_error(rows, labels, 90.0)
                     b = accepted_error_bound(rows, labels, 90.0, target=0.15, reps=reps,
                                              seed=int(rng.integers(2**31)))
-                    for key, ci in (("naive", (naive.lower, naive.upper)), ("adjusted", b.adjusted.ci),
+                    for key, ci in (("naive", naive.rate.ci), ("adjusted", b.adjusted.ci),
                                     ("worst", b.worst_ci)):
                         if ci is None or ci[0] is None or ci[1] is None:
                             continue

@@ -146,7 +146,7 @@ def one(
         for it in done
     ]
     est = accepted_error(rows, labels, shape.threshold, level=LEVEL)
-    lo, hi = est.lower, est.upper
+    lo, hi = est.rate.ci
     assert lo is not None and hi is not None
     return lo <= truth <= hi, truth <= hi, hi - lo, truth
 

@@ -562,8 +562,8 @@ def _so_far(ctx: Context, ds: Dataset | None, plan: ReviewPlan, stored: str, his
     metric(m1, "Cohen's kappa, judge vs reviewers", fmt.num(agree.kappa.value, 2),
            fmt.level_interval(v.level, *agree.kappa.ci, lambda x: fmt.num(x, 2)))
     m2.metric("Agreement, judge vs reviewers", fmt.pct(agree.agreement))
-    metric(m3, "Error among accepted (audit sample)", fmt.pct(err.estimate),
-           fmt.level_interval(err.level, err.lower, err.upper, fmt.pct))
+    metric(m3, "Error among accepted (audit sample)", fmt.pct(err.rate.value),
+           fmt.level_interval(err.level, err.rate.lo, err.rate.hi, fmt.pct))
     st.text(agree.sentence())
     st.text(err.sentence())
     (rr, rw), (wr, ww) = agree.confusion

@@ -95,11 +95,11 @@ def test_bounds_by_the_formulas():
     def rg(q, ee):
         return min(max((q - f(ee)) / (1 - 2 * f(ee)), 0.0), 1.0)
 
-    assert b.adjusted.value == pytest.approx(rg(obs.estimate, rev.error.value), abs=1e-12)
-    assert b.adjusted.lo == pytest.approx(min(rg(obs.lower, rev.error.hi), b.adjusted.value), abs=1e-12)
-    assert b.adjusted.hi == pytest.approx(max(rg(obs.upper, rev.error.lo), b.adjusted.value), abs=1e-12)
+    assert b.adjusted.value == pytest.approx(rg(obs.rate.value, rev.error.value), abs=1e-12)
+    assert b.adjusted.lo == pytest.approx(min(rg(obs.rate.lo, rev.error.hi), b.adjusted.value), abs=1e-12)
+    assert b.adjusted.hi == pytest.approx(max(rg(obs.rate.hi, rev.error.lo), b.adjusted.value), abs=1e-12)
     d_hi = rev.disagreement.hi
-    assert b.worst_ci == pytest.approx((max(obs.lower - d_hi, 0), min(obs.upper + d_hi, 1)), abs=1e-12)
+    assert b.worst_ci == pytest.approx((max(obs.rate.lo - d_hi, 0), min(obs.rate.hi + d_hi, 1)), abs=1e-12)
     assert b.holds == (b.worst_ci[1] <= 0.2)
     out = b.to_dict()
     assert out["holds_at_max_reviewer_error"] is b.holds and "Rogan-Gladen" in out["adjusted"]["method"]
@@ -113,10 +113,10 @@ def test_miniature_labels_with_reviewer_error_move_the_error_rate():
     rows, labels, truth = dataset(7)
     naive = accepted_error(rows, labels, 90.0)
     b = accepted_error_bound(rows, labels, 90.0, target=0.05, reps=1000, seed=0)
-    assert not naive.lower <= truth <= naive.upper
+    assert not naive.rate.contains(truth)
     assert b.adjusted.contains(truth)
     assert b.worst_ci[0] <= truth <= b.worst_ci[1]
-    assert b.adjusted.value < naive.estimate
+    assert b.adjusted.value < naive.rate.value
     assert b.holds is False and "does not hold at the upper end of the reviewers' error" in b.sentence()
 
 

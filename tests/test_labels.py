@@ -36,6 +36,7 @@ from calib.labels import (
     with_human_outcomes,
 )
 from calib.labels.agreement import KAPPA_BOOTSTRAP
+from calib.labels.estimate import KORN_GRAUBARD
 from calib.labels.plan import MAX_STRATA, allocate, strata
 from calib.routing import FORMULA_STARTS, review_queue
 from calib.rows import Judgments
@@ -250,8 +251,8 @@ def test_estimate_equals_direct_computation(seed):
     assert est.accepted == sum(sizes) and est.labelled == sum(m_h) and est.errors == sum(x_h)
     assert [s.labelled for s in est.strata] == m_h and [s.errors for s in est.strata] == x_h
     assert [s.weight for s in est.strata] == pytest.approx(np.array(sizes) / sum(sizes))
-    assert est.estimate == pytest.approx(p, abs=1e-12)
-    assert est.lower == pytest.approx(lo, abs=1e-9) and est.upper == pytest.approx(hi, abs=1e-9)
+    assert est.rate.value == pytest.approx(p, abs=1e-12) and est.rate.method == KORN_GRAUBARD
+    assert est.rate.lo == pytest.approx(lo, abs=1e-9) and est.rate.hi == pytest.approx(hi, abs=1e-9)
     assert est.effective_n == pytest.approx(n_eff, rel=1e-9)
     assert est.complete and est.outside == 0
 
@@ -260,9 +261,9 @@ def test_estimate_zero_errors_is_clopper_pearson_on_the_labelled():
     rows = strata_rows([300, 100], [85.0, 95.0], [0.0, 0.0], 1)
     plan = review_plan(rows, 80, sample_size=40, seed=3)
     est = accepted_error(rows, [lab(it.item, True) for it in plan.audit], 80)
-    assert est.estimate == 0 and est.lower == 0
-    assert est.upper == pytest.approx(stats.beta.ppf(0.975, 1, 40), abs=1e-12)  # CP upper at x = 0, n = 40
-    assert est.upper == pytest.approx(1 - 0.025 ** (1 / 40), abs=1e-12)
+    assert est.rate.value == 0 and est.rate.lo == 0
+    assert est.rate.hi == pytest.approx(stats.beta.ppf(0.975, 1, 40), abs=1e-12)  # CP upper at x = 0, n = 40
+    assert est.rate.hi == pytest.approx(1 - 0.025 ** (1 / 40), abs=1e-12)
 
 
 def test_estimate_single_label_stratum_borrows_the_overall_variance():
@@ -275,7 +276,7 @@ def test_estimate_single_label_stratum_borrows_the_overall_variance():
     est = accepted_error(rows, labels, 80)
     x_h = [int(np.sum(~rows.correct[first])), int(np.sum(~rows.correct[one]))]
     p, lo, hi, _ = kg_by_hand(sizes, [30, 1], x_h)
-    assert est.estimate == pytest.approx(p) and (est.lower, est.upper) == pytest.approx((lo, hi))
+    assert est.rate.value == pytest.approx(p) and est.rate.ci == pytest.approx((lo, hi))
 
 
 def test_estimate_unlabelled_stratum_widens_the_interval():
@@ -288,8 +289,8 @@ def test_estimate_unlabelled_stratum_widens_the_interval():
     p, lo, hi, _ = kg_by_hand([400], [50], [x])
     W = 400 / 500
     assert not est.complete and est.labelled_weight == pytest.approx(W)
-    assert est.estimate == pytest.approx(p)
-    assert est.lower == pytest.approx(W * lo) and est.upper == pytest.approx(W * hi + 1 - W)
+    assert est.rate.value == pytest.approx(p)
+    assert est.rate.lo == pytest.approx(W * lo) and est.rate.hi == pytest.approx(W * hi + 1 - W)
     assert "no label" in est.sentence()
 
 
@@ -300,7 +301,7 @@ def test_estimate_counts_labels_outside_the_accepted_and_unknown_items():
     est = accepted_error(rows, labels, 80)
     assert est.outside == 1 and est.unknown == 1 and est.labelled == 1 and est.errors == 1
     none = accepted_error(rows, [], 80)
-    assert none.estimate is None and none.lower is None and "no estimate" in none.sentence()
+    assert none.rate == Estimate.point(None) and "no estimate" in none.sentence()
     json.dumps(est.to_dict(), allow_nan=False)
 
 

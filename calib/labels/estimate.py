@@ -48,6 +48,7 @@ import numpy as np
 from scipy import special
 
 from calib.errors import CalibError
+from calib.estimates import NONE, Estimate
 from calib.labels.outcomes import human_correct, votes
 from calib.labels.plan import strata
 from calib.labels.records import ADJUDICATION, Label
@@ -92,6 +93,10 @@ class StratumError:
         }
 
 
+#: :attr:`Estimate.method` of :attr:`AcceptedError.rate` (formulas in the module).
+KORN_GRAUBARD = "stratified estimate, Korn-Graubard interval"
+
+
 @dataclass(frozen=True)
 class AcceptedError:
     """The error rate among the accepted, from the audit sample (see the module).
@@ -104,12 +109,12 @@ class AcceptedError:
         ``N``: items accepted unseen.
     labelled, errors:
         Labelled audit-sample items among them, and how many the reviewers call wrong.
-    estimate:
-        The weighted error rate (``None`` with no labelled item).
-    lower, upper:
-        Its Korn-Graubard interval at ``level`` (``None`` with no labelled item).
+    rate:
+        The weighted error rate with its Korn-Graubard interval at ``level``
+        (:data:`KORN_GRAUBARD`), an :class:`~calib.estimates.Estimate` (value ``None``
+        with no labelled item).
     level:
-        The interval level.
+        The interval level asked for.
     effective_n:
         ``n*`` of the interval.
     complete:
@@ -132,9 +137,7 @@ class AcceptedError:
     accepted: int
     labelled: int
     errors: int
-    estimate: float | None
-    lower: float | None
-    upper: float | None
+    rate: Estimate
     level: float
     effective_n: float | None
     complete: bool
@@ -150,8 +153,8 @@ class AcceptedError:
             "accepted": self.accepted,
             "labelled": self.labelled,
             "errors": self.errors,
-            "estimate": self.estimate,
-            "ci": [self.lower, self.upper],
+            "estimate": self.rate.value,
+            "ci": self.rate.to_list(),
             "level": self.level,
             "effective_n": self.effective_n,
             "complete": self.complete,
@@ -166,14 +169,15 @@ class AcceptedError:
 
     def sentence(self) -> str:
         """The estimate in words."""
-        if self.estimate is None or self.lower is None or self.upper is None:
+        r = self.rate
+        if r.value is None or r.lo is None or r.hi is None:
             return (
                 f"No labelled item of the audit sample among the {self.accepted:,} items accepted unseen at "
                 f"{self.threshold:g}: no estimate of their error rate."
             )
         text = (
             f"Error rate among the {self.accepted:,} items accepted unseen at {self.threshold:g}: "
-            f"{self.estimate:.1%} ({self.level:.0%} interval {self.lower:.1%} to {self.upper:.1%}), from "
+            f"{r.value:.1%} ({self.level:.0%} interval {r.lo:.1%} to {r.hi:.1%}), from "
             f"{self.labelled:,} labelled items of the audit sample ({self.errors:,} wrong), weighted by stratum"
         )
         if not self.complete:
@@ -238,9 +242,8 @@ def accepted_error(
         accepted=N,
         labelled=int(m.sum()),
         errors=int(x.sum()),
-        estimate=est,
-        lower=lo,
-        upper=hi,
+        rate=(Estimate(est, lo, hi, float(level), KORN_GRAUBARD) if lo is not None and hi is not None
+              else Estimate(est, lo, hi, None, NONE)),
         level=float(level),
         effective_n=n_eff,
         complete=bool(H == 0 or np.all(m > 0)),

@@ -215,7 +215,7 @@ class ErrorBound:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "observed": {"estimate": self.observed.estimate, "ci": [self.observed.lower, self.observed.upper],
+            "observed": {"estimate": self.observed.rate.value, "ci": self.observed.rate.to_list(),
                          "level": self.observed.level},
             "reviewer_error": self.reviewers.to_dict(),
             "final_label_error": {"estimate": self.final_error, "max": self.final_error_max},
@@ -273,9 +273,8 @@ def accepted_error_bound(
     obs = accepted_error(rows, labels, threshold, level=each, dataset=dataset)
     rev = reviewer_error(labels, clusters=clusters, reps=reps, seed=seed, level=each, dataset=dataset)
     none = ErrorBound(obs, rev, None, None, Estimate.point(None), None, target, None, level)
-    e = rev.error
-    if obs.estimate is None or obs.lower is None or obs.upper is None or e.value is None or e.lo is None \
-            or e.hi is None:
+    e, q = rev.error, obs.rate
+    if q.value is None or q.lo is None or q.hi is None or e.value is None or e.lo is None or e.hi is None:
         return none
     v = votes(rows, [lab for lab in labels if lab.kind == "audit"], dataset=dataset)
     decided = (v.right != v.wrong) & (v.adjudicated < 0)
@@ -287,12 +286,12 @@ def accepted_error_bound(
         return float(majority_error(min(e, 0.5), k).mean())
 
     f_max = min(float(rev.error_max if rev.error_max is not None else 1.0), 1.0)
-    adj_ci = (_rg(obs.lower, f(e.hi)), _rg(obs.upper, f(e.lo)))
-    adjusted = _rg(obs.estimate, f(e.value))
+    adj_ci = (_rg(q.lo, f(e.hi)), _rg(q.hi, f(e.lo)))
+    adjusted = _rg(q.value, f(e.value))
     if not all(np.isfinite([adjusted, *adj_ci])):
         return none
     adj_ci = (min(adj_ci[0], adjusted), max(adj_ci[1], adjusted))
-    worst = (max(obs.lower - f_max, 0.0), min(obs.upper + f_max, 1.0))
+    worst = (max(q.lo - f_max, 0.0), min(q.hi + f_max, 1.0))
     return ErrorBound(
         observed=obs, reviewers=rev, final_error=f(e.value), final_error_max=f_max,
         adjusted=Estimate(adjusted, adj_ci[0], adj_ci[1], level, ROGAN_GLADEN), worst_ci=worst, target=target, holds=None if target is None else worst[1] <= target,
