@@ -41,11 +41,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from calib.numbers import finite_or_none
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # scipy.sparse is imported by the calls that use it: loading a file
+    # imports this module, and scipy.sparse would cost every small audit its import
+    from scipy import sparse
+
     from calib.loadreport import LoadReport
     from calib.readers.base import LoadOptions
     from calib.rows import Judgments
@@ -92,6 +94,7 @@ class Clusters:
     def merge_cells(self, index: np.ndarray, cells: int) -> Clusters:
         """Column ``c`` summed into new cell ``index[c]`` (``-1`` drops the column);
         clusters left empty are dropped."""
+        from scipy import sparse  # lazy: see the imports above
         index = np.asarray(index, dtype=np.int64)
         keep = np.flatnonzero(index >= 0)
         m = sparse.csr_matrix(
@@ -122,6 +125,7 @@ class Clusters:
 
 
 def _nonempty(n: sparse.csr_matrix, k: sparse.csr_matrix, how: str) -> Clusters:
+    from scipy import sparse  # lazy: see the imports above
     n, k = sparse.csr_matrix(n, dtype=np.int64), sparse.csr_matrix(k, dtype=np.int64)
     n.eliminate_zeros()
     k.eliminate_zeros()
@@ -151,6 +155,7 @@ def from_codes(
     """Per-cluster counts from (cluster number, cell, rows, right answers) entries, as a
     GROUP BY over (cluster, cell) returns them: entries of one pair are summed, and a
     number no entry uses leaves no cluster (numbers need not be consecutive)."""
+    from scipy import sparse  # lazy: see the imports above
     g = np.asarray(cluster, dtype=np.int64)
     shape = (int(g.max()) + 1 if g.size else 0, int(cells))
     idx = (g, np.asarray(cell, dtype=np.int64))
@@ -163,6 +168,7 @@ def _pattern_table(clusters: Clusters) -> tuple[sparse.csr_matrix, sparse.csr_ma
     """Distinct cluster count patterns ``(U, cells)`` for n and k, and how many clusters
     share each: rows of ``n * 2**31 + k`` compared entry by entry, per number of
     non-empty cells."""
+    from scipy import sparse  # lazy: see the imports above
     code = sparse.csr_matrix(clusters.n * _PACK + clusters.k)
     code.sort_indices()
     nnz = np.diff(code.indptr)
@@ -284,6 +290,7 @@ def design_effect(
 def _binned_design_effect(
     clusters: Clusters, right: np.ndarray, wrong: np.ndarray, coordinate: np.ndarray, info: np.ndarray,
 ) -> float | None:
+    from scipy import sparse  # lazy: see the imports above
     per = sparse.csr_matrix(clusters.k.multiply(np.asarray(right, float) - wrong) + clusters.n.multiply(wrong))
     keep = np.flatnonzero(coordinate >= 0)
     m = sparse.csr_matrix((np.ones(keep.size), (keep, coordinate[keep])), shape=(clusters.cells, info.size))
@@ -342,6 +349,7 @@ def cell_design_effects(clusters: Clusters, prob: np.ndarray | None = None) -> n
     only, ``p_c`` at 0 or 1, fewer than 2 clusters or rows when centring); 1 when every
     cluster holds one row of the cell.
     """
+    from scipy import sparse  # lazy: see the imports above
     n, k = clusters.n.tocsc(), clusters.k.tocsc()
     N = np.asarray(n.sum(axis=0), dtype=np.float64).ravel()
     K = np.asarray(k.sum(axis=0), dtype=np.float64).ravel()

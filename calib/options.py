@@ -18,13 +18,16 @@ more often than "A" is right shows letter bias, which top-label calibration hide
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from calib.errors import CalibError
 from calib.rows import Judgments, OptionScores
 from calib.scale import Scale
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The scale of top-label confidences: probabilities.
 TOP_LABEL_SCALE = Scale(0.0, 1.0, "0-1", "top softmax probability over the options")
@@ -166,6 +169,8 @@ class LetterBias:
     accuracy: np.ndarray
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd  # lazy: a table is built here only; a run imports calib.options
+
         return pd.DataFrame(
             {
                 "letter": list(self.letters),

@@ -38,10 +38,9 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from calib import metrics
 from calib.bootstrap import SMALL_SAMPLE, percentile_interval, resample_counts
@@ -53,6 +52,9 @@ from calib.scale import Scale, snap
 from calib.settings import DEFAULT_LOWER_PROB, DEFAULT_UPPER_PROB
 from calib.table import GRID, CountTable
 from calib.thresholds import band_upper
+
+if TYPE_CHECKING:  # pandas (and pyarrow) is imported by the calls that build a table
+    import pandas as pd
 
 
 def default_thresholds(scale: Scale, on: str = "stated") -> tuple[float, float]:
@@ -428,19 +430,30 @@ class Sweep:
     on: str
     level: float
 
-    def to_frame(self) -> pd.DataFrame:
-        df = pd.DataFrame({
+    def columns(self) -> dict[str, np.ndarray]:
+        """The sweep's columns by name, in the order of :meth:`to_frame`."""
+        cols = {
             "threshold": self.threshold, "accepted": self.accepted, "errors_slipping": self.errors_slipping,
             "to_person": self.to_person, "errors_caught": self.errors_caught, "coverage": self.coverage,
             "risk": self.risk, "risk_upper": self.risk_upper,
-        })
+        }
         if self.cost_total is not None:
-            df["cost_total"] = self.cost_total
-        return df
+            cols["cost_total"] = self.cost_total
+        return cols
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd  # lazy: see the imports above
+
+        return pd.DataFrame(self.columns())
 
     def to_dict(self) -> dict[str, Any]:
+        """One record per threshold, Python numbers, NaN as ``None`` (built without
+        pandas, which ``calib route --json`` would otherwise import for this alone)."""
+        cols = {name: np.asarray(c).tolist() for name, c in self.columns().items()}
+        rows = [dict(zip(cols, values, strict=True)) for values in zip(*cols.values(), strict=True)]
         return {"on": self.on, "level": self.level,
-                "rows": self.to_frame().replace({np.nan: None}).to_dict(orient="records")}
+                "rows": [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+                         for r in rows]}
 
 
 #: Distinct scores up to which :func:`sweep` has one threshold per score.
@@ -577,6 +590,8 @@ def review_queue(
     Stated values are compared after :func:`calib.scale.snap`, as the count table
     (and so :func:`route`) counts them: a softmax's 0.39999999999999997 is 0.4.
     """
+    import pandas as pd  # lazy: see the imports above
+
     lower = check_threshold(lower, "lower")
     if calibration is not None:
         prob = calibration.apply_rows(rows).prob
@@ -651,6 +666,8 @@ def queue_to_csv(queue: pd.DataFrame) -> bytes:
     leaves a bare CR unquoted when lines end in LF) whose first cell would escape the
     formula check. Numbers and booleans stay unquoted.
     """
+    import pandas as pd  # lazy: see the imports above
+
     df = queue.copy()
     for c in df.columns:
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):

@@ -106,3 +106,52 @@ def test_routing_a_small_file_does_not_import_scipy_optimize() -> None:
             f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['route', {str(SAMPLE)!r}, '--json'])")
     mods = _modules_after(code)
     assert "calib.routing" in mods and "scipy.optimize" not in mods
+
+
+# ---------------------------------------------------------------- issue 29: route and fit
+#: Libraries a small route or fit has no use for (the audit's smooth ECE and CORP
+#: bootstrap call scipy.optimize, which imports scipy.sparse itself).
+_HEAVY = ("pandas", "pyarrow", "scipy.sparse", "scipy.optimize", "scipy.stats")
+
+
+def _cli_modules(*argv: str) -> set[str]:
+    code = ("import io, contextlib\nfrom calib.cli.main import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main({list(argv)!r})")
+    return _modules_after(code)
+
+
+def test_loading_a_small_jsonl_does_not_import_scipy_sparse() -> None:
+    """calib.loading imports calib.clusters, whose sparse tables only clustered rows need."""
+    mods = _modules_after(f"from calib.loading import load\nload({str(SAMPLE)!r})")
+    assert "calib.clusters" in mods and "scipy.sparse" not in mods
+
+
+def test_small_route_and_fit_import_no_heavy_library() -> None:
+    for argv in (("route", str(SAMPLE), "--json"), ("route", str(SAMPLE)),
+                 ("fit", str(SAMPLE), "--method", "platt", "--json"), ("fit", str(SAMPLE), "--method", "isotonic")):
+        mods = _cli_modules(*argv)
+        assert "calib.maps" in mods, argv
+        assert not set(_HEAVY) & mods, (argv, set(_HEAVY) & mods)
+
+
+def test_a_small_audit_imports_neither_pandas_nor_scipy_stats() -> None:
+    mods = _cli_modules("audit", str(SAMPLE), "--json")
+    assert "calib.audit" in mods and not {"pandas", "pyarrow", "scipy.stats"} & mods
+
+
+def test_sweep_records_are_the_frames_records() -> None:
+    """Sweep.to_dict builds its records without pandas: the same records as the frame's
+    (NaN as None, numpy numbers as Python ones), with and without costs."""
+    from dataclasses import replace
+
+    from calib.loading import load
+    from calib.routing import basis, sweep
+
+    sw = sweep(basis(load(str(SAMPLE)).table), cost_review=1.0, cost_miss=5.0)
+    none_accepted = replace(  # the risk of a threshold that accepts nothing is NaN
+        sw, risk=np.where(np.arange(sw.risk.size) % 3 == 0, np.nan, sw.risk), cost_total=None)
+    for s in (sw, none_accepted):
+        want = s.to_frame().replace({np.nan: None}).to_dict(orient="records")
+        got = s.to_dict()["rows"]
+        assert json.dumps(got) == json.dumps(want)
+        assert [[type(v) for v in r.values()] for r in got] == [[type(v) for v in r.values()] for r in want]
