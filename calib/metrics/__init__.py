@@ -79,6 +79,7 @@ from calib.metrics.batch import (
     Plan,
     batch_metrics,
     point_metrics,
+    shares_cox_fit,
 )
 from calib.metrics.binned import (
     VALUE_BIN_MEAN,
@@ -129,6 +130,7 @@ from calib.metrics.cox import (
     cox,
     cox_x,
 )
+from calib.metrics.cox import point_fit as cox_point_fit
 from calib.metrics.decompositions import (
     Corp,
     Murphy,
@@ -292,6 +294,7 @@ __all__ = [
     "COX_DRAWS",
     "COX_MIN_EVENTS",
     "cox_x",
+    "cox_point_fit",
     "SMECE_MIN_WIDTH",
     "smooth_ece",
     "smooth_ece_batch",
@@ -301,4 +304,5 @@ __all__ = [
     "batch_metrics",
     "Plan",
     "point_metrics",
+    "shares_cox_fit",
 ]

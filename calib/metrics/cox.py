@@ -184,6 +184,16 @@ def point_start(t: CountTable, x: np.ndarray) -> tuple[float, float]:
     return (a, b) if math.isfinite(a + b) else (0.0, 1.0)
 
 
+def point_fit(t: CountTable) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The regressor (:func:`cox_x`) and the Cox fit (:func:`cox_fit`, with its
+    log-likelihoods) of a table with its groups pooled, from :func:`point_start`: the fit
+    :func:`cox` reports. Computed once, it can be handed to :func:`cox` and to
+    :func:`calib.metrics.point_metrics` (the fit of a million cells costs 0.2-0.3 s)."""
+    t = single(t)
+    x = cox_x(t)
+    return x, cox_fit(x, t.n[None, :], t.correct[None, :], start=point_start(t, x))
+
+
 def cox_x(table: CountTable) -> np.ndarray:
     """The regressor of the Cox fit: ``logit`` of :func:`test_prob` per cell, ``-inf``
     and ``inf`` at probabilities 0 and 1 (cells :func:`cox_fit` leaves out)."""
@@ -202,7 +212,8 @@ COX_MIN_EVENTS = 20.0
 COX_DRAWS = 1000
 
 
-def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
+def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0,
+        fit: tuple[np.ndarray, dict[str, np.ndarray]] | None = None) -> Cox:
     """Cox (1958) calibration intercept and slope, with the likelihood-ratio test.
 
     Weighted logistic regression of the outcome on ``x = logit(p)`` (cells weighted
@@ -217,17 +228,17 @@ def cox(table: CountTable, level: float = LEVEL, *, seed: int = 0) -> Cox:
     expected; otherwise its p-value is a Monte Carlo one under perfect calibration
     (:data:`COX_DRAWS` refits). When the outcomes are separated (e.g. one class
     only) the maximum is at infinity: the estimates are ``None`` and the statistic
-    uses the supremum of the likelihood.
+    uses the supremum of the likelihood. ``fit``: the table's :func:`point_fit`, when
+    already computed.
     """
     t = single(table)
     name = "cox_lr"
     if t.total == 0:
         none = Estimate.point(None)
         return Cox(none, none, Test(name, None, None, None, None, "no answers"), "no answers")
-    x = cox_x(t)
-    fin = np.isfinite(x)
     # plain Newton from a start near the maximum, refitted from a cold start if it does not settle
-    f = cox_fit(x, t.n[None, :], t.correct[None, :], start=point_start(t, x))
+    x, f = point_fit(t) if fit is None else fit
+    fin = np.isfinite(x)
     z = float(-special.ndtri((1 - level) / 2))
     a, b = finite_or_none(f["a"]), finite_or_none(f["b"])
     single_v = bool(f["single"][0])
