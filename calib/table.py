@@ -81,6 +81,14 @@ def nll(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     return -np.where(y, np.log(pc), np.log1p(-pc))
 
 
+def nll_right_wrong(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nll` of a right and of a wrong answer at each ``p``: ``nll(p, True)`` and
+    ``nll(p, False)``, the same bits, each logarithm taken once (``nll`` takes both over
+    the whole array: twice each for a table's per-cell sum)."""
+    pc = np.clip(p, EPS, 1 - EPS)
+    return -np.log(pc), -np.log1p(-pc)
+
+
 @dataclass(frozen=True)
 class CountTable:
     """Sufficient statistics per cell, a cell being one (group, stated value).
@@ -446,10 +454,10 @@ def _cells_of_rows(
     k = np.bincount(key, weights=y, minlength=size)[keep].astype(np.int64)
     value = uniq[keep % uniq.size]
     prob = rows.scale.to_prob(value)
-    ones = np.ones(prob.shape, dtype=bool)
+    right, wrong = nll_right_wrong(prob)
     return CountTable(
         value=value, prob=prob, n=n, correct=k, py_sum=prob * k, sq_sum=prob * prob * n,
-        nll_sum=k * nll(prob, ones) + (n - k) * nll(prob, ~ones),
+        nll_sum=k * right + (n - k) * wrong,
         group=keep // uniq.size, groups=names, scale=rows.scale, pooled=False,
     ), (np.searchsorted(keep, key) if rows.cluster is not None else None)
 

@@ -1,13 +1,16 @@
 """The distinct stated values of a table (``calib.table.distinct``) are numpy's
 ``np.unique`` with its inverse, bit for bit, whether they are found by counting
-(integer values, issue 29) or by sorting."""
+(integer values, issue 29) or by sorting; a table's per-cell log losses
+(``calib.table.nll_right_wrong``) are ``nll``'s, bit for bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from calib.table import COUNT_SPAN, distinct
+from calib.rows import Judgments
+from calib.scale import Scale
+from calib.table import COUNT_SPAN, distinct, from_judgments, nll, nll_right_wrong
 
 
 def _cases() -> list[np.ndarray]:
@@ -31,3 +34,25 @@ def test_distinct_is_numpy_unique(v: np.ndarray) -> None:
     assert got.dtype == np.float64 and inv.dtype == np.int64
     assert np.array_equal(got.view(np.int64), want.view(np.int64))  # the same bits, -0.0 included
     assert np.array_equal(inv, want_inv.reshape(-1))
+
+
+def test_nll_right_wrong_is_nll_of_each_outcome() -> None:
+    rng = np.random.default_rng(7)
+    p = np.concatenate([rng.random(100_001), [0.0, 1.0, 1e-300, 1e-16, 1 - 1e-16, 0.5, np.nextafter(1.0, 0.0)]])
+    right, wrong = nll_right_wrong(p)
+    assert np.array_equal(right.view(np.int64), nll(p, np.ones(p.size, dtype=bool)).view(np.int64))
+    assert np.array_equal(wrong.view(np.int64), nll(p, np.zeros(p.size, dtype=bool)).view(np.int64))
+
+
+def test_a_tables_log_loss_sums_are_the_rows_closed_form() -> None:
+    """Per cell, ``k nll(p, 1) + (n - k) nll(p, 0)``, written out here with ``nll``."""
+    rng = np.random.default_rng(8)
+    v = np.round(rng.random(20_000), 4)
+    y = rng.random(v.size) < v
+    scale = Scale(0.0, 1.0, "0-1")
+    t = from_judgments(Judgments(stated=v, prob=v, correct=y, line=np.arange(1, v.size + 1),
+                                 item_id=np.full(v.size, ""), scale=scale))
+    assert not t.pooled and t.cells > 5_000
+    k, n, p = t.correct, t.n, scale.to_prob(t.value)
+    want = k * nll(p, np.ones(p.size, dtype=bool)) + (n - k) * nll(p, np.zeros(p.size, dtype=bool))
+    assert np.array_equal(t.nll_sum.view(np.int64), want.view(np.int64))
