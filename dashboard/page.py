@@ -59,8 +59,21 @@ def start(page: str, *, needs_data: bool = True) -> Context:
     return ctx
 
 
+def pandas_ready() -> None:
+    """Return once pandas is wholly imported (importing it if no thread has).
+
+    Plotly takes ``sys.modules["pandas"]`` without the import lock when it builds or
+    serialises a figure (to test for a Series), so while another session's thread imports
+    pandas on first use it reads a half-made module and raises ``AttributeError``: 13
+    tracebacks in the server log of 20 sessions opening one link on a fresh server
+    (tests/e2e/test_load.py). ``import pandas`` waits for that import under the lock; every
+    page run passes here before it draws anything."""
+    import pandas  # noqa: F401  (for plotly; see above)
+
+
 def page_setup(page: str) -> Context:
     """Start a page: access, view from the URL, data, sidebar. See the package docstring."""
+    pandas_ready()
     st.set_page_config(page_title=f"calib · {PAGE_TITLES[page]}", layout="wide")
     apply_style()  # the narrow-screen CSS
     acc = auth.access()
