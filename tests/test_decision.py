@@ -658,3 +658,25 @@ def test_continuous_refusal_names_the_strictest_target_on_its_grid():
     assert brute_on_grid(p, y, a, 0.05, quantile_grid(p, a)) is not None
     b = round(a - 0.001, 3)
     assert brute_on_grid(p, y, b, 0.05, quantile_grid(p, b)) is None
+
+
+def test_every_resample_reviewing_everything_is_said_not_dropped():
+    """A miss costing 1,000 reviews: every resample's cheapest choice is to review
+    everything, so the threshold's interval has no finite end. With resamples the text
+    and the notebook say so; without resamples there is no interval to show."""
+    from calib.present.decision import cost_text, threshold_interval
+    from calib.present.notebook import decision_html
+
+    # two stated values, half wrong at each: a resample with no wrong answer at a value has
+    # probability 2^-100; with one, accepting costs 1,000 against 0.01 per item reviewed
+    s, y = np.repeat([80.0, 90.0], 100), np.tile([True, False], 100)
+    both = "[review everything, review everything]"
+    got = decision.costs(rows_of(s, y), cost_review=0.01, cost_miss=1000, reps=100, seed=2).cheapest
+    assert got.threshold is None and got.threshold_ci == (None, None) and got.compared > 0
+    assert f"the cheapest threshold's interval {both}" in cost_text(got)
+    bare = decision.costs(rows_of(s, y), cost_review=0.01, cost_miss=1000, reps=0).cheapest
+    assert threshold_interval(bare.threshold_ci, bare.compared > 0) == "" and "interval [" not in cost_text(bare)
+    d = decision.decide(rows_of(s, y), target=0.1, cost_review=0.01, cost_miss=1000, reps=100, seed=2)
+    assert f"(threshold {both})" in decision_html(d.to_dict())
+    # one end finite: the other end is "review everything"
+    assert threshold_interval((90.0, None), True) == "[90, review everything]"

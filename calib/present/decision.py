@@ -116,7 +116,7 @@ def cost_text(ch: Cheapest | None, on: str = "stated", scale: Scale | None = Non
         return None
     ci = ci_text(ch.cost.ci, 3)
     where = threshold_text(ch.threshold, on, scale)
-    t_ci = _threshold_ci(ch.threshold_ci)
+    t_ci = threshold_interval(ch.threshold_ci, ch.compared > 0)
     at = "the cheapest choice, reviewing everything" if ch.threshold is None else f"the cheapest threshold, {where}"
     text = f"expected cost {num(ch.cost.value)} per item{' ' + ci if ci else ''} at {at}"
     if ci and ch.compared:
@@ -128,11 +128,12 @@ def cost_text(ch: Cheapest | None, on: str = "stated", scale: Scale | None = Non
     return text
 
 
-def _threshold_ci(ci: Sequence[float | None]) -> str:
-    """The cheapest threshold's bootstrap interval; a ``None`` end is "review everything"
-    (both ``None``: no resamples, nothing to show)."""
+def threshold_interval(ci: Sequence[float | None], resampled: bool) -> str:
+    """The cheapest threshold's bootstrap interval; a ``None`` end is "review everything".
+    Both ends ``None`` are every resample choosing to review everything when there were
+    resamples (``resampled``), and no interval (empty) when there were none."""
     lo, hi = ci
-    if lo is None and hi is None:
+    if lo is None and hi is None and not resampled:
         return ""
 
     def end(x: float | None) -> str:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from calib import api
-from calib.present.decision import CERTIFIED_LABEL
+from calib.present.decision import CERTIFIED_LABEL, threshold_interval
 from calib.present.format import esc
 from calib.settings import DEFAULT_CONFIDENCE, DEFAULT_TARGET
 
@@ -264,7 +264,8 @@ def decision_html(d: dict[str, Any]) -> str:
     ch = d.get("cheapest")
     if ch:
         at = "review everything" if ch["threshold"] is None else f"accept at or above {ch['threshold']:g}"
-        tci = "" if None in ch["threshold_ci"] else f" (threshold {_interval(*ch['threshold_ci'], 3)})"
+        t_ci = threshold_interval(ch["threshold_ci"], ch["cost_ci_method"] is not None)
+        tci = f" (threshold {esc(t_ci)})" if t_ci else ""
         parts.append(f"<li>cheapest: {at}{tci}, cost per item {_num(ch['cost'])} "
                      f"{_interval(*ch['cost_ci'])}</li>")
     if d.get("aurc") is not None:
