@@ -281,3 +281,21 @@ def test_a_frame_over_the_groups_cap_is_refused_as_a_file_is(kind: str, monkeypa
     if kind == "arrays":  # the group= array is the column 'group' of what is read
         words = words.replace("'subject'", "'group'")
     assert "5 groups" in words and str(frame_error.value).endswith(words)
+
+
+def test_every_api_name_stays_callable_once_every_module_is_imported() -> None:
+    """A submodule named like an API function replaces it on import (``calib/estimate.py``
+    once turned ``calib.estimate`` into a module: "'module' object is not callable" after
+    any audit). Every module of the package is imported, then every API name is called
+    for its signature."""
+    code = """
+import importlib, pkgutil, calib
+for m in pkgutil.walk_packages(calib.__path__, 'calib.'):
+    if not m.name.startswith(('calib.cli.__main__', 'calib.__main__')):
+        importlib.import_module(m.name)
+bad = [n for n in calib.API if not callable(getattr(calib, n))]
+assert not bad, bad
+print('ok')
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
