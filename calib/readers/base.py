@@ -147,7 +147,12 @@ class BadLines:
             self.more += 1
 
     def messages(self) -> tuple[str, ...]:
-        return (*self.kept, f"{self.name}: {self.more:,} more bad lines") if self.more else tuple(self.kept)
+        return (*self.kept, more_bad_lines_message(self.name, self.more)) if self.more else tuple(self.kept)
+
+
+def more_bad_lines_message(name: str, more: int) -> str:
+    """The tail of a capped list of bad-line messages: ``"<name>: N more bad lines"``."""
+    return f"{name}: {more:,} more bad lines"
 
 
 def more_bad_lines(message: str) -> int | None:

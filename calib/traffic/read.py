@@ -39,7 +39,7 @@ from calib.errors import CalibError
 from calib.labels.outcomes import SHOW_UNKNOWN
 from calib.labels.records import MAX_KEY_CHARS, Label, current, item_keys, parse_time, read_labels
 from calib.loadreport import LoadReport
-from calib.readers.base import BadLines, LoadOptions, megabytes
+from calib.readers.base import BadLines, LoadOptions, megabytes, more_bad_lines_message
 from calib.readers.jsonl import BOM, as_number, check_lines_cost, json_objects
 from calib.readers.stated.rules import CONFIDENCE_KEYS, ID_KEYS
 from calib.rows import Judgments
@@ -282,7 +282,7 @@ def from_rows(rows: Judgments, report: LoadReport, name: str) -> Traffic:
     keys = item_keys(rows)
     messages = [i.message() for i in report.issues[:MAX_MESSAGES]]
     if report.dropped > len(messages):
-        messages.append(f"{name}: {report.dropped - len(messages):,} more bad lines")
+        messages.append(more_bad_lines_message(name, report.dropped - len(messages)))
     ids = [str(v) for v in rows.item_id]
     if len(rows) and all(ids) and str(keys[0]) != ids[0]:
         messages.append(f"{name}: item ids repeat or cannot be carried by a label; items are keyed by "

@@ -32,6 +32,7 @@ import numpy as np
 
 from calib.labels.plan import ReviewItem
 from calib.readers.base import BadLines, LoadOptions
+from calib.readers.jsonl import BOM
 from calib.readers.stated.rules import ID_KEYS, PREDICTION_KEYS, TEXT_CHARS, TEXT_KEYS
 from calib.settings import DEFAULT_LOWER_PROB
 from calib.traffic.plan import Plan, plan
@@ -86,7 +87,7 @@ def review_threshold(lo: float | None, top: float) -> float:
 def item_texts(data: bytes, name: str, keys: set[str], *, id_key: str | None = None,
                options: LoadOptions | None = None) -> dict[str, tuple[int, str]]:
     """``key -> (line, text)`` of the items ``keys`` of a traffic file (see the contract)."""
-    objs = _records(data.removeprefix(b"\xef\xbb\xbf"), name, options or LoadOptions(), BadLines(name, MAX_MESSAGES))
+    objs = _records(data.removeprefix(BOM), name, options or LoadOptions(), BadLines(name, MAX_MESSAGES))
     ikey = _pick(objs, id_key, ID_KEYS)
     tkey = _pick(objs, None, TEXT_KEYS)
     pkey = _pick(objs, None, PREDICTION_KEYS)
