@@ -72,16 +72,23 @@ def ci_help(key: str, digits: int = 3) -> str | None:
     return fmt.level_interval(v.level, *e.ci, lambda x: fmt.num(x, digits)) if e else None
 
 
+def unheld_captions(keys: tuple[str, ...]) -> None:
+    """Why an interval shown here does not hold its figure (an interval never excludes its
+    figure without saying why)."""
+    for key, why in a.unheld_intervals().items():
+        if key in keys:
+            st.caption(md_escape(explain.unheld_interval(key, why)))
+
+
+HEADLINE = ("ece", "mce", "smooth_ece", "ece_l2_debiased")
 m1, m2, m3, m4 = st.columns(4)
-for col, key in zip((m1, m2, m3, m4), ("ece", "mce", "smooth_ece", "ece_l2_debiased"), strict=True):
+for col, key in zip((m1, m2, m3, m4), HEADLINE, strict=True):
     x = a.estimates[key].value
     metric(col, explain.QUANTITIES[key].label, fmt.num(x), ci_help(key),
            help=f"{explain.help_text(key)}  \n{explain.what_this_means(key, x)}")
 for key in ("ece", "mce"):
     st.caption(md_escape(explain.what_this_means(key, a.estimates[key].value)))
-for key, why in a.unheld_intervals().items():  # an interval never excludes its figure without saying why
-    if key in ("ece", "mce", "smooth_ece", "ece_l2_debiased"):
-        st.caption(md_escape(explain.unheld_interval(key, why)))
+unheld_captions(HEADLINE)
 st.caption(
     f"Binning: {SCHEME_LABELS.get(a.scheme, a.scheme)}"
     + (f", {a.bins} bins" if a.scheme in ("width", "mass") else "")
@@ -115,6 +122,7 @@ with st.expander("For experts: the Brier score decomposed, the tests, the Cox fi
                      "in plain words": f"{q.what} {q.good}"})
     st.dataframe(pd.DataFrame(rows), hide_index=True,
                  column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+    unheld_captions(decomp)  # Murphy reliability and CORP MCB are biased upward too
     st.caption("Brier = reliability − resolution + uncertainty (Murphy 1973); Brier = MCB − DSC + UNC (CORP, "
                "Dimitriadis, Gneiting & Jordan 2021, isotonic with ties pooled).")
     for key in ("corp_mcb", "corp_dsc"):
