@@ -243,15 +243,18 @@ def bootstrap(
     seed: int = 0,
     level: float = LEVEL,
     point: dict[str, float | None] | None = None,
+    draws: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Bootstrap:
     """Resample ``table`` ``reps`` times (seeded) and evaluate every metric on each.
 
     Metrics are computed as in the point estimate (same bins scheme, same
     ``below`` threshold; equal-mass bins are re-cut in every resample, since the
     cut is part of the estimator). ``plan`` (of ``table``) and ``point`` (its
-    :func:`calib.metrics.point_metrics`) may be passed when already computed. A table with more than 101 distinct values is resampled through
-    its coarse table, each figure moved by exact minus coarse point estimate (see
-    the module docstring).
+    :func:`calib.metrics.point_metrics`) may be passed when already computed, and so may
+    ``draws``, the resamples' counts (:func:`resample_counts` of the coarse table, ``reps``,
+    ``seed``: the audit draws them on its second thread). A table with more than 101
+    distinct values is resampled through its coarse table, each figure moved by exact
+    minus coarse point estimate (see the module docstring).
     """
     t = single(table)
     plan = plan or Plan.of(t, scheme, bins, below)
@@ -267,7 +270,9 @@ def bootstrap(
         rough = {k: float(v[0]) for k, v in batch_metrics(own, plan, smooth=False).items()}
         rough["smooth_ece"] = plan.smooth.value if plan.smooth.value is not None else float("nan")
         shift = {k: exact[k] - v for k, v in rough.items() if np.isfinite(v) and exact[k] is not None}  # type: ignore[operator]
-    n, k = resample_counts(c, reps, seed)
+    n, k = resample_counts(c, reps, seed) if draws is None else draws
+    if n.shape != (reps, c.cells):
+        raise ValueError(f"draws of shape {n.shape} for {reps} resamples of {c.cells} cells")
     chunk = max(1, CHUNK_CELLS // max(c.cells, 1))
     parts: dict[str, list[np.ndarray]] = {name: [] for name in BATCH_METRICS}
     for start in range(0, reps, chunk):

@@ -189,3 +189,38 @@ def test_a_small_audit_warns_that_its_percentile_intervals_run_narrow() -> None:
         a = audit(table_of(v, rng.random(n) < v / 100 - 0.05), reps=200)
         assert any("run narrow" in s for s in a.notes) is warned
     assert not any("run narrow" in s for s in audit(table_of(v[:40], v[:40] > 70), reps=0).notes)
+
+
+def _continuous_table(n: int = 3_000, seed: int = 5):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.3, 0.99, n)
+    rows = Judgments(stated=p, prob=p, correct=rng.random(n) < p * 0.9, line=np.arange(n),
+                     item_id=np.full(n, ""), scale=Scale(0.0, 1.0, "0-1"))
+    return from_judgments(rows)
+
+
+def test_draws_handed_in_are_the_draws_the_bootstrap_would_make() -> None:
+    t = _continuous_table()
+    b._draw_cache.clear()
+    own = b.bootstrap(t, reps=300, seed=4)
+    b._draw_cache.clear()
+    handed = b.bootstrap(t, reps=300, seed=4, draws=b.resample_counts(t.coarse(), 300, 4))
+    assert own.samples.keys() == handed.samples.keys()
+    for k in own.samples:
+        np.testing.assert_array_equal(own.samples[k], handed.samples[k], err_msg=k)
+    with pytest.raises(ValueError, match="300 resamples"):
+        b.bootstrap(t, reps=300, seed=4, draws=b.resample_counts(t.coarse(), 299, 4))
+
+
+def test_the_audit_on_two_threads_equals_the_audit_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second thread (Cox fit, the bootstrap's draws, the goodness-of-fit null) changes
+    no figure: the audit of a table above ``BESIDE_FROM_CELLS`` run in one thread."""
+    import calib.audit as a
+
+    t = _continuous_table()
+    assert t.cells >= a.BESIDE_FROM_CELLS
+    b._draw_cache.clear()
+    threaded = a.audit(t, reps=300, seed=2).to_dict()
+    monkeypatch.setattr(a, "BESIDE_FROM_CELLS", t.cells + 1)
+    b._draw_cache.clear()
+    assert a.audit(t, reps=300, seed=2).to_dict() == threaded
