@@ -86,7 +86,7 @@ def lyapunov(w: np.ndarray, n: np.ndarray, p: np.ndarray, var: float) -> float:
     if not var > 0:
         return math.inf
     q = p * (1 - p)
-    return float(np.sum(n * np.abs(w) ** 3 * q * (p * p + (1 - p) ** 2)) / var**1.5)
+    return float(np.sum(n * np.abs(w) ** 3.0 * q * (p * p + (1 - p) ** 2)) / var**1.5)
 
 
 #: Largest :func:`lyapunov` ratio at which a test uses its asymptotic (normal or

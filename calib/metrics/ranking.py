@@ -80,7 +80,7 @@ def auroc_vs_chance(table: CountTable) -> Test:
     auc = auroc(t)
     if auc is None or n1 == 0 or n0 == 0:
         return Test(name, None, None, None, None, "needs both right and wrong answers")
-    ties = float(np.sum(t.n.astype(np.float64) ** 3 - t.n)) / (N * (N - 1.0))
+    ties = float(np.sum(t.n.astype(np.float64) ** 3.0 - t.n)) / (N * (N - 1.0))
     var = n1 * n0 / 12.0 * ((N + 1) - ties)
     if not var > 0:
         return Test(name, None, None, None, None, "every answer has the same stated value")
