@@ -42,7 +42,10 @@ in-process without a browser: the figures are server time only. The share link's
 first figure in a browser is not measured here. Each figure is the median of
 ``--repeat`` runs. Prints figures; asserts nothing.
 
-Run: ``python bench/bench_speed.py [--repeat 5] [--rows 1000000] [--skip-big] [--skip-dashboard]``
+``--busy N`` loads the machine on purpose (N processes spinning on a core throughout), for
+the loaded run beside the quiet one.
+
+Run: ``python bench/bench_speed.py [--repeat 5] [--rows 1000000] [--skip-big] [--skip-dashboard] [--busy N]``
 """
 
 from __future__ import annotations
@@ -86,10 +89,12 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def machine() -> str:
-    """Quiet (load average below 1) or loaded, with the load average and the cores."""
+def machine(busy: int = 0) -> str:
+    """Quiet (load average below 1, nothing spinning) or loaded, with the load average and the cores."""
     la = load()
-    return f"{'quiet' if la < 1 else 'loaded'} machine: load average {la:.2f} on {os.cpu_count()} cores"
+    state = "quiet" if la < 1 and not busy else "loaded"
+    spin = f", {busy} spinning process(es) started by --busy" if busy else ""
+    return f"{state} machine: load average {la:.2f} on {os.cpu_count()} cores{spin}"
 
 
 @dataclass(frozen=True)
@@ -297,21 +302,30 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--skip-big", action="store_true", help="skip the 1,000,000-row command lines")
     ap.add_argument("--skip-dashboard", action="store_true")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="load the machine on purpose: N processes spinning on a core for the whole run")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one fresh-process measurement
     ap.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one or args.floor:
         one_fresh(args.one) if args.one else floor_fresh()
         return
-    print(f"{machine()} (at the start)")
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        cli_small(tmp, args.repeat)
-        if not args.skip_big:
-            cli_big(tmp, args.rows, args.repeat)
-        if not args.skip_dashboard:
-            dashboard(args.repeat)
-    print(f"{machine()} (at the end)")
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        if spinners:
+            time.sleep(60)  # the 1-minute load average catches up with them
+        print(f"{machine(args.busy)} (at the start)")
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            cli_small(tmp, args.repeat)
+            if not args.skip_big:
+                cli_big(tmp, args.rows, args.repeat)
+            if not args.skip_dashboard:
+                dashboard(args.repeat)
+        print(f"{machine(args.busy)} (at the end)")
+    finally:
+        for p in spinners:
+            p.kill()
 
 
 if __name__ == "__main__":
