@@ -12,12 +12,18 @@ end (a fresh process)                                 pandas"``
 integer confidences, 2,000 resamples                  (``pyarrow.json.read_json``, fresh
                                                       process, import included)
 the same, continuous confidences               2.5 s  the same floor on that file
-dashboard, three judges loaded: page switch    0.5 s  a one-widget Streamlit page
-to its first figure (server side, AppTest)            (AppTest run of ``st.button``:
-                                                      a rerun when warm, the first run
-                                                      in a fresh process)
+dashboard, three judges loaded: page switch,   0.3 s  a one-widget Streamlit page
+warm (server side, AppTest)                           (AppTest rerun of ``st.button``)
+the same, first visit in a fresh server, to    0.5 s  the first run of that page in a
+its first figure                                      fresh process
 dashboard: a Platt map fit shown after         1.0 s  the same floor
 choosing it on the Recalibration page
+dashboard, 1,000,000 rows loaded: key press   0.15 s  the same key press on a page of
+on the Routing page's review threshold ->             one select slider and one metric
+routing numbers updated (Chromium)                    (:data:`bench_browser.KEYS_FLOOR_APP`)
+a share link of three judges on the Routing    1.5 s  a page that draws one tiny figure
+page: first figure drawn, fresh browser               with the dashboard's frame, fresh
+context, warm server (Chromium)                       context, warm server
 ============================================  ======  ==================================
 
 Each row prints the figure, its floor, their ratio, the target ratio of issue 29 where
@@ -38,14 +44,22 @@ every page has been visited once (engine results cached, as on a warm server).
 first visit to the page, timed to the first figure (the first ``show_figure``
 call returning, see :func:`_watch_figures`) and to the end of the run. The map fit is
 Recalibration opened, then Platt chosen, in a new process. AppTest runs the scripts
-in-process without a browser: the figures are server time only. The share link's
-first figure in a browser is not measured here. Each figure is the median of
-``--repeat`` runs. Prints figures; asserts nothing.
+in-process without a browser: the figures are server time only. Each figure is the
+median of ``--repeat`` runs.
+
+The last two rows are measured in Debian's Chromium (Playwright) with
+:mod:`bench_browser`'s functions, the one way each is measured: the key press as the
+median of ``--moves`` presses from ``keydown`` to the new text of "Sent to a person"
+(:func:`bench_browser.key_presses`), with ``--rows`` rows uploaded; the share link as
+the median of ``--repeat`` opens, from the navigation's start to the first figure's
+trace drawn in its frame, on the page's own clock (:func:`bench_browser.share_first_figures`).
+``--skip-browser`` leaves them out. Prints figures; asserts nothing.
 
 ``--busy N`` loads the machine on purpose (N processes spinning on a core throughout), for
 the loaded run beside the quiet one.
 
-Run: ``python bench/bench_speed.py [--repeat 5] [--rows 1000000] [--skip-big] [--skip-dashboard] [--busy N]``
+Run: ``python bench/bench_speed.py [--repeat 5] [--rows 1000000] [--skip-big] [--skip-dashboard]
+[--skip-browser] [--moves 20] [--busy N]``
 """
 
 from __future__ import annotations
@@ -135,7 +149,7 @@ def row(what: str, figure: float, budget: float | None, floor: float, floor_what
     if budget is None:
         verdict = "(for information)        "
     else:
-        verdict = f"(budget {budget:.1f} s, {'met' if figure <= budget else 'NOT met':<7})"
+        verdict = f"(budget {budget:4g} s, {'met' if figure <= budget else 'NOT met':<7})"
     r = paired.ratio if paired is not None else (figure / floor if floor > 0 else math.nan)
     ratio = f"{r:5.2f}x"
     if target is not None:
@@ -283,7 +297,7 @@ def dashboard(repeat: int) -> None:
         def visit(page: str = page) -> None:
             at.switch_page(page)
             _run(at, page)
-        row(f"page switch to {label}, three judges, warm", _timed(visit, repeat), 0.5, warm_floor,
+        row(f"page switch to {label}, three judges, warm", _timed(visit, repeat), 0.3, warm_floor,
             "one-widget page rerun")
         if page in FIRST_VISIT:
             fig, whole = _fresh(["--one", page], repeat)
@@ -296,12 +310,53 @@ def dashboard(repeat: int) -> None:
     row("  the same, whole run", whole, None, first_floor, "one-widget page, first run")
 
 
+def browser(repeat: int, rows: int, moves: int) -> None:
+    """The figures only a real browser shows (Debian's Chromium, :mod:`bench_browser`'s
+    measurements): a key press on the Routing page's review threshold to its updated
+    numbers with ``rows`` rows loaded, beside the same on a one-slider page; a share link's
+    first figure in a fresh browser context (warm server, median of ``repeat`` opens),
+    beside a one-figure page's."""
+    import bench_browser as bb
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_server
+
+    with sync_playwright() as pw, tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            server = start_server(tmp / "keys")
+            try:
+                ctx, page, frames = bb.routing_loaded(chromium, server, rows, tmp)
+                try:
+                    keys = bb.key_presses(page, frames, moves)
+                finally:
+                    ctx.close()
+            finally:
+                server.stop()
+            floor = bb.keys_floor(chromium, tmp / "keys-floor", moves)
+            row(f"key press -> routing numbers, {rows:,} rows (browser, median)", statistics.median(keys.numbers),
+                0.15, statistics.median(floor.numbers), "one-slider one-metric page, key press -> number")
+            server = start_server(tmp / "share")
+            try:
+                got = bb.share_first_figures(chromium, bb.share_url(server), repeat)
+            finally:
+                server.stop()
+            fig_floor = bb.figure_floor(chromium, tmp / "figure-floor", repeat)
+            row("share link, three judges: first figure, fresh browser", statistics.median(x.in_page for x in got),
+                1.5, statistics.median(x.in_page for x in fig_floor), "one-figure page, first figure, fresh browser")
+        finally:
+            chromium.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--skip-big", action="store_true", help="skip the 1,000,000-row command lines")
     ap.add_argument("--skip-dashboard", action="store_true")
+    ap.add_argument("--skip-browser", action="store_true", help="skip the figures measured in Chromium")
+    ap.add_argument("--moves", type=int, default=20, help="key presses timed in the browser")
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="load the machine on purpose: N processes spinning on a core for the whole run")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one fresh-process measurement
@@ -322,6 +377,8 @@ def main() -> None:
                 cli_big(tmp, args.rows, args.repeat)
             if not args.skip_dashboard:
                 dashboard(args.repeat)
+            if not args.skip_browser:
+                browser(args.repeat, args.rows, args.moves)
         print(f"{machine(args.busy)} (at the end)")
     finally:
         for p in spinners:
