@@ -10,7 +10,7 @@ from calib.present import figures, html_report, questions
 from calib.present import text_report as report
 from dashboard.layout import page_question, safe_filename, show_error
 from dashboard.page import start
-from dashboard.report import report_parts
+from dashboard.report import session_report_parts
 from dashboard.runtime import link_ended, session_link
 from dashboard.sharing import decision_first
 from dashboard.summary import settings_text
@@ -29,7 +29,7 @@ st.caption(
 )
 
 try:
-    parts = report_parts(ctx)
+    parts = session_report_parts(ctx)
 except CalibError as exc:
     show_error(exc)
     st.stop()
