@@ -1,13 +1,18 @@
-"""The Report page builds its parts (every figure of the HTML report) once per session
-for the same datasets and view (:func:`dashboard.report.session_report_parts`, issue 29:
-a warm page switch under 0.3 s), and again when either changes."""
+"""Work a page reuses instead of redoing it on every run (issue 29: a warm page switch
+under 0.3 s, a threshold move answered in 150 ms at 1,000,000 rows): the Report page's
+parts (every figure of the HTML report), built once per session for the same datasets
+and view (:func:`dashboard.report.session_report_parts`), and again when either changes;
+whether the Routing page's data has items judged twice (route stability), decided once
+per dataset, not on every threshold move."""
 
 from __future__ import annotations
 
 import pytest
 
 import dashboard.report
-from tests.apptest import app, ok
+import dashboard.stability_view
+from tests.apptest import app, ok, upload
+from tests.test_app_stability import repeated_file
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -54,3 +59,34 @@ def test_report_parts_are_built_once_per_view_and_again_when_it_changes(monkeypa
     at.sidebar.selectbox(key="w_method").set_value("none")
     ok(at.run())
     assert len(calls) == 3 and _contents(at) == first
+
+
+def _count_repeated(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The answers of the Routing page's "is any item judged twice?" each time it is asked."""
+    calls: list[bool] = []
+    ask = dashboard.stability_view.repeated
+
+    def counted(rows):  # type: ignore[no-untyped-def]
+        calls.append(ask(rows))
+        return calls[-1]
+
+    monkeypatch.setattr(dashboard.stability_view, "repeated", counted)
+    return calls
+
+
+@pytest.mark.parametrize("twice", [False, True], ids=["ids once", "ids three times"])
+def test_threshold_moves_do_not_ask_again_whether_items_repeat(monkeypatch, twice):
+    calls = _count_repeated(monkeypatch)
+    data = repeated_file(items=60, epochs=3 if twice else 1)
+    at = app()
+    at.query_params.update({"reps": "50"})
+    at = upload(ok(at.run()), "judge.jsonl", data)
+    ok(at.switch_page("pages/5_Routing.py").run())
+    shown = any(s.value == "Route stability" for s in at.subheader)
+    assert shown is twice and calls == [twice]
+    slider = at.select_slider(key="w_lo")
+    for value in slider.options[1:3]:  # two threshold moves
+        slider.set_value(type(slider.value)(value))
+        ok(at.run())
+        assert any(s.value == "Route stability" for s in at.subheader) is twice
+    assert calls == [twice]  # asked once for this dataset
