@@ -423,7 +423,7 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Ju
         if rows.cluster is not None:  # the reader's own (Inspect epochs), noted by it
             return rows, replace(report, fields={**report.fields, "cluster": id_field or "id"})
         values, how = rows.item_id, f"repeated item id ({id_field or 'id'})"
-        if _surely_distinct(values):  # 1M fixed-width ids: 0.03 s, against 0.2 s for the set below
+        if _surely_distinct(values):  # 1M ids in order: 0.01 s (0.06 s shuffled), against 0.2 s for the set below
             return rows, report
         ids = values.tolist()
         seen = set(ids)
@@ -456,22 +456,49 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Ju
 
 
 def _surely_distinct(values: np.ndarray) -> bool:
-    """Whether the non-empty values of a fixed-width unicode array are all distinct, proved
-    by distinct hashes (distinct hashes imply distinct strings); ``False`` means "not
-    proved" (a hash collision, an object array), and the caller counts exactly."""
+    """Whether the non-empty values of a fixed-width unicode array are all distinct;
+    ``False`` means "not proved" (a hash collision, an object array), and the caller
+    counts exactly.
+
+    Ids of at most 8 characters, each below U+0100 (``"q123456"``), are compared
+    exactly, each packed into one integer in text order (:func:`_packed`); longer ones
+    by a 64-bit hash (distinct hashes imply distinct strings). The integers are sorted
+    (a merge of runs when the ids come mostly in order, as ``q0, q1, ...`` do: a few ms
+    for a million, against 0.05 s for a sort of hashes) and neighbours compared."""
     if values.dtype.kind != "U" or values.size < 2 or values.itemsize > 4 * 64:
         return False  # long ids: one pass per character costs more than the set
     width = values.itemsize // 4
     codes = np.ascontiguousarray(values).view(np.uint32).reshape(values.size, width)
-    # FNV-1a over the code points (wrapping uint64 arithmetic); a trailing NUL is padding
-    h = np.full(values.size, 0xCBF29CE484222325, dtype=np.uint64)
-    prime = np.uint64(0x100000001B3)
-    for j in range(width):
-        h ^= codes[:, j]
-        h *= prime
-    h = h[codes.any(axis=1)]  # "" (all padding) is no id
-    h.sort()
-    return bool(np.all(h[1:] != h[:-1]))
+    key = _packed(codes)
+    if key is None:
+        # FNV-1a over the code points (wrapping uint64 arithmetic); a trailing NUL is padding
+        key = np.full(values.size, 0xCBF29CE484222325, dtype=np.uint64)
+        prime = np.uint64(0x100000001B3)
+        for j in range(width):
+            key ^= codes[:, j]
+            key *= prime
+        key = key[codes.any(axis=1)]  # "" (all padding) is no id
+    else:
+        key = key[key != 0]  # "" (all padding) is no id; any other id has a non-zero code
+    if key.size < 2:
+        return True
+    # mostly in order (few descents): timsort merges the runs; else the default sort
+    runs = int(np.count_nonzero(key[1:] < key[:-1]))
+    key = np.sort(key, kind="stable" if runs <= key.size // 64 else None)
+    return bool(np.all(key[1:] != key[:-1]))
+
+
+def _packed(codes: np.ndarray) -> np.ndarray | None:
+    """Each row of ``codes`` (code points, one row per id, NUL-padded) as one uint64,
+    big-endian, so that the integers compare as the ids do and are equal exactly when the
+    ids are; ``None`` when the ids are wider than 8 characters or hold a code point
+    above U+00FF. Only an all-NUL row (``""``) packs to 0."""
+    n, width = codes.shape
+    if width > 8 or (codes.size and int(codes.max()) > 0xFF):
+        return None
+    out = np.zeros((n, 8), dtype=np.uint8)
+    out[:, :width] = codes
+    return out.view(">u8").reshape(n).astype(np.uint64)
 
 
 def _error(msg: str) -> Exception:

@@ -2,7 +2,7 @@
 
 - :func:`calib.clusters._surely_distinct` (the hash check before the exact count of
   repeated ids) never claims "distinct" for values that repeat, against a brute-force
-  set, and proves distinctness on distinct ids;
+  set, and proves distinctness on distinct ids (exactly, for ids of up to 8 characters);
 - :attr:`CountTable.p_correct` / ``p_wrong``, computed once and cached, equal the formula
   and cannot be written to;
 - the stated reader's rows when every line is kept (no copy) equal the per-line reader's.
@@ -54,6 +54,24 @@ def test_surely_distinct_on_many_ids_and_views() -> None:
     with_empty[:10] = ""  # "" is no id: ten of them are no repeat
     assert _surely_distinct(with_empty)
     assert not _surely_distinct(ids.astype(object))  # not proved: the caller counts
+
+
+def test_surely_distinct_short_ids_exact_in_any_order() -> None:
+    """Ids of at most 8 characters below U+0100 are compared exactly (packed in one
+    integer): the answer is the brute-force set's, whether the ids come in order, in
+    reverse or shuffled (the sort chosen by the number of descents)."""
+    rng = np.random.default_rng(11)
+    alphabet = ["", "a", "b", "ab", "\x00a", "a\x00b", "é", "ÿ", "abcdefgh", "ÿÿÿÿÿÿÿÿ", "q1", "q10", "q9"]
+    for _ in range(3000):
+        m = int(rng.integers(1, 12))
+        values = np.array([alphabet[i] for i in rng.integers(0, len(alphabet), m)] + ["z"], dtype=str)
+        assert _surely_distinct(values) == _brute_distinct(values), values
+    ids = np.array([f"q{i}" for i in range(50_000)])
+    for order in (ids, ids[::-1], ids[rng.permutation(ids.size)]):
+        assert _surely_distinct(order)
+        dup = order.copy()
+        dup[40_000] = dup[3]
+        assert not _surely_distinct(dup)
 
 
 def _rows(n: int, seed: int, ids: np.ndarray | None = None) -> Judgments:
