@@ -355,6 +355,18 @@ def _two_ranges_message(n_low: int, n_high: int, scale: Scale, low_ex: float, hi
     )
 
 
+def _halves(r: np.ndarray) -> bool:
+    """Whether every value of ``r`` is a multiple of 0.5: ``np.fmod(r, 0.5) == 0`` for all
+    (NaN and infinities are not), as ``2 r`` being a whole number, two cheap passes
+    where ``fmod`` cost 0.02 s a million. ``2 r`` overflows only beyond 8.9e307, where
+    every double is a whole number: the overflow to infinity is read as such."""
+    if np.isinf(r).any():
+        return False
+    with np.errstate(over="ignore"):
+        t = r * 2.0
+    return bool(np.array_equal(t, np.rint(t)))  # NaN equals nothing
+
+
 def _off_the_bulk(v: np.ndarray, low: np.ndarray, rest: np.ndarray, scale: Scale) -> np.ndarray:
     """Of the values between 0 and 1 (``low``), those that do not belong with the rest.
 
@@ -366,9 +378,8 @@ def _off_the_bulk(v: np.ndarray, low: np.ndarray, rest: np.ndarray, scale: Scale
     about as many in (0, 1) as in [1, 2), a file of probabilities among 0-100 values far more.
     """
     r = v[rest]
-    # "a multiple of 0.5" as an exact remainder: 2 * v overflowed (a RuntimeWarning) near 1.8e308
-    if r.size and np.all(np.fmod(r, 0.5) == 0):
-        return low & (np.fmod(v, 0.5) != 0)
+    if r.size and _halves(r):
+        return low & (v != 0.5)  # the one multiple of 0.5 strictly between 0 and 1
     width = max(1.0, (scale.hi - scale.lo) / 10)
     near = int((rest & (v >= 1) & (v < 1 + width)).sum())
     return low if int(low.sum()) > 2 * near else np.zeros_like(low)

@@ -163,6 +163,22 @@ def test_half_points_and_continuous_scores_are_not_two_ranges() -> None:
     assert rows.scale.name == "0-10" and report.kept == 3000
 
 
+def test_the_half_point_check_agrees_with_fmod_at_the_edges() -> None:
+    """:func:`calib.scale._halves` (``2 r`` whole, the grid test of the two-ranges rule)
+    against its definition, ``np.fmod(r, 0.5) == 0`` for every value, on draws mixing
+    the largest doubles (``2 r`` overflows), subnormals, NaN and infinities."""
+    from calib.scale import _halves
+
+    pool = np.array([0.5, 1.0, 1.5, 0.25, -7.5, 0.0, -0.0, 3.0000000000000004, np.nextafter(0.5, 1.0), 2.0**60,
+                     1e308, np.finfo(float).max, -np.finfo(float).max, 5e-324, np.nan, np.inf, -np.inf])
+    rng = np.random.default_rng(5)
+    for _ in range(3000):
+        r = rng.choice(pool, int(rng.integers(1, 6)))
+        with np.errstate(invalid="ignore"):
+            want = bool(np.all(np.fmod(r, 0.5) == 0))
+        assert _halves(r) == want, r
+
+
 def test_percent_strings_in_a_file_of_probabilities_are_percentages() -> None:
     values: list[object] = [0.7, 0.9, 0.8, 0.6] * 10 + ["85%", "30%"]
     rows, report = read(values)  # the old code dropped "85%" as outside 0-1
