@@ -431,7 +431,11 @@ def _cells_of_rows(
             py_sum=tot(np.where(y, p, 0.0))[keep], sq_sum=tot(p * p)[keep], nll_sum=tot(nll(p, y))[keep],
             group=keep // slots, groups=names, scale=rows.scale, pooled=True,
         ), np.searchsorted(keep, key)
-    uniq, inv = distinct(stated)
+    counted = _by_counting(stated)
+    if counted is None and groups == 1 and rows.cluster is None and (cells := _sorted_cells(stated, y)) is not None:
+        value, n, k = cells  # continuous values, one group, no cell per row needed: one sort
+        return _exact_table(value, n, k, np.zeros(value.size, dtype=np.int64), names, rows.scale), None
+    uniq, inv = counted if counted is not None else _sorted_distinct(stated)
     if groups * uniq.size > 4 * stated.size + 4096:  # many groups, few rows each: sort instead
         ps = rows.scale.to_prob(stated)  # the cell's probability, as in the closed form below
         cell: list[np.ndarray] = []
@@ -452,14 +456,46 @@ def _cells_of_rows(
     keep = np.flatnonzero(n)
     n = n[keep]
     k = np.bincount(key, weights=y, minlength=size)[keep].astype(np.int64)
-    value = uniq[keep % uniq.size]
-    prob = rows.scale.to_prob(value)
+    table = _exact_table(uniq[keep % uniq.size], n, k, keep // uniq.size, names, rows.scale)
+    return table, (np.searchsorted(keep, key) if rows.cluster is not None else None)
+
+
+def _exact_table(value: np.ndarray, n: np.ndarray, k: np.ndarray, group: np.ndarray, names: tuple[str, ...],
+                 scale: Scale) -> CountTable:
+    """The unpooled table of cells (``value``, ``group``) holding ``n`` rows, ``k`` of them
+    right: every row of a cell has the cell's probability, so its sums are closed forms."""
+    prob = scale.to_prob(value)
     right, wrong = nll_right_wrong(prob)
     return CountTable(
         value=value, prob=prob, n=n, correct=k, py_sum=prob * k, sq_sum=prob * prob * n,
-        nll_sum=k * right + (n - k) * wrong,
-        group=keep // uniq.size, groups=names, scale=rows.scale, pooled=False,
-    ), (np.searchsorted(keep, key) if rows.cluster is not None else None)
+        nll_sum=k * right + (n - k) * wrong, group=group, groups=names, scale=scale, pooled=False,
+    )
+
+
+def _sorted_cells(v: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The distinct values of ``v`` (ascending), the rows and the right answers at each,
+    from one sort of a million 64-bit keys instead of ``np.unique``'s argsort and two
+    ``np.bincount`` over its inverse (0.06 s against 0.13 s for a million continuous values).
+
+    The key of a row is the bits of its value shifted left by one, its outcome in the
+    freed bit: for values from ``+0.0`` up (sign bit clear) the bits order as the values
+    do and the shift loses nothing. ``None`` (the caller sorts the usual way) when a value
+    is negative, ``-0.0`` or NaN."""
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    bits = v.view(np.uint64)
+    if v.size == 0 or not v.min() >= 0 or int(bits.max()) >= 1 << 63:
+        return None
+    key = bits << np.uint64(1)
+    key |= np.asarray(y, dtype=np.uint64)
+    key.sort()
+    vb = key >> np.uint64(1)
+    first = np.empty(vb.size, dtype=bool)
+    first[0] = True
+    np.not_equal(vb[1:], vb[:-1], out=first[1:])
+    start = np.flatnonzero(first)
+    n = np.diff(start, append=vb.size).astype(np.int64)
+    k = np.add.reduceat(key & np.uint64(1), start).astype(np.int64)
+    return vb[start].view(np.float64), n, k
 
 
 #: Widest span of integer values :func:`distinct` counts instead of sorting.
@@ -474,6 +510,14 @@ def distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     confidences in a few passes instead of a sort (~0.1 s). The same values (integers
     are exact in float64) in the same order, and the same inverse."""
     v = np.asarray(v, dtype=np.float64).reshape(-1)
+    counted = _by_counting(v)
+    return counted if counted is not None else _sorted_distinct(v)
+
+
+def _by_counting(v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`distinct` by counting, or ``None`` when the values are not integers
+    (``-0.0`` excluded) within :data:`COUNT_SPAN` of the smallest."""
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
     if v.size:
         lo, hi = float(v.min()), float(v.max())
         if (math.isfinite(lo) and math.isfinite(hi) and hi - lo < COUNT_SPAN
@@ -482,7 +526,11 @@ def distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             seen = np.bincount(off) > 0
             code = np.cumsum(seen) - 1
             return np.flatnonzero(seen) + lo, code[off]
-    uniq, inv = np.unique(v, return_inverse=True)
+    return None
+
+
+def _sorted_distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    uniq, inv = np.unique(np.asarray(v, dtype=np.float64).reshape(-1), return_inverse=True)
     return uniq, inv.reshape(-1).astype(np.int64)
 
 
