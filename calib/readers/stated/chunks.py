@@ -59,17 +59,22 @@ def _chunk_is_clean(body: bytes, n: int) -> bool:
             crlf = nl[nl >= 2]  # "}\r\n"
             if size < 3 or np.count_nonzero((b[crlf - 1] == 0x0D) & (b[crlf - 2] == 0x7D)) != n - 1:
                 return False
-    opens = np.count_nonzero(np.equal(b, 0x7B, out=eq)) + np.count_nonzero(np.equal(b, 0x5B, out=eq))
+    # a byte absent from the chunk (memchr, 12 us a MB) needs no numpy pass (60 us)
+    opens = np.count_nonzero(np.equal(b, 0x7B, out=eq))
+    if b"[" in body:
+        opens += np.count_nonzero(np.equal(b, 0x5B, out=eq))
     if opens - n > MAX_OPENERS - 1:
         return False
-    i = at(0x49)  # "Inf"
-    i = i[i <= size - 3]
-    if np.any((b[i + 1] == 0x6E) & (b[i + 2] == 0x66)):
-        return False
-    j = at(0x4E)  # the first N of "-NaN"
-    j = j[(j >= 1) & (j <= size - 3)]
-    if np.any((b[j - 1] == 0x2D) & (b[j + 1] == 0x61) & (b[j + 2] == 0x4E)):
-        return False
+    if b"I" in body:
+        i = at(0x49)  # "Inf"
+        i = i[i <= size - 3]
+        if np.any((b[i + 1] == 0x6E) & (b[i + 2] == 0x66)):
+            return False
+    if b"N" in body:
+        j = at(0x4E)  # the first N of "-NaN"
+        j = j[(j >= 1) & (j <= size - 3)]
+        if np.any((b[j - 1] == 0x2D) & (b[j + 1] == 0x61) & (b[j + 2] == 0x4E)):
+            return False
     if not body.isascii():
         try:
             body.decode("utf-8")
