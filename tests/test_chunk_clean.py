@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from calib.readers.stated.chunks import MAX_OPENERS, _chunk_is_clean
+from calib.readers.stated.chunks import MAX_OPENERS, _chunk_is_clean, _chunks
 
 
 def clean_by_definition(body: bytes, n: int) -> bool:
@@ -86,3 +86,23 @@ def test_the_chunk_test_on_its_edges(body: bytes, want: bool) -> None:
     n = body.count(b"\n") + 1
     assert clean_by_definition(body, n) == want
     assert _chunk_is_clean(body, n) == want
+
+
+def test_chunks_cover_the_file_in_whole_lines_counted_right() -> None:
+    """``_chunks`` (lines counted with numpy, a long line by ``bytes.count``) against the
+    definition: consecutive spans covering the data, each ending after a newline (or at
+    the end), holding as many lines as ``bytes.split`` finds, numbered on from 1."""
+    rng = random.Random(3)
+    pieces = [b'{"a": 1}', b"", b"\r", b"x" * 50, b'{"b": "\\n"}', b"\xff\xfe"]
+    for _ in range(400):
+        data = b"\n".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        data += rng.choice([b"", b"\n"])
+        size = rng.choice([1, 2, 7, 16, 64, 1000])
+        spans = _chunks(data, size)
+        pos, line = 0, 1
+        for start, end, first, n in spans:
+            assert (start, first) == (pos, line) and end > start
+            assert end == len(data) or data[end - 1:end] == b"\n"
+            assert n == len(data[start:end].removesuffix(b"\n").split(b"\n"))
+            pos, line = end, line + n
+        assert pos == len(data)
