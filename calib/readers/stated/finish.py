@@ -68,12 +68,10 @@ def _finish(
 def _gather(parts: list[_Part], has_group: bool, has_text: bool, has_cluster: bool = False) -> _Part:
     """The pieces as one, rows in line order (the threads and the re-read lines mix them)."""
     line = np.concatenate([p.line for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    order = np.argsort(line, kind="stable") if line.size > 1 and np.any(line[1:] < line[:-1]) else None
+    order = np.argsort(line, kind="stable") if line.size and np.any(np.diff(line) < 0) else None
 
     def cat(arrays: list[np.ndarray]) -> np.ndarray:
-        # one part, or labels concatenated already: no copy (each copy of a million rows
-        # is also its page faults, ~2 us a 4 kB page on this machine)
-        a = (arrays[0] if len(arrays) == 1 else np.concatenate(arrays)) if arrays else np.zeros(0)
+        a = np.concatenate(arrays) if arrays else np.zeros(0)
         return a if order is None else a[order]
 
     counts: Counter[str] = Counter()
@@ -83,13 +81,13 @@ def _gather(parts: list[_Part], has_group: bool, has_text: bool, has_cluster: bo
         issues.extend(p.issues)
     return _Part(
         line=line if order is None else line[order],
-        conf=cat([p.conf for p in parts]).astype(np.float64, copy=False),
-        pct=cat([p.pct for p in parts]).astype(bool, copy=False),
-        correct=cat([p.correct for p in parts]).astype(bool, copy=False),
+        conf=cat([p.conf for p in parts]).astype(np.float64),
+        pct=cat([p.pct for p in parts]).astype(bool),
+        correct=cat([p.correct for p in parts]).astype(bool),
         item_id=cat([_cat_labels([p.item_id for p in parts])]),
         group=cat([_cat_labels([p.group for p in parts if p.group is not None])]) if has_group else None,
         text=cat([p.text for p in parts if p.text is not None]) if has_text else None,
-        cluster=cat([p.cluster for p in parts if p.cluster is not None]).astype(object, copy=False) if has_cluster else None,
+        cluster=cat([p.cluster for p in parts if p.cluster is not None]).astype(object) if has_cluster else None,
         issues=issues, counts=counts, blank=sum(p.blank for p in parts),
     )
 
