@@ -204,7 +204,9 @@ def _fast(buf: bytes, numbers: np.ndarray, ctx: _Ctx) -> tuple[_Part, np.ndarray
         _judge_derived(j, _column(tb, f.pred.path), _column(tb, f.gold.path), f.pred, f.gold)
     # rows re-read line by line are taken out of this part
     ex = _examples(j, buf, numbers, ctx.name)
-    good = (j.status == _OK) & ~j.redo
+    ok = (j.status == _OK) & ~j.redo
+    # every row usable (the common chunk): the columns as they are, not a copy of each
+    good: np.ndarray | slice = slice(None) if ok.all() else ok
     ids, groups, texts = _labels(tb, f, j.n)
     part = _Part(
         line=numbers[good], conf=j.x[good] + 0.0, pct=j.pct[good], correct=j.y[good], item_id=ids[good],
