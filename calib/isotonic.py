@@ -6,7 +6,29 @@ so the fit is the one Dimitriadis, Gneiting & Jordan (2021) use for CORP.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+
+from calib.solvers import isotonic_regression, isotonic_regression_rows
+
+# Importing scipy.optimize costs a fresh process 0.15 to 0.2 s, more than a small audit's
+# isotonic fits. Its PAVA and the ports of calib.solvers give the same bits (tests/
+# test_solvers.py), so the switches below change no figure, only the time: the port while
+# scipy.optimize is not imported and the input is small, SciPy's compiled loop otherwise
+# (a long-lived process that has imported it, the dashboard's, pays the import once).
+#: Longest table of more than 1,000 cells :func:`pav` fits by the port (~0.36 us a cell:
+#: the import's cost at ~500,000 cells); a table that wide is audited with a bootstrap
+#: that imports scipy.optimize anyway (resamples wider than ROWS_PORT_MAX_WIDTH).
+PORT_MAX_CELLS = 100_000
+#: Widest resamples (non-empty cells per row) :func:`pav_rows` fits by the lockstep port:
+#: 2,000 resamples of a 0-100 scale's 101 cells take it 0.03 to 0.06 s; near 200 cells
+#: one call costs about what the import does, and a report's bands make three calls.
+ROWS_PORT_MAX_WIDTH = 128
+
+
+def _optimize_imported() -> bool:
+    return "scipy.optimize" in sys.modules
 
 
 def pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -50,13 +72,8 @@ def pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     pos = w > 0
     if not pos.any():
         return np.full(n, np.nan)
-    # SciPy's compiled PAVA (Busing 2022) on many cells: the loop below costs ~0.7 s per million
-    if n > 1000:
-        from scipy import optimize  # lazy: see pav_rows
-
-        fitted = optimize.isotonic_regression(y[pos], weights=w[pos]).x
-    else:
-        fitted = _pav_positive(y[pos], w[pos])
+    # SciPy's PAVA (Busing 2022) on many cells: the loop below costs ~0.7 s per million
+    fitted = _scipy_pava(y[pos], w[pos]) if n > 1000 else _pav_positive(y[pos], w[pos])
     # a zero-weight cell carries no evidence: it takes the fitted value of the nearest
     # weighted cell to its left (to its right before the first one), which keeps the fit monotone
     idx = np.flatnonzero(pos)
@@ -94,7 +111,9 @@ def pav_rows(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     PAVA (``scipy.optimize.isotonic_regression``, Busing 2022) on all rows laid end
     to end, row ``r`` shifted up by ``2 r``: a hit rate lies in [0, 1], so a block can
     never pool across rows and each row gets exactly its own fit (up to the rounding
-    of the shift, ~1e-12). Used by the CORP decomposition's bootstrap
+    of the shift, ~1e-12). Rows of at most :data:`ROWS_PORT_MAX_WIDTH` non-empty cells
+    run the same computation by its port (:func:`_pav_rows_port`) while scipy.optimize is
+    not imported: the same bits. Used by the CORP decomposition's bootstrap
     (:mod:`calib.metrics`) and the bands of the CORP curve (:mod:`calib.curves`).
 
     Parameters
@@ -116,6 +135,9 @@ def pav_rows(n: np.ndarray, k: np.ndarray) -> np.ndarray:
         if m.any():
             out[0, m[0]] = pav(k[0, m[0]] / n[0, m[0]], n[0, m[0]].astype(np.float64))
         return out
+    width = int(m.sum(axis=1).max(initial=0))
+    if width <= ROWS_PORT_MAX_WIDTH and not _optimize_imported():
+        return _pav_rows_port(n, k, m, out)
     rep = np.broadcast_to(np.arange(reps)[:, None], n.shape)[m]
     y = k[m] / n[m]
     shift = 2.0 * rep
@@ -126,3 +148,31 @@ def pav_rows(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     fit = optimize.isotonic_regression(y + shift, weights=n[m].astype(np.float64)).x - shift
     out[m] = fit
     return out
+
+
+def _pav_rows_port(n: np.ndarray, k: np.ndarray, m: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """:func:`pav_rows`'s SciPy call, bit for bit, by :func:`calib.solvers.isotonic_regression_rows`:
+    SciPy fits the rows laid end to end, but a block never pools across rows (row ``r``
+    lies in ``[2r, 2r + 1]``), so it is row ``r`` fitted alone on the same shifted values."""
+    reps, cells = n.shape
+    length = m.sum(axis=1)
+    order = np.argsort(~m, axis=1, kind="stable")  # each row's non-empty cells first, in order
+    shift = 2.0 * np.arange(reps, dtype=np.float64)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.take_along_axis(k / n + shift, order, axis=1)
+    w = np.take_along_axis(n, order, axis=1).astype(np.float64)
+    inside = np.arange(cells)[None, :] < length[:, None]
+    fit = isotonic_regression_rows(np.where(inside, y, 0.0), np.where(inside, w, 1.0), length) - shift
+    np.put_along_axis(out, order, np.where(inside, fit, 0.0), axis=1)
+    return out
+
+
+def _scipy_pava(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``scipy.optimize.isotonic_regression(y, weights=w).x``: by its port
+    (:func:`calib.solvers.isotonic_regression`, the same bits) up to :data:`PORT_MAX_CELLS`
+    cells while scipy.optimize is not imported."""
+    if y.size <= PORT_MAX_CELLS and not _optimize_imported():
+        return isotonic_regression(y, w)
+    from scipy import optimize  # lazy: see pav_rows
+
+    return optimize.isotonic_regression(y, weights=w).x

@@ -17,6 +17,7 @@ import pytest
 MODULES = (
     "calib.estimates",
     "calib.isotonic",
+    "calib.solvers",
     "calib.table",
     "calib.thresholds",
     "calib.metrics.binned",

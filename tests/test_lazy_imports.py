@@ -94,8 +94,8 @@ def test_cp_upper_is_the_beta_quantile() -> None:
 
 def test_importing_the_engine_does_not_import_scipy_optimize() -> None:
     """scipy.optimize's import (linprog, shgo, scipy.linalg.interpolative, its docstrings
-    parsed) costs a fresh process about 0.15 s: it is imported only by the calls that use
-    it (Brent's root of the smooth ECE, the compiled PAVA, a temperature map's fit)."""
+    parsed) costs a fresh process about 0.15 s: calib.solvers ports the two routines calib
+    used (Brent's root, PAVA); only a PAVA on wide tables calls SciPy's."""
     for module in ("calib.audit", "calib.routing", "calib.decision", "calib.curves", "calib.maps"):
         mods = _modules_after(f"import {module}")
         assert module in mods and "scipy.optimize" not in mods, module
@@ -109,8 +109,7 @@ def test_routing_a_small_file_does_not_import_scipy_optimize() -> None:
 
 
 # ---------------------------------------------------------------- issue 29: route and fit
-#: Libraries a small route or fit has no use for (the audit's smooth ECE and CORP
-#: bootstrap call scipy.optimize, which imports scipy.sparse itself).
+#: Libraries a small route or fit has no use for.
 _HEAVY = ("pandas", "pyarrow", "scipy.sparse", "scipy.optimize", "scipy.stats")
 
 
@@ -155,3 +154,33 @@ def test_sweep_records_are_the_frames_records() -> None:
         got = s.to_dict()["rows"]
         assert json.dumps(got) == json.dumps(want)
         assert [[type(v) for v in r.values()] for r in got] == [[type(v) for v in r.values()] for r in want]
+
+
+# ---------------------------------------------------------------- issue 29: no scipy.optimize
+#: scipy.optimize and what, on these paths, only it imported (shgo: scipy.spatial).
+_OPTIMIZE = {"scipy.optimize", "scipy.linalg", "scipy.sparse.linalg", "scipy.spatial"}
+
+
+def test_a_300_row_audit_route_and_fit_do_not_import_scipy_optimize(tmp_path: Path) -> None:
+    """The smooth ECE's root, the CORP bootstrap's 2,000 isotonic fits and the temperature
+    map's slope run on calib.solvers (SciPy's routines, ported bit for bit; test_solvers):
+    a 300-row command no longer pays scipy.optimize's import, on the sample's six stated
+    values nor on 300 rows spread over a 0-100 scale (101 cells)."""
+    six = tmp_path / "judge300.jsonl"
+    six.write_text("".join(SAMPLE.read_text().splitlines(keepends=True)[:300]))
+    wide = tmp_path / "scale300.jsonl"
+    wide.write_text("".join(json.dumps({"id": f"i{i}", "confidence": (37 * i) % 101, "correct": (7 * i) % 10 < 7}) + "\n"
+                            for i in range(300)))
+    argvs = [[cmd, str(path), *rest] for path in (six, wide)
+             for cmd, *rest in (("audit", "--json"), ("audit",), ("route", "--json"),
+                                ("fit", "--method", "temperature", "--json"), ("fit", "--method", "isotonic"))]
+    # one interpreter runs them in turn (a module once imported stays in sys.modules, so
+    # what each command added is what appeared after it)
+    code = ("import io, contextlib, json, sys\nfrom calib.cli.main import main\nseen = []\n"
+            f"for argv in {argvs!r}:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n        code = main(argv)\n"
+            f"    seen.append([code, 'calib.isotonic' in sys.modules, sorted(set({sorted(_OPTIMIZE)!r}) & set(sys.modules))])\n"
+            "print(json.dumps(seen))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    for argv, (code_, isotonic, heavy) in zip(argvs, json.loads(out.splitlines()[-1]), strict=True):
+        assert code_ == 0 and isotonic and heavy == [], (argv, code_, heavy)

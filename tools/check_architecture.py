@@ -51,7 +51,8 @@ FACE_ROOMS: tuple[str, ...] = ("calib.cli", "calib.api", "calib.present.notebook
 ENGINE_ROOMS: tuple[str, ...] = (
     "calib.metrics", "calib.bootstrap", "calib.curves", "calib.maps", "calib.routing", "calib.thresholds",
     "calib.audit", "calib.verdict", "calib.compare", "calib.decision", "calib.drift", "calib.labels",
-    "calib.traffic", "calib.writeback", "calib.isotonic", "calib.logistic", "calib.covariate", "calib.failure",
+    "calib.traffic", "calib.writeback", "calib.isotonic", "calib.logistic", "calib.solvers", "calib.covariate",
+    "calib.failure",
 )
 
 #: Every other top-level part of calib: foundations, input, the use cases, presentation,

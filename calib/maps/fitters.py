@@ -28,6 +28,7 @@ from calib.maps.calibration_map import (
 from calib.rows import OptionScores
 from calib.scale import CORRECTION, PROBABILITY
 from calib.settings import METHODS
+from calib.solvers import brentq
 from calib.table import CountTable
 
 #: Search range of the temperature ``T``; an optimum outside it is reported.
@@ -110,8 +111,6 @@ def _temperature_slope(grad: Any, lo_a: float, hi_a: float) -> tuple[float, str]
         return lo_a, "upper"
     if grad(hi_a) < 0:
         return hi_a, "lower"
-    from scipy.optimize import brentq  # lazy: scipy.optimize costs a fresh process ~0.15 s
-
     return float(brentq(grad, lo_a, hi_a, xtol=1e-14, rtol=1e-12, maxiter=200)), "ok"
 
 
@@ -154,8 +153,6 @@ def _nonpositive_slope(grad: Any) -> float:
     lo = -1.0
     while grad(lo) > 0 and lo > -1e6:
         lo *= 4
-    from scipy.optimize import brentq
-
     return float(brentq(grad, lo, 0.0)) if grad(lo) <= 0 else lo
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.metrics.cells import CellStats, safe_div, single
+from calib.solvers import brentq
 from calib.table import CountTable
 
 #: Smallest kernel width of the smooth ECE (relplot's ``eps``).
@@ -233,11 +234,8 @@ def _fixed_point(coef: _SmoothCoeffs) -> SmoothEce:
         if lo == SMECE_MIN_WIDTH:
             return SmoothEce(exact(lo) + lo, lo)
         hi = lo
-    # lazy: importing scipy.optimize (linprog, shgo, scipy.sparse...) costs a fresh
-    # process about 0.15 s; only a smooth ECE's point estimate needs it
-    from scipy import optimize
-
-    sig = optimize.brentq(fast, lo, hi, xtol=1e-14, rtol=1e-13)
+    # calib.solvers.brentq is scipy.optimize.brentq to the bit, without its 0.15 s import
+    sig = brentq(fast, lo, hi, xtol=1e-14, rtol=1e-13)
     # polish on the exact evaluation by the secant method: the Hermite root
     # placement of `fast` is good to ~1e-6, so the exact fixed point is close by
     x0, f0 = sig, exact(sig)
