@@ -157,15 +157,16 @@ def test_sweep_records_are_the_frames_records() -> None:
 
 
 # ---------------------------------------------------------------- issue 29: no scipy.optimize
-#: scipy.optimize and what, on these paths, only it imported (shgo: scipy.spatial).
-_OPTIMIZE = {"scipy.optimize", "scipy.linalg", "scipy.sparse.linalg", "scipy.spatial"}
+#: scipy.optimize and what, on these paths, only it imported (shgo: scipy.spatial), and
+#: scipy.fft (a small table's smooth ECE used only its next_fast_len).
+_UNUSED = {"scipy.optimize", "scipy.linalg", "scipy.sparse.linalg", "scipy.spatial", "scipy.fft"}
 
 
 def test_a_300_row_audit_route_and_fit_do_not_import_scipy_optimize(tmp_path: Path) -> None:
     """The smooth ECE's root, the CORP bootstrap's 2,000 isotonic fits and the temperature
     map's slope run on calib.solvers (SciPy's routines, ported bit for bit; test_solvers):
     a 300-row command no longer pays scipy.optimize's import, on the sample's six stated
-    values nor on 300 rows spread over a 0-100 scale (101 cells)."""
+    values nor on 300 rows spread over a 0-100 scale (101 cells); nor scipy.fft's."""
     six = tmp_path / "judge300.jsonl"
     six.write_text("".join(SAMPLE.read_text().splitlines(keepends=True)[:300]))
     wide = tmp_path / "scale300.jsonl"
@@ -179,7 +180,7 @@ def test_a_300_row_audit_route_and_fit_do_not_import_scipy_optimize(tmp_path: Pa
     code = ("import io, contextlib, json, sys\nfrom calib.cli.main import main\nseen = []\n"
             f"for argv in {argvs!r}:\n"
             "    with contextlib.redirect_stdout(io.StringIO()):\n        code = main(argv)\n"
-            f"    seen.append([code, 'calib.isotonic' in sys.modules, sorted(set({sorted(_OPTIMIZE)!r}) & set(sys.modules))])\n"
+            f"    seen.append([code, 'calib.isotonic' in sys.modules, sorted(set({sorted(_UNUSED)!r}) & set(sys.modules))])\n"
             "print(json.dumps(seen))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     for argv, (code_, isotonic, heavy) in zip(argvs, json.loads(out.splitlines()[-1]), strict=True):

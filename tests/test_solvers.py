@@ -251,6 +251,15 @@ def test_the_temperature_fit_is_scipys(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(roots) == 4
 
 
+# ---------------------------------------------------------------- scipy.fft.next_fast_len
+def test_the_smooth_ece_fast_length_is_scipy_next_fast_len() -> None:
+    from scipy import fft
+
+    rng = np.random.default_rng(9)
+    for n in [*range(1, 5001), *(int(x) for x in rng.integers(5001, 10**12, 300))]:
+        assert smooth._fast_len(n) == fft.next_fast_len(n, real=True), n
+
+
 # ---------------------------------------------------------------- whole commands
 ROOT = Path(__file__).resolve().parent.parent
 
