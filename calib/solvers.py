@@ -21,9 +21,10 @@ operation for operation from SciPy 1.17.1, so that they return the same floats b
   is recomputed from the running weighted sum, ``sb / wb``, in the order the algorithm
   meets the elements, which is why only the same order gives the same bits.
 
-Python floats are IEEE doubles and numpy's elementwise ``+ - * /`` round as C's do (SciPy's
-wheels are built without fused multiply-add contraction on x86-64), so the same operations
-in the same order give the same results.
+Python floats are IEEE doubles and numpy's elementwise ``+ - * /`` round as C's do, so the
+same operations in the same order give the same results, provided the compiled SciPy fused
+no multiply-add into one rounding (an FMA): its x86-64 wheels do not, and the tests'
+``==`` comparisons would fail on a build that did.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def brentq(f: Callable[[float], float], a: float, b: float, *, xtol: float = 2e-
             raise ValueError(f"The function value at x={x} is NaN; solver cannot continue.")
         return fx
 
-    # long variable names follow brentq.c: pre(vious), cur(rent), bl(oc)k, s(tep)
+    # the names follow brentq.c: pre(vious), cur(rent), bl(oc)k, s(tep)
     xpre, xcur = float(a), float(b)
     xblk = fblk = spre = scur = 0.0
     fpre, fcur = call(xpre), call(xcur)
