@@ -407,8 +407,9 @@ def _audit_one(
         # Parts that need neither the plan nor the point metrics run on a second thread
         # while the rest runs here: the goodness-of-fit test's Monte Carlo null and the
         # bootstrap's draws (binomial and multinomial draws, which release the GIL) and the
-        # Cox fit (numpy's large-array loops release it too). Each has its own seeded stream, so the result is the same as in turn;
-        # on 1,000,000 continuous rows the audit takes 1.03 s instead of 1.54 s.
+        # Cox fit (numpy's large-array loops release it too). Each has its own seeded
+        # stream, so the result is the same as in turn; on 1,000,000 continuous rows the
+        # audit takes 1.03 s instead of 1.54 s.
         # The Cox fit of the whole table goes first, and is made once: the Cox test reads
         # it, and so do the point metrics when it is theirs too (m.shares_cox_fit; they
         # wait for it: a million cells, 0.2-0.3 s, fitted once instead of twice).
