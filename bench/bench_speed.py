@@ -327,11 +327,7 @@ def browser(repeat: int, rows: int, moves: int) -> None:
         try:
             server = start_server(tmp / "keys")
             try:
-                ctx, page, frames = bb.routing_loaded(chromium, server, rows, tmp)
-                try:
-                    keys = bb.key_presses(page, frames, moves)
-                finally:
-                    ctx.close()
+                keys = bb.bench_keys(chromium, server, rows, moves, tmp)
             finally:
                 server.stop()
             floor = bb.keys_floor(chromium, tmp / "keys-floor", moves)
