@@ -14,7 +14,9 @@ sets the title and, with nothing loaded, says so and stops the page; before that
 5. writes the view back to the URL.
 
 The review-threshold panel is a fragment (:func:`dashboard.threshold.threshold_panel`):
-moving the slider reruns only it, not the page. Pages call it where the routing detail goes.
+moving the slider reruns only it, not the page. Pages call it where the routing detail goes;
+the Routing page draws what a threshold move leaves alone (the decision card, the judges,
+the two-threshold and chain sections) outside it, so a key press resends only the rest.
 
 State lives in ``st.session_state`` under keys that are not widget keys
 (:mod:`dashboard.keys`): widget state is per page in Streamlit's automatic multipage

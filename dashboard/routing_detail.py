@@ -1,13 +1,24 @@
-"""The Routing page's main area, drawn inside the threshold fragment
-(:func:`dashboard.threshold.threshold_panel`): first the decision (issue 11: target
-and confidence, the recommended threshold's card and a button per threshold on it;
-on a share link the owner's threshold before it), the review threshold's widgets (here,
-not in the sidebar: a phone hides it), then where the thresholds
-send items, the routing numbers, the threshold on the reliability diagram and on the
-risk-coverage curve (AURC with its interval), the costs beside the cost curve and
-its cheapest point, the numbers with their intervals, per-group thresholds, route
-stability when items are judged more than once, every loaded judge at the same
-target, and the review queue's download.
+"""The Routing page's main area, in three parts: what a threshold move does not change
+drawn once per page run, around what it does, drawn inside the threshold fragment
+(:func:`dashboard.threshold.threshold_panel`).
+
+- :func:`decision_section`, above the fragment: the decision (issue 11: target and
+  confidence, the recommended threshold's card and a button per threshold on it; on a
+  share link the owner's threshold before it).
+- :func:`detail`, the fragment: the review threshold's widgets (here, not in the sidebar:
+  a phone hides it), where the thresholds send items, the routing numbers, the threshold
+  on the reliability diagram and on the risk-coverage curve (AURC with its interval),
+  the costs beside the cost curve and its cheapest point, the numbers with their
+  intervals, route stability when items are judged more than once, and the review
+  queue's download.
+- :func:`beyond_threshold`, below it: per-group thresholds, every loaded judge at the
+  same target, two thresholds certified together and the cheapest chain of judges.
+
+Why the split: a key press on the threshold reruns only the fragment, and the browser
+redraws every element the fragment sends. The decision card and the sections below do
+not depend on the threshold; inside the fragment they were redrawn on every move, which
+cost a key press about 20-30 ms of the page's main thread (``bench/bench_speed.py``,
+1,000,000 rows: median key press to numbers 109-133 -> 93-100 ms).
 
 Figures are built once per session and key and only their threshold traces move
 (:func:`dashboard.layout.session_figure`).
@@ -55,13 +66,21 @@ NUMBERS: tuple[str, ...] = ("to_person", "middle", "accepted", "accuracy_accepte
                             "errors_caught", "coverage", "risk")
 
 
+def decision_section(ctx: Context) -> None:
+    """Above the fragment: the decision for the focused judge (:func:`_decision`)."""
+    ds = ctx.focus
+    if ds is not None:
+        _decision(ctx, ds, ctx.view)
+
+
 def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
            cmap: CalibrationMap | None, controls: Callable[[], object]) -> None:
-    """The Routing page's main area for ``ds`` routed as ``r``; ``controls`` draws the
-    review threshold's widgets (below the decision card)."""
+    """The fragment's part of the Routing page for ``ds`` routed as ``r``; ``controls``
+    draws the review threshold's widgets (below the decision card, which
+    :func:`decision_section` drew above the fragment)."""
     v = get_view()
     color = ctx.colors.get(ds.name, figures.PALETTE[0])
-    d = _decision(ctx, ds, v)
+    d = _decision_or_none(ctx, ds, v)  # drawn above; here for the figures' and costs' marks
     controls()  # the review threshold's widgets, here, not in the sidebar: a phone hides it
     _where(ctx, ds, v, r, axis, cmap)
     routing_metrics(r)
@@ -78,12 +97,27 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     # at laptop height the numbers and the two figures they move are on screen together)
     _costs(v, r, d, ds, axis, color, fig_key)
     _numbers(r, b)
-    _groups(d)
     show_stability(ds, v, r, cmap)
+    _queue(ds, r, cmap, ctx)
+
+
+def beyond_threshold(ctx: Context) -> None:
+    """Below the fragment: what does not depend on the review threshold's position."""
+    ds, v = ctx.focus, ctx.view
+    if ds is None:
+        return
+    _groups(_decision_or_none(ctx, ds, v))
     _judges(ctx, v)
     show_two_thresholds(ds, v)
     show_cascade(ctx, v)
-    _queue(ds, r, cmap, ctx)
+
+
+def _decision_or_none(ctx: Context, ds: Dataset, v: views.View) -> Decision | None:
+    """The decision :func:`_decision` shows, or ``None`` where it showed the refusal."""
+    try:
+        return decision_for(ctx, ds, v)
+    except CalibError:
+        return None
 
 
 def _decision(ctx: Context, ds: Dataset, v: views.View) -> Decision | None:

@@ -9,7 +9,7 @@ from calib.present import questions
 from dashboard.layout import no_data, nothing_loaded, page_question, show_error
 from dashboard.page import start
 from dashboard.results import decision_for
-from dashboard.routing_detail import detail
+from dashboard.routing_detail import beyond_threshold, decision_section, detail
 from dashboard.threshold import threshold_panel
 from dashboard.traffic_routing import traffic_section
 
@@ -36,6 +36,8 @@ st.caption(
 )
 
 try:
+    decision_section(ctx)  # what a threshold move leaves alone is drawn outside its fragment
     threshold_panel(ctx, detail)
+    beyond_threshold(ctx)
 except CalibError as exc:
     show_error(exc)

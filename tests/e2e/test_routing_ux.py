@@ -1,7 +1,8 @@
 """The Routing page as a user drives it (issue 22, "What a user sees"): the headline follows
 the target and confidence on the same rerun; the threshold slider's positions are the
-distinct routings and fast key presses land where they say; each threshold on the card has
-its own button; the review threshold is in the page body (a phone hides the sidebar).
+distinct routings and fast key presses land where they say; a key press sends only what
+the threshold moves (issue 29); each threshold on the card has its own button; the review
+threshold is in the page body (a phone hides the sidebar).
 
 Real clicks and key presses in Debian's Chromium, at 1440 px and, where layout matters,
 390 px. Expected figures come from a per-row count written here
@@ -15,6 +16,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.e2e.conftest import ROOT, screenshot
@@ -161,6 +163,71 @@ def test_each_key_press_moves_to_the_next_distinct_routing_and_fast_presses_land
         wait_metrics(page, expected_routing(rows, want), scope=main_area(page))
         assert shown(s) == f"{want:g}"
         screenshot(page, "routing_ux_fast_presses")
+        no_traceback(page)
+    finally:
+        ctx.close()
+
+
+#: Installed before the app's scripts: every binary WebSocket message the page receives,
+#: base64, so the test can read which elements a run sent (Streamlit's own protobufs).
+WS_IN_JS = """(() => {
+  const Orig = window.WebSocket;
+  window.__wsIn = [];
+  class Tap extends Orig {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        if (typeof ev.data === 'string') return;
+        const a = new Uint8Array(ev.data);
+        let s = ''; for (let i = 0; i < a.length; i++) s += String.fromCharCode(a[i]);
+        window.__wsIn.push(btoa(s));
+      });
+    }
+  }
+  window.WebSocket = Tap;
+})();"""
+
+
+def received(page) -> list:
+    """The ``ForwardMsg``s the page received since :data:`WS_IN_JS`'s list was last emptied."""
+    import base64
+
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return [ForwardMsg.FromString(base64.b64decode(m)) for m in page.evaluate("() => window.__wsIn")]
+
+
+def test_a_key_press_resends_only_what_the_threshold_moves(server, browser):
+    """Issue 29: a key press on the review threshold reruns its fragment, and the browser
+    redraws every element the fragment sends. The decision card (target, confidence, the
+    recommended threshold) does not depend on the slider, so it is drawn above the
+    fragment and a key press does not send it again; the routing numbers are sent. Read at
+    the protocol level: the ``new_element`` deltas of the press's run."""
+    rows = read_rows(SAMPLES / "judge_b_synthetic.jsonl")
+    values = sorted({s for s, _ in rows})
+    ctx, page = new_page(browser, LAPTOP)
+    ctx.add_init_script(WS_IN_JS)
+    try:
+        open_routing(page, server, "sample=judge_b_synthetic.jsonl&reps=0")
+        main = main_area(page)
+        main.get_by_test_id("stMetricLabel").filter(has_text="Recommended threshold").first.wait_for(timeout=SLOW)
+        page.evaluate("() => { window.__wsIn.length = 0; }")
+        s = slider(main)
+        s.focus()
+        page.keyboard.press("ArrowRight")
+        want = values[values.index(80) + 1]
+        wait_metrics(page, expected_routing(rows, want), scope=main)
+        deadline = time.monotonic() + SLOW / 1000
+        msgs = received(page)
+        while not any(m.WhichOneof("type") == "script_finished" for m in msgs):
+            assert time.monotonic() < deadline, "the key press's run did not finish"
+            page.wait_for_timeout(100)
+            msgs = received(page)
+        sent = [str(m.delta.new_element) for m in msgs
+                if m.WhichOneof("type") == "delta" and m.delta.WhichOneof("type") == "new_element"]
+        assert any('"Sent to a person"' in e for e in sent), "the routing numbers were not sent"
+        for card in ('"Recommended threshold"', '"Target error rate among accepted (%)"', "Certified on:"):
+            assert not any(card in e for e in sent), f"{card} was sent again on a key press"
         no_traceback(page)
     finally:
         ctx.close()
