@@ -18,7 +18,7 @@ Why the split: a key press on the threshold reruns only the fragment, and the br
 redraws every element the fragment sends. The decision card and the sections below do
 not depend on the threshold; inside the fragment they were redrawn on every move, which
 cost a key press about 20-30 ms of the page's main thread (``bench/bench_speed.py``,
-1,000,000 rows: median key press to numbers 109-133 -> 93-100 ms).
+1,000,000 rows: median key press to numbers 109-133 -> 84-100 ms).
 
 Figures are built once per session and key and only their threshold traces move
 (:func:`dashboard.layout.session_figure`).
