@@ -423,7 +423,7 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Ju
         if rows.cluster is not None:  # the reader's own (Inspect epochs), noted by it
             return rows, replace(report, fields={**report.fields, "cluster": id_field or "id"})
         values, how = rows.item_id, f"repeated item id ({id_field or 'id'})"
-        if _surely_distinct(values):  # 1M ids in order: 0.01 s (0.06 s shuffled), against 0.2 s for the set below
+        if surely_distinct(values):  # 1M ids in order: 0.01 s (0.06 s shuffled), against 0.2 s for the set below
             return rows, report
         ids = values.tolist()
         seen = set(ids)
@@ -455,7 +455,7 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Ju
     return replace(rows, cluster=lab, cluster_how=how), replace(report, notes=(*report.notes, note), fields=fields)
 
 
-def _surely_distinct(values: np.ndarray) -> bool:
+def surely_distinct(values: np.ndarray) -> bool:
     """Whether the non-empty values of a fixed-width unicode array are all distinct;
     ``False`` means "not proved" (a hash collision, an object array), and the caller
     counts exactly.

@@ -1,8 +1,10 @@
 """The shortcuts taken for speed on a million rows give what the plain computation gives.
 
-- :func:`calib.clusters._surely_distinct` (the hash check before the exact count of
+- :func:`calib.clusters.surely_distinct` (the hash check before the exact count of
   repeated ids) never claims "distinct" for values that repeat, against a brute-force
   set, and proves distinctness on distinct ids (exactly, for ids of up to 8 characters);
+- :func:`calib.runs.decide.repeated`, which asks it first, says whether an item is judged
+  twice as a count of the ids (or clusters) does;
 - :attr:`CountTable.p_correct` / ``p_wrong``, computed once and cached, equal the formula
   and cannot be written to;
 - the stated reader's rows when every line is kept (no copy) equal the per-line reader's.
@@ -15,7 +17,7 @@ import json
 import numpy as np
 import pytest
 
-from calib.clusters import _surely_distinct
+from calib.clusters import surely_distinct
 from calib.readers import stated
 from calib.readers.base import LoadOptions, Source
 from calib.rows import Judgments
@@ -28,7 +30,7 @@ def _brute_distinct(values: np.ndarray) -> bool:
     return len(set(ids)) == len(ids)
 
 
-def test_surely_distinct_never_wrong_against_a_set() -> None:
+def testsurely_distinct_never_wrong_against_a_set() -> None:
     rng = np.random.default_rng(7)
     # awkward alphabet: empty, NUL inside and at the start, non-ASCII, astral code points
     alphabet = ["", "a", "b", "ab", "\x00a", "a\x00b", "é", "\U0001f600", "a" * 30]
@@ -36,27 +38,27 @@ def test_surely_distinct_never_wrong_against_a_set() -> None:
     for _ in range(4000):
         m = int(rng.integers(0, 14))
         values = np.array([alphabet[i] for i in rng.integers(0, len(alphabet), m)] + ["z"], dtype=str)
-        got = _surely_distinct(values)
+        got = surely_distinct(values)
         truth = _brute_distinct(values)
         assert not got or truth, values
         proved += got
     assert proved > 100  # it does prove distinctness, not only refuse
 
 
-def test_surely_distinct_on_many_ids_and_views() -> None:
+def testsurely_distinct_on_many_ids_and_views() -> None:
     ids = np.array([f"q{i}" for i in range(200_000)])
-    assert _surely_distinct(ids)
-    assert _surely_distinct(ids[::3])  # a strided view
+    assert surely_distinct(ids)
+    assert surely_distinct(ids[::3])  # a strided view
     dup = ids.copy()
     dup[123_456] = dup[7]
-    assert not _surely_distinct(dup)
+    assert not surely_distinct(dup)
     with_empty = ids.copy()
     with_empty[:10] = ""  # "" is no id: ten of them are no repeat
-    assert _surely_distinct(with_empty)
-    assert not _surely_distinct(ids.astype(object))  # not proved: the caller counts
+    assert surely_distinct(with_empty)
+    assert not surely_distinct(ids.astype(object))  # not proved: the caller counts
 
 
-def test_surely_distinct_short_ids_exact_in_any_order() -> None:
+def testsurely_distinct_short_ids_exact_in_any_order() -> None:
     """Ids of at most 8 characters below U+0100 are compared exactly (packed in one
     integer): the answer is the brute-force set's, whether the ids come in order, in
     reverse or shuffled (the sort chosen by the number of descents)."""
@@ -65,13 +67,13 @@ def test_surely_distinct_short_ids_exact_in_any_order() -> None:
     for _ in range(3000):
         m = int(rng.integers(1, 12))
         values = np.array([alphabet[i] for i in rng.integers(0, len(alphabet), m)] + ["z"], dtype=str)
-        assert _surely_distinct(values) == _brute_distinct(values), values
+        assert surely_distinct(values) == _brute_distinct(values), values
     ids = np.array([f"q{i}" for i in range(50_000)])
     for order in (ids, ids[::-1], ids[rng.permutation(ids.size)]):
-        assert _surely_distinct(order)
+        assert surely_distinct(order)
         dup = order.copy()
         dup[40_000] = dup[3]
-        assert not _surely_distinct(dup)
+        assert not surely_distinct(dup)
 
 
 def _rows(n: int, seed: int, ids: np.ndarray | None = None) -> Judgments:
@@ -148,3 +150,38 @@ def test_a_large_file_is_read_without_importing_pandas(tmp_path) -> None:  # typ
             "assert len(d.rows) == 12000; print('pandas' in sys.modules, 'pyarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]  # the fast path ran, pandas stayed out
+
+
+def _brute_repeated(ids: list[str], cluster: list[str] | None) -> bool:
+    """Some item twice, counted with a dict: the cluster when there is one, else the id,
+    a row without an id being an item of its own."""
+    seen: dict[str, int] = {}
+    for i, x in enumerate(cluster if cluster is not None else ids):
+        key = x if cluster is not None or x != "" else f"row {i}"
+        seen[key] = seen.get(key, 0) + 1
+    return any(c >= 2 for c in seen.values())
+
+
+def test_repeated_agrees_with_a_count_of_the_items() -> None:
+    from dataclasses import replace
+
+    from calib.runs.decide import repeated
+
+    rng = np.random.default_rng(11)
+    alphabet = ["", "q1", "q2", "q10", "é", "\U0001f600", "x" * 12, "\x00a"]
+    seen = {True: 0, False: 0}
+    for _ in range(600):
+        m = int(rng.integers(1, 9))
+        ids = [alphabet[i] for i in rng.integers(0, len(alphabet), m)]
+        rows = _rows(m, 0, np.array(ids, dtype=str))
+        for arr in (rows.item_id, rows.item_id.astype(object)):  # proved, and counted
+            r = replace(rows, item_id=arr)
+            assert repeated(r) == _brute_repeated(ids, None), ids
+        cluster = [str(c) for c in rng.integers(0, 3, m)]
+        assert repeated(replace(rows, cluster=np.array(cluster))) == _brute_repeated(ids, cluster), cluster
+        seen[_brute_repeated(ids, None)] += 1
+    assert min(seen.values()) > 50  # both answers were asked for
+    big = np.char.add("i", np.arange(200_000).astype(str))
+    rows = _rows(big.size, 0, big)
+    assert not repeated(rows)
+    assert repeated(replace(rows, item_id=np.concatenate([big[:-1], big[:1]])))
