@@ -30,7 +30,7 @@ def _brute_distinct(values: np.ndarray) -> bool:
     return len(set(ids)) == len(ids)
 
 
-def testsurely_distinct_never_wrong_against_a_set() -> None:
+def test_surely_distinct_never_wrong_against_a_set() -> None:
     rng = np.random.default_rng(7)
     # awkward alphabet: empty, NUL inside and at the start, non-ASCII, astral code points
     alphabet = ["", "a", "b", "ab", "\x00a", "a\x00b", "é", "\U0001f600", "a" * 30]
@@ -45,7 +45,7 @@ def testsurely_distinct_never_wrong_against_a_set() -> None:
     assert proved > 100  # it does prove distinctness, not only refuse
 
 
-def testsurely_distinct_on_many_ids_and_views() -> None:
+def test_surely_distinct_on_many_ids_and_views() -> None:
     ids = np.array([f"q{i}" for i in range(200_000)])
     assert surely_distinct(ids)
     assert surely_distinct(ids[::3])  # a strided view
@@ -58,7 +58,7 @@ def testsurely_distinct_on_many_ids_and_views() -> None:
     assert not surely_distinct(ids.astype(object))  # not proved: the caller counts
 
 
-def testsurely_distinct_short_ids_exact_in_any_order() -> None:
+def test_surely_distinct_short_ids_exact_in_any_order() -> None:
     """Ids of at most 8 characters below U+0100 are compared exactly (packed in one
     integer): the answer is the brute-force set's, whether the ids come in order, in
     reverse or shuffled (the sort chosen by the number of descents)."""

@@ -72,7 +72,7 @@ def repeated(rows: Judgments | None) -> bool:
         return False
     if rows.cluster is None and surely_distinct(np.asarray(rows.item_id)):
         # distinct ids (a row without one is an item of its own) proved without numbering
-        # the items: 1,000,000 ids 0.011 s, against 0.58 s through strings and np.unique
+        # the items: 1,000,000 ids 0.012 s, against 0.58-3.9 s through strings and np.unique
         return False
     return bool(np.bincount(item_codes(rows)[0]).max() >= 2)
 
