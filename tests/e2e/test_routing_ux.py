@@ -211,6 +211,16 @@ def test_a_key_press_resends_only_what_the_threshold_moves(server, browser):
         open_routing(page, server, "sample=judge_b_synthetic.jsonl&reps=0")
         main = main_area(page)
         main.get_by_test_id("stMetricLabel").filter(has_text="Recommended threshold").first.wait_for(timeout=SLOW)
+        # the page's own runs are over (their last message a second ago): what comes next is the press's
+        deadline = time.monotonic() + SLOW / 1000
+        count, since = -1, time.monotonic()
+        while time.monotonic() - since < 1.0:
+            assert time.monotonic() < deadline, "the page never stopped receiving"
+            now = page.evaluate("() => window.__wsIn.length")
+            if now != count:
+                count, since = now, time.monotonic()
+            page.wait_for_timeout(100)
+        assert any(m.WhichOneof("type") == "script_finished" for m in received(page))
         page.evaluate("() => { window.__wsIn.length = 0; }")
         s = slider(main)
         s.focus()
