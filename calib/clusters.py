@@ -145,8 +145,23 @@ def build(
     cell = np.asarray(cell, dtype=np.int64)
     use = cell >= 0
     y = np.asarray(correct, dtype=np.int64)[use]
-    _, g = np.unique(np.asarray(cluster)[use].astype(str), return_inverse=True)
-    return from_codes(g.reshape(-1), cell[use], np.ones(y.size, dtype=np.int64), y, cells, how)
+    g = distinct_codes(np.asarray(cluster)[use].astype(str))
+    return from_codes(g, cell[use], np.ones(y.size, dtype=np.int64), y, cells, how)
+
+
+def distinct_codes(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values, return_inverse=True)[1]`` of a fixed-width unicode array, as
+    int64: each value's rank among the distinct values, in numpy's string order.
+
+    Values of at most 8 characters, each below U+0100 (``"i123456"``), are packed into
+    integers that order and compare as numpy orders and compares the strings
+    (:func:`_packed`), and the integers are sorted instead: a million 7-character ids
+    0.13 s against 0.36 s. The same numbers either way, so a cluster keeps its number
+    (the bootstrap draws clusters in that order)."""
+    v = np.ascontiguousarray(values).reshape(-1)
+    width = v.itemsize // 4 if v.dtype.kind == "U" else 0
+    key = _packed(v.view(np.uint32).reshape(v.size, width)) if width and v.size else None
+    return np.unique(v if key is None else key, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 def from_codes(
@@ -430,10 +445,10 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Ju
         empty = ids.count("") if "" in seen else 0
         if len(seen) - (empty > 0) == len(ids) - empty:  # no id repeats: one hash pass (1M ids: 0.1 s)
             return rows, report
-        repeated = sum(1 for x, c in Counter(ids).items() if c > 1 and x != "")
+        repeated = _ids_repeated(values, ids)
         lab, missing = labels(values, rows.line)
         note = (f"{repeated:,} ids appear on more than one row: intervals resample the "
-                f"{len(np.unique(lab)):,} ids (clusters), not the {len(rows):,} rows; "
+                f"{_distinct(lab):,} ids (clusters), not the {len(rows):,} rows; "
                 f"--cluster-key {NONE} treats rows as independent") + missing_note(missing)
     else:
         if rows.cluster is not None:  # read by the reader in its one pass
@@ -450,9 +465,29 @@ def infer(rows: Judgments, report: LoadReport, options: LoadOptions) -> tuple[Ju
         if missing == len(rows):
             raise _error(f"{report.source}: --cluster-key {key}: no row has the field {key!r}; "
                          f"fields seen: {', '.join(str(v) for v in report.fields.values() if v)}")
-        note = named_note(how, len(np.unique(lab)), len(rows), missing)
+        note = named_note(how, _distinct(lab), len(rows), missing)
     fields = {**report.fields, "cluster": key or id_field or "id"}
     return replace(rows, cluster=lab, cluster_how=how), replace(report, notes=(*report.notes, note), fields=fields)
+
+
+def _distinct(labels_: np.ndarray) -> int:
+    """How many distinct labels (``len(np.unique(labels_))`` of the object array of
+    strings :func:`labels` returns): a set instead of a sort of Python strings, 0.27 s
+    against 1.6 s for a million."""
+    return len(set(labels_.tolist()))
+
+
+def _ids_repeated(values: np.ndarray, ids: list[str]) -> int:
+    """How many non-empty ids are on more than one row (``values`` the ids as an array,
+    ``ids`` the same as a list): by sorting packed ids when they pack (:func:`_packed`),
+    else by counting them in a dict (0.13 s against 0.4 s for a million)."""
+    v = np.ascontiguousarray(values).reshape(-1)
+    width = v.itemsize // 4 if v.dtype.kind == "U" else 0
+    key = _packed(v.view(np.uint32).reshape(v.size, width)) if width and v.size else None
+    if key is None:
+        return sum(1 for x, c in Counter(ids).items() if c > 1 and x != "")
+    uniq, count = np.unique(key, return_counts=True)
+    return int(np.count_nonzero((count > 1) & (uniq != 0)))  # "" packs to 0 and is no id
 
 
 def surely_distinct(values: np.ndarray) -> bool:

@@ -185,3 +185,30 @@ def test_repeated_agrees_with_a_count_of_the_items() -> None:
     rows = _rows(big.size, 0, big)
     assert not repeated(rows)
     assert repeated(replace(rows, item_id=np.concatenate([big[:-1], big[:1]])))
+
+
+def test_distinct_codes_are_numpy_s_inverse_and_counts_agree() -> None:
+    """The cluster numbers from packed ids equal ``np.unique``'s inverse (the bootstrap
+    draws clusters in that order), and the load note's counts equal a dict's."""
+    from collections import Counter
+
+    from calib.clusters import _distinct, _ids_repeated, distinct_codes, labels
+
+    rng = np.random.default_rng(5)
+    # packable (<= 8 characters below U+0100, NUL inside), too wide, above U+00FF, empty
+    alphabet = ["", "a", "b", "ab", "a\x00b", "\x00a", "é", "ÿz", "q1234567", "q12345678", "\u0100", "\U0001f600"]
+    packed_seen = 0
+    for _ in range(1500):
+        m = int(rng.integers(1, 12))
+        pool = alphabet[:9] if rng.random() < 0.5 else alphabet  # half the draws pack
+        ids = [pool[i] for i in rng.integers(0, len(pool), m)]
+        values = np.array(ids, dtype=str)
+        want = np.unique(values, return_inverse=True)[1].reshape(-1)
+        assert np.array_equal(distinct_codes(values), want), ids
+        assert np.array_equal(distinct_codes(values.astype(object)), want), ids
+        assert _ids_repeated(values, values.tolist()) == sum(
+            1 for x, c in Counter(values.tolist()).items() if c > 1 and x != ""), ids
+        lab, _ = labels(values, np.arange(1, m + 1))
+        assert _distinct(lab) == len(np.unique(lab)), ids
+        packed_seen += values.itemsize // 4 <= 8 and all(ord(ch) <= 0xFF for x in ids for ch in x)
+    assert packed_seen > 300  # the packed path was taken, not only the fallback

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from calib.clusters import distinct_codes
 from calib.decision.risk import CONFIDENCE, TARGET, Recommendation, recommend
 from calib.estimates import NONE, WILSON, Estimate
 from calib.metrics.values import wilson_interval
@@ -82,7 +83,7 @@ def item_codes(rows: Judgments) -> tuple[np.ndarray, str]:
         # a row without an id is an item of its own
         key = np.where(ids == "", np.char.add("\x00row", np.arange(ids.size).astype(str)), ids)
         unit = "item id"
-    return np.unique(key, return_inverse=True)[1].reshape(-1), unit
+    return distinct_codes(key), unit
 
 
 def stability(rows: Judgments, threshold: float | None = None, *, target: float = TARGET,
