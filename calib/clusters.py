@@ -159,9 +159,15 @@ def distinct_codes(values: np.ndarray) -> np.ndarray:
     0.13 s against 0.36 s. The same numbers either way, so a cluster keeps its number
     (the bootstrap draws clusters in that order)."""
     v = np.ascontiguousarray(values).reshape(-1)
-    width = v.itemsize // 4 if v.dtype.kind == "U" else 0
-    key = _packed(v.view(np.uint32).reshape(v.size, width)) if width and v.size else None
+    key = _packed_ids(v)
     return np.unique(v if key is None else key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _packed_ids(v: np.ndarray) -> np.ndarray | None:
+    """:func:`_packed` of the values of a contiguous 1-d unicode array; ``None`` when
+    they do not pack (too wide, a code point above U+00FF, not unicode, empty)."""
+    width = v.itemsize // 4 if v.dtype.kind == "U" else 0
+    return _packed(v.view(np.uint32).reshape(v.size, width)) if width and v.size else None
 
 
 def from_codes(
@@ -481,9 +487,7 @@ def _ids_repeated(values: np.ndarray, ids: list[str]) -> int:
     """How many non-empty ids are on more than one row (``values`` the ids as an array,
     ``ids`` the same as a list): by sorting packed ids when they pack (:func:`_packed`),
     else by counting them in a dict (0.13 s against 0.4 s for a million)."""
-    v = np.ascontiguousarray(values).reshape(-1)
-    width = v.itemsize // 4 if v.dtype.kind == "U" else 0
-    key = _packed(v.view(np.uint32).reshape(v.size, width)) if width and v.size else None
+    key = _packed_ids(np.ascontiguousarray(values).reshape(-1))
     if key is None:
         return sum(1 for x, c in Counter(ids).items() if c > 1 and x != "")
     uniq, count = np.unique(key, return_counts=True)
