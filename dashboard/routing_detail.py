@@ -66,11 +66,11 @@ NUMBERS: tuple[str, ...] = ("to_person", "middle", "accepted", "accuracy_accepte
                             "errors_caught", "coverage", "risk")
 
 
-def decision_section(ctx: Context) -> None:
-    """Above the fragment: the decision for the focused judge (:func:`_decision`)."""
+def decision_section(ctx: Context) -> Decision | None:
+    """Above the fragment: the decision for the focused judge (:func:`_decision`), which
+    it returns for :func:`beyond_threshold`."""
     ds = ctx.focus
-    if ds is not None:
-        _decision(ctx, ds, ctx.view)
+    return None if ds is None else _decision(ctx, ds, ctx.view)
 
 
 def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
@@ -101,12 +101,13 @@ def detail(ctx: Context, ds: Dataset, r: Routing, axis: ThresholdAxis, b: Basis,
     _queue(ds, r, cmap, ctx)
 
 
-def beyond_threshold(ctx: Context) -> None:
-    """Below the fragment: what does not depend on the review threshold's position."""
+def beyond_threshold(ctx: Context, d: Decision | None) -> None:
+    """Below the fragment: what does not depend on the review threshold's position;
+    ``d`` is the decision :func:`decision_section` showed."""
     ds, v = ctx.focus, ctx.view
     if ds is None:
         return
-    _groups(_decision_or_none(ctx, ds, v))
+    _groups(d)
     _judges(ctx, v)
     show_two_thresholds(ds, v)
     show_cascade(ctx, v)

@@ -36,8 +36,8 @@ st.caption(
 )
 
 try:
-    decision_section(ctx)  # what a threshold move leaves alone is drawn outside its fragment
+    decision = decision_section(ctx)  # what a threshold move leaves alone is drawn outside its fragment
     threshold_panel(ctx, detail)
-    beyond_threshold(ctx)
+    beyond_threshold(ctx, decision)
 except CalibError as exc:
     show_error(exc)
